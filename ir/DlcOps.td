@@ -1,0 +1,544 @@
+//===- DlcOps.td - the dlc dialect's operations -------------*- tablegen -*-===//
+//
+// Ops grouped by family under banners, alphabetical within a family. Every
+// op states its shape rule in its description; the rule is implemented once,
+// in the op's `inferReturnTypes`, which is also its verifier.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_IR_DLCOPS_TD
+#define DLC_IR_DLCOPS_TD
+
+include "ir/DlcBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Sources: parameters, constants, iota
+//===----------------------------------------------------------------------===//
+
+def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor]> {
+  let summary = "A tensor whose elements are known at compile time.";
+  let description = [{
+    Scalar literals of the source program (`x * 0.5`) become rank-0
+    constants that broadcast against the other operand.
+
+    ```mlir
+    %half = dlc.constant dense<5.000000e-01> : tensor<f32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Dlc_IotaOp : Dlc_Op<"iota", [Pure]> {
+  let summary = "A tensor whose elements are their index along one axis.";
+  let description = [{
+    Element `[i0, i1, ...]` of the result is `i_axis`. Used to build masks,
+    e.g. the causal mask of attention: `iota(axis=0) >= iota(axis=1)`.
+
+    ```mlir
+    %rows = dlc.iota 0 : tensor<128x128xi32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$axis);
+  let results = (outs Dlc_NumericTensor:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dlc_ParamOp : Dlc_Op<"param", []> {
+  let summary = "A named, trainable model parameter.";
+  let description = [{
+    A parameter's value is given by its initialiser, a dictionary with a
+    `kind`: `zeros`, `ones`, `normal` (`mean`, `std`, `seed`), `uniform`
+    (`low`, `high`, `seed`), `xavier` (`seed`), `he` (`seed`), or `file`
+    (`path`, and `key` inside an `.npz`/`.safetensors` archive). Random
+    initialisers are deterministic on every platform for a given seed
+    (SplitMix64, Box–Muller; see `oracle/kernels/Kernels.h`).
+
+    ```mlir
+    %w1 = dlc.param "w1" {init = {kind = "he", seed = 1 : i64}} : tensor<784x128xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, DictionaryAttr:$init);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+class Dlc_UnaryOp<string mnemonic, Type operandType, string what,
+                  list<Trait> traits = []>
+    : Dlc_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+  let summary = "Element-wise " # what # ".";
+  let description = [{
+    The result has the operand's shape and element type.
+
+    ```mlir
+    %y = dlc.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins operandType:$x);
+  let results = (outs operandType:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def Dlc_AbsOp : Dlc_UnaryOp<"abs", Dlc_NumericTensor, "absolute value">;
+def Dlc_ExpOp : Dlc_UnaryOp<"exp", Dlc_FloatTensor, "exponential">;
+def Dlc_LogOp : Dlc_UnaryOp<"log", Dlc_FloatTensor, "natural logarithm">;
+def Dlc_NegOp : Dlc_UnaryOp<"neg", Dlc_NumericTensor, "negation">;
+def Dlc_ReluOp : Dlc_UnaryOp<"relu", Dlc_NumericTensor, "max(x, 0)">;
+def Dlc_RsqrtOp : Dlc_UnaryOp<"rsqrt", Dlc_FloatTensor, "1 / sqrt(x)">;
+def Dlc_SigmoidOp : Dlc_UnaryOp<"sigmoid", Dlc_FloatTensor, "1 / (1 + exp(-x))">;
+def Dlc_SiluOp : Dlc_UnaryOp<"silu", Dlc_FloatTensor, "x * sigmoid(x)">;
+def Dlc_SqrtOp : Dlc_UnaryOp<"sqrt", Dlc_FloatTensor, "square root">;
+def Dlc_TanhOp : Dlc_UnaryOp<"tanh", Dlc_FloatTensor, "hyperbolic tangent">;
+
+def Dlc_GeluOp : Dlc_Op<"gelu", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Element-wise Gaussian error linear unit.";
+  let description = [{
+    `approximation = none` computes `0.5 x (1 + erf(x / sqrt(2)))`;
+    `tanh` computes GPT-2's `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+
+    ```mlir
+    %y = dlc.gelu %x {approximation = #dlc<approximation tanh>} : tensor<4x3072xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$x,
+      DefaultValuedAttr<Dlc_GeluApproximationAttr,
+                        "GeluApproximation::none">:$approximation);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+class Dlc_BinaryOp<string mnemonic, Type operandType, string what>
+    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Element-wise " # what # ", with NumPy broadcasting.";
+  let description = [{
+    Both operands have the same element type; their shapes broadcast by
+    NumPy's rules (aligned at the trailing dimension; a dimension of size 1
+    stretches) and the result has the broadcast shape.
+
+    ```mlir
+    %y = dlc.}] # mnemonic # [{ %a, %b : (tensor<64x128xf32>, tensor<128xf32>) -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs operandType:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Dlc_AddOp : Dlc_BinaryOp<"add", Dlc_NumericTensor, "addition">;
+def Dlc_DivOp : Dlc_BinaryOp<"div", Dlc_NumericTensor,
+    "division (integers truncate toward zero)">;
+def Dlc_MaxOp : Dlc_BinaryOp<"max", Dlc_NumericTensor, "maximum">;
+def Dlc_MinOp : Dlc_BinaryOp<"min", Dlc_NumericTensor, "minimum">;
+def Dlc_MulOp : Dlc_BinaryOp<"mul", Dlc_NumericTensor, "multiplication">;
+def Dlc_PowOp : Dlc_BinaryOp<"pow", Dlc_NumericTensor, "power">;
+def Dlc_SubOp : Dlc_BinaryOp<"sub", Dlc_NumericTensor, "subtraction">;
+
+def Dlc_CastOp : Dlc_Op<"cast", [Pure]> {
+  let summary = "Element-wise conversion to another element type.";
+  let description = [{
+    Floats round to nearest-even; float to integer truncates toward zero
+    and wraps; anything to `i1` is `x != 0`. The shape is unchanged.
+
+    ```mlir
+    %y = dlc.cast %x : tensor<4xf32> -> tensor<4xf16>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dlc_CompareOp : Dlc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Element-wise comparison, with NumPy broadcasting, to i1.";
+  let description = [{
+    ```mlir
+    %m = dlc.compare ge, %rows, %cols : (tensor<8x8xi32>, tensor<8x8xi32>) -> tensor<8x8xi1>
+    ```
+  }];
+  let arguments = (ins Dlc_ComparePredicateAttr:$predicate,
+      Dlc_Tensor:$lhs, Dlc_Tensor:$rhs);
+  let results = (outs Dlc_BoolTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Dlc_SelectOp : Dlc_Op<"select", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Element-wise choice: `cond ? on_true : on_false`.";
+  let description = [{
+    The three operands broadcast together; the branches share an element
+    type, which is the result's.
+
+    ```mlir
+    %y = dlc.select %m, %s, %neg : (tensor<8x8xi1>, tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_BoolTensor:$cond, Dlc_Tensor:$on_true,
+      Dlc_Tensor:$on_false);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$cond `,` $on_true `,` $on_false attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Contraction, convolution and pooling
+//===----------------------------------------------------------------------===//
+
+def Dlc_Conv2dOp : Dlc_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D convolution over NCHW inputs with OIHW weights.";
+  let description = [{
+    `x: [N, C, H, W]`, `w: [O, C / groups, KH, KW]`, optional `bias: [O]`.
+    `padding` is `[top, left, bottom, right]`. The result is
+    `[N, O, OH, OW]` with `OH = (H + top + bottom - dh (KH - 1) - 1) / sh + 1`
+    (and likewise `OW`), which must be at least 1.
+
+    ```mlir
+    %y = dlc.conv2d %x, %w, %b {strides = array<i64: 1, 1>, padding = array<i64: 2, 2, 2, 2>,
+        dilations = array<i64: 1, 1>, groups = 1 : i64}
+        : (tensor<1x1x28x28xf32>, tensor<6x1x5x5xf32>, tensor<6xf32>) -> tensor<1x6x28x28xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$x, Dlc_FloatTensor:$w,
+      Optional<Dlc_FloatTensor>:$bias,
+      DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+      DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$x `,` $w (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Batched matrix product, with broadcast batch dimensions.";
+  let description = [{
+    Both operands have rank at least 2. `transpose_a`/`transpose_b` swap the
+    last two dimensions of that operand first. Then `[..., M, K] x
+    [..., K, N] -> [..., M, N]`, where the batch dimensions (all but the last
+    two) broadcast by NumPy's rules.
+
+    ```mlir
+    %s = dlc.matmul %q, %k {transpose_b = true}
+        : (tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_NumericTensor:$lhs, Dlc_NumericTensor:$rhs,
+      DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+      DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
+  let results = (outs Dlc_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+class Dlc_Pool2dOp<string mnemonic, string what>
+    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-D " # what # " pooling over NCHW inputs.";
+  let description = [{
+    Windows of `kernel = [KH, KW]` moved by `strides`; `padding` is
+    `[top, left, bottom, right]`. The result is `[N, C, OH, OW]` with
+    `OH = (H + top + bottom - KH) / sh + 1`.
+
+    ```mlir
+    %y = dlc.}] # mnemonic # [{ %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>,
+        padding = array<i64: 0, 0, 0, 0>} : tensor<1x6x28x28xf32> -> tensor<1x6x14x14xf32>
+    ```
+  }];
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+def Dlc_AvgPool2dOp : Dlc_Pool2dOp<"avg_pool2d", "average"> {
+  let arguments = (ins Dlc_FloatTensor:$x, DenseI64ArrayAttr:$kernel,
+      DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+      DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+}
+def Dlc_MaxPool2dOp : Dlc_Pool2dOp<"max_pool2d", "maximum"> {
+  let arguments = (ins Dlc_FloatTensor:$x, DenseI64ArrayAttr:$kernel,
+      DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Dlc_ReduceOp<string mnemonic, string what>
+    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Reduction by " # what # " over the given axes.";
+  let description = [{
+    `axes` are distinct, in `[-rank, rank)`; an empty list reduces nothing
+    (NumPy's `axis=()`). With `keepdims` the reduced dimensions stay as size
+    1, otherwise they are removed.
+
+    ```mlir
+    %y = dlc.}] # mnemonic # [{ %x {axes = array<i64: -1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_NumericTensor:$x, DenseI64ArrayAttr:$axes,
+      DefaultValuedAttr<BoolAttr, "false">:$keepdims);
+  let results = (outs Dlc_NumericTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+def Dlc_ReduceMaxOp : Dlc_ReduceOp<"reduce_max", "maximum">;
+def Dlc_ReduceMeanOp : Dlc_ReduceOp<"reduce_mean", "mean">;
+def Dlc_ReduceMinOp : Dlc_ReduceOp<"reduce_min", "minimum">;
+def Dlc_ReduceSumOp : Dlc_ReduceOp<"reduce_sum", "sum">;
+
+//===----------------------------------------------------------------------===//
+// Normalisation
+//===----------------------------------------------------------------------===//
+
+def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Layer normalisation over the trailing dimensions from `axis`.";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias`, with mean and biased
+    variance over dimensions `[axis, rank)`; `scale` and the optional `bias`
+    have exactly the shape of those dimensions.
+
+    ```mlir
+    %y = dlc.layer_norm %x, %g, %b {axis = -1 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<1x128x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<1x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$x, Dlc_FloatTensor:$scale,
+      Optional<Dlc_FloatTensor>:$bias,
+      DefaultValuedAttr<I64Attr, "-1">:$axis,
+      DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$x `,` $scale (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Logarithm of the softmax along one axis, computed stably.";
+  let description = [{
+    ```mlir
+    %y = dlc.log_softmax %x {axis = -1 : i64} : tensor<64x10xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$x,
+      DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Root-mean-square normalisation over the trailing dimensions.";
+  let description = [{
+    `x / sqrt(mean(x^2) + epsilon) * scale`, the mean over dimensions
+    `[axis, rank)`; `scale` has exactly the shape of those dimensions.
+
+    ```mlir
+    %y = dlc.rms_norm %x, %g {axis = -1 : i64, epsilon = 1.0e-06 : f64}
+        : (tensor<2x16x512xf32>, tensor<512xf32>) -> tensor<2x16x512xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$x, Dlc_FloatTensor:$scale,
+      DefaultValuedAttr<I64Attr, "-1">:$axis,
+      DefaultValuedAttr<F64Attr, "1e-6">:$epsilon);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$x `,` $scale attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Softmax along one axis, computed stably.";
+  let description = [{
+    `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`.
+
+    ```mlir
+    %p = dlc.softmax %s {axis = -1 : i64} : tensor<1x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$x,
+      DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure]> {
+  let summary = "Broadcasts a tensor to the result's shape (NumPy rules).";
+  let description = [{
+    The result type is the target; the operand's shape must broadcast to
+    it and the element types match.
+
+    ```mlir
+    %y = dlc.broadcast_to %b : tensor<128xf32> -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Joins tensors along one axis.";
+  let description = [{
+    All operands have the same rank and element type and agree on every
+    dimension but `axis`, whose sizes add up.
+
+    ```mlir
+    %y = dlc.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Dlc_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+def Dlc_EmbeddingOp : Dlc_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Looks up rows of an embedding table.";
+  let description = [{
+    `table: [V, D]`, integer `ids` of any shape with values in `[0, V)`;
+    the result is `ids.shape + [D]`.
+
+    ```mlir
+    %e = dlc.embedding %wte, %ids : (tensor<50257x768xf32>, tensor<1x128xi32>) -> tensor<1x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$table, Dlc_IndexTensor:$ids);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$table `,` $ids attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Dlc_GatherOp : Dlc_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Takes slices along one axis at the given indices (NumPy `take`).";
+  let description = [{
+    The result is `x.shape[:axis] + indices.shape + x.shape[axis+1:]`.
+    Negative indices count from the end; others out of range are an error
+    when the graph runs.
+
+    ```mlir
+    %y = dlc.gather %x, %i {axis = 1 : i64} : (tensor<4x10xf32>, tensor<3xi64>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, Dlc_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x `,` $indices attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Dlc_PadOp : Dlc_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Pads each dimension with a constant value.";
+  let description = [{
+    `low[i]` and `high[i]` (non-negative) elements are added before and
+    after dimension `i`.
+
+    ```mlir
+    %y = dlc.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = 0.0 : f64}
+        : tensor<2x3xf32> -> tensor<2x6xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, DenseI64ArrayAttr:$low,
+      DenseI64ArrayAttr:$high, DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure]> {
+  let summary = "Reinterprets a tensor's elements in row-major order as another shape.";
+  let description = [{
+    The result type is the target; it has the operand's element type and
+    number of elements.
+
+    ```mlir
+    %y = dlc.reshape %x : tensor<1x128x768xf32> -> tensor<1x128x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Dlc_SliceOp : Dlc_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Takes a strided rectangular slice.";
+  let description = [{
+    Per dimension, `0 <= start <= limit <= size` and `stride >= 1`; the
+    result has `ceil((limit - start) / stride)` elements along it. (The
+    `.dlg` frontend turns Python-style slices with negative indices into
+    this form.)
+
+    ```mlir
+    %y = dlc.slice %x {starts = array<i64: 0, 2>, limits = array<i64: 4, 8>, strides = array<i64: 1, 2>}
+        : tensor<4x8xf32> -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, DenseI64ArrayAttr:$starts,
+      DenseI64ArrayAttr:$limits, DenseI64ArrayAttr:$strides);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permutes dimensions: result dimension i is operand dimension perm[i].";
+  let description = [{
+    ```mlir
+    %y = dlc.transpose %x {perm = array<i64: 0, 2, 1, 3>}
+        : tensor<1x128x12x64xf32> -> tensor<1x12x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, DenseI64ArrayAttr:$perm);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Softmax cross-entropy against integer class labels.";
+  let description = [{
+    `logits: [..., C]`, integer `labels: [...]` with values in `[0, C)`; per
+    position `-log_softmax(logits)[label]`, then `mean` (the default) or
+    `sum` to a scalar, or `none` to keep `labels.shape`.
+
+    ```mlir
+    %l = dlc.cross_entropy %logits, %labels : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IndexTensor:$labels,
+      DefaultValuedAttr<Dlc_LossReductionAttr,
+                        "LossReduction::mean">:$reduction);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Squared error between predictions and targets.";
+  let description = [{
+    `(pred - target)^2` for operands of one shape and type, then `mean` (the
+    default) or `sum` to a scalar, or `none`.
+
+    ```mlir
+    %l = dlc.mse %p, %t : (tensor<64x1xf32>, tensor<64x1xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Dlc_FloatTensor:$pred, Dlc_FloatTensor:$target,
+      DefaultValuedAttr<Dlc_LossReductionAttr,
+                        "LossReduction::mean">:$reduction);
+  let results = (outs Dlc_FloatTensor:$result);
+  let assemblyFormat = "$pred `,` $target attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+#endif // DLC_IR_DLCOPS_TD

@@ -1,0 +1,68 @@
+//===- ShapeUtils.cpp - shape rules shared by the dlc ops -----------------===//
+
+#include "ir/ShapeUtils.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace dlc {
+
+std::string formatElementType(Type type) {
+  if (type.isF64()) return "f64";
+  if (type.isF32()) return "f32";
+  if (type.isF16()) return "f16";
+  if (type.isBF16()) return "bf16";
+  if (auto intType = dyn_cast<IntegerType>(type))
+    return "i" + std::to_string(intType.getWidth());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (i) text += ", ";
+    text += ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
+  }
+  return text + "]";
+}
+
+std::string formatType(Type type) {
+  if (auto ranked = dyn_cast<RankedTensorType>(type))
+    return formatElementType(ranked.getElementType()) +
+           formatShape(ranked.getShape());
+  return formatElementType(type);
+}
+
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                    ArrayRef<int64_t> b) {
+  SmallVector<int64_t> result;
+  if (!OpTrait::util::getBroadcastedShape(a, b, result))
+    return std::nullopt;
+  return result;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+LogicalResult
+requireAttrs(std::optional<Location> loc, StringRef opName,
+             std::initializer_list<std::pair<StringRef, Attribute>> attrs) {
+  for (auto [name, attr] : attrs)
+    if (!attr)
+      return opError(loc, opName, "needs attribute '", name, "'");
+  return success();
+}
+
+RankedTensorType getRankedType(Value value) {
+  return dyn_cast<RankedTensorType>(value.getType());
+}
+
+} // namespace dlc

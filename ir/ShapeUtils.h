@@ -1,0 +1,58 @@
+//===- ShapeUtils.h - shape rules shared by the dlc ops ---------*- C++ -*-===//
+//
+// Helpers for the ops' shape inference: broadcasting, axis normalisation,
+// and the wording of shape errors. Types print in the `.dlg` notation
+// (`f32[64, 784]`) because that is what users wrote.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_IR_SHAPEUTILS_H
+#define DLC_IR_SHAPEUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace dlc {
+
+/// "f32", "bf16", "i1", ...
+std::string formatElementType(mlir::Type type);
+/// `f32[64, 784]` for a ranked tensor; `f32[]` for a scalar tensor.
+std::string formatType(mlir::Type type);
+/// `[64, 784]`.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+/// The NumPy broadcast of two shapes, or nullopt when they are incompatible.
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
+/// `axis` in [-rank, rank) mapped to [0, rank); nullopt when out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// Emits "'<opName>' op <message...>" at `loc` (when inference runs with a
+/// location, as in verification and in the frontends) and returns failure.
+template <typename... Args>
+mlir::LogicalResult opError(std::optional<mlir::Location> loc,
+                            llvm::StringRef opName, Args &&...args) {
+  return mlir::emitOptionalError(loc, "'", opName, "' op ",
+                                 std::forward<Args>(args)...);
+}
+
+/// Fails with "'op' op needs attribute 'name'" for the first null attribute:
+/// inference runs while parsing, before ODS checks that required attributes
+/// are present.
+mlir::LogicalResult
+requireAttrs(std::optional<mlir::Location> loc, llvm::StringRef opName,
+             std::initializer_list<std::pair<llvm::StringRef, mlir::Attribute>>
+                 attrs);
+
+/// The ranked tensor type of `value`, which every dlc operand has once the
+/// ODS constraints hold; inference may run before they are checked.
+mlir::RankedTensorType getRankedType(mlir::Value value);
+
+} // namespace dlc
+
+#endif // DLC_IR_SHAPEUTILS_H

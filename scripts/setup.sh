@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building and testing dlc needs on Debian 12, only what is
+# missing: a second run with everything present takes well under a second.
+# Used by both README commands and by .ci/run.
+set -euo pipefail
+
+DEBIAN_PACKAGES=(
+  cmake ninja-build ccache g++ git python3 python3-pip
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libgtest-dev
+)
+PYTHON_PACKAGES=(numpy)
+
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+pymissing=()
+for p in "${PYTHON_PACKAGES[@]}"; do
+  "$PYTHON" -c "import $p" 2>/dev/null || pymissing+=("$p")
+done
+if ((${#pymissing[@]})); then
+  echo "setup: installing Python packages: ${pymissing[*]}"
+  "$PYTHON" -m pip install -q "${pymissing[@]}" 2>/dev/null ||
+    "$PYTHON" -m pip install -q --break-system-packages "${pymissing[@]}"
+fi

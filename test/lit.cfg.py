@@ -1,0 +1,28 @@
+# -*- Python -*-
+# lit configuration for dlc: IR, pass, frontend, tool and end-to-end tests,
+# and the GoogleTest unit tests (run through lit's GoogleTest format so one
+# runner counts everything).
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "dlc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".dlg", ".test", ".py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit", "e2e_lib"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dlc_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=False)
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%dlc_src", config.dlc_src_root))
+config.environment["PYTHONPATH"] = os.path.join(config.dlc_src_root, "test", "e2e_lib")
+
+# Features: `cuda` only where a driver and a device are present.
+if os.path.exists("/dev/nvidia0") and shutil.which("nvidia-smi"):
+    config.available_features.add("cuda")
