@@ -21,6 +21,9 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=False)
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%dlc_src", config.dlc_src_root))
+config.substitutions.append(
+    ("%expect_exit", config.python_executable + " " +
+     os.path.join(config.dlc_src_root, "test", "e2e_lib", "expect_exit.py")))
 config.environment["PYTHONPATH"] = os.path.join(config.dlc_src_root, "test", "e2e_lib")
 
 # Features: `cuda` only where a driver and a device are present.

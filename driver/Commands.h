@@ -1,0 +1,71 @@
+//===- Commands.h - the verbs of the dlc tool -------------------*- C++ -*-===//
+//
+// Each verb takes its options as a plain struct and returns an exit code of
+// ExitCodes.h; the command line lives in tools/dlc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DRIVER_COMMANDS_H
+#define DLC_DRIVER_COMMANDS_H
+
+#include "driver/ExitCodes.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+class PassManager;
+} // namespace mlir
+namespace llvm {
+class SourceMgr;
+class raw_ostream;
+} // namespace llvm
+
+namespace dlc {
+
+struct CommonOptions {
+  std::string modelPath;
+  /// `--dim N=64`, already split.
+  std::map<std::string, int64_t> dims;
+};
+
+/// `dlc check M`: inputs, outputs, parameters (count, bytes) and FLOPs.
+ExitCode runCheck(const CommonOptions &options, mlir::MLIRContext &context,
+                  llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os);
+
+struct CompileOptions {
+  /// `ast` or `mlir`.
+  std::string emit;
+  /// Where to write; "-" is standard output.
+  std::string output = "-";
+};
+
+/// `dlc compile M --emit=...`: prints a stage of the pipeline.
+ExitCode runCompile(const CommonOptions &options,
+                    const CompileOptions &compile, mlir::MLIRContext &context,
+                    llvm::SourceMgr &sourceMgr);
+
+struct RunOptions {
+  std::string device = "reference";
+  /// `NAME=@file` arguments, unparsed.
+  std::vector<std::string> inputs, outputs, expectedOutputs;
+  double rtol = 1e-5, atol = 1e-8;
+  uint64_t seed = 0;
+  /// Where to save every parameter's value (.npz or .safetensors).
+  std::string saveParams;
+  /// How many leading values to print per output.
+  unsigned showValues = 8;
+};
+
+/// `dlc run M`: evaluates the model on seeded random or given inputs, prints
+/// (or saves, or checks) its outputs.
+ExitCode runRun(const CommonOptions &options, const RunOptions &run,
+                mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                llvm::raw_ostream &os);
+
+} // namespace dlc
+
+#endif // DLC_DRIVER_COMMANDS_H

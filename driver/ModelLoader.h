@@ -1,0 +1,45 @@
+//===- ModelLoader.h - a model file to verified dlc IR ----------*- C++ -*-===//
+//
+// What every `dlc` verb does first: read the file, parse it, bind its
+// dimensions and build the IR, reporting the first error at its source
+// location through the context's diagnostic handler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DRIVER_MODELLOADER_H
+#define DLC_DRIVER_MODELLOADER_H
+
+#include "driver/ExitCodes.h"
+#include "frontend/text/AST.h"
+#include "frontend/text/MLIRGen.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <optional>
+
+namespace dlc {
+
+struct LoadedModel {
+  dlg::Module ast;
+  dlg::BuildResult built;
+};
+
+/// Parses `path` (a .dlg file). The file is added to `sourceMgr` so that
+/// diagnostics show its lines. On failure the error has been reported and
+/// the exit code to return is given.
+std::optional<dlg::Module> parseModelFile(const std::string &path,
+                                          mlir::MLIRContext &context,
+                                          llvm::SourceMgr &sourceMgr,
+                                          ExitCode &failureCode);
+
+/// Parses and builds `path`; `options.baseDir` is set from the path.
+std::optional<LoadedModel> loadModel(const std::string &path,
+                                     mlir::MLIRContext &context,
+                                     llvm::SourceMgr &sourceMgr,
+                                     dlg::BuildOptions options,
+                                     ExitCode &failureCode);
+
+} // namespace dlc
+
+#endif // DLC_DRIVER_MODELLOADER_H

@@ -1,0 +1,362 @@
+//===- Interpreter.cpp - the float64 oracle: evaluates dlc IR -------------===//
+//
+// One case per op: read the operands' tensors, normalise attributes (negative
+// axes), call the kernel. Nothing here computes values itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "oracle/Interpreter.h"
+
+#include "frontend/weights/ArrayFile.h"
+#include "ir/DlcDialect.h"
+#include "oracle/TensorConversion.h"
+#include "oracle/kernels/Kernels.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace dlc::oracle {
+
+DType dtypeOf(Type type) {
+  if (type.isF64()) return DType::F64;
+  if (type.isF32()) return DType::F32;
+  if (type.isF16()) return DType::F16;
+  if (type.isBF16()) return DType::BF16;
+  if (type.isInteger(64)) return DType::I64;
+  if (type.isInteger(32)) return DType::I32;
+  if (type.isInteger(1)) return DType::I1;
+  llvm_unreachable("not a dlc element type");
+}
+
+static std::vector<int64_t> shapeOf(Type type) {
+  auto shape = llvm::cast<RankedTensorType>(type).getShape();
+  return {shape.begin(), shape.end()};
+}
+
+static double numberOr(DictionaryAttr dict, StringRef key, double fallback) {
+  Attribute value = dict.get(key);
+  if (auto f = dyn_cast_or_null<FloatAttr>(value))
+    return f.getValueAsDouble();
+  if (auto i = dyn_cast_or_null<IntegerAttr>(value))
+    return static_cast<double>(i.getInt());
+  return fallback;
+}
+
+FailureOr<Tensor> materializeParam(ParamOp op) {
+  auto type = op.getType();
+  DType dtype = dtypeOf(type.getElementType());
+  DictionaryAttr init = op.getInit();
+  StringRef kind = init.getAs<StringAttr>("kind").getValue();
+  if (kind == "file") {
+    std::string path = init.getAs<StringAttr>("path").str();
+    std::string key;
+    if (auto k = init.getAs<StringAttr>("key"))
+      key = k.str();
+    weights::Array array;
+    std::string error;
+    if (!weights::readArray(path, key, array, error))
+      return op.emitError("parameter '") << op.getName() << "': " << error;
+    return fromArray(array, dtype, shapeOf(type), op.getName().str(), op);
+  }
+  InitOptions options;
+  options.mean = numberOr(init, "mean", 0.0);
+  options.std = numberOr(init, "std", 1.0);
+  options.low = numberOr(init, "low", 0.0);
+  options.high = numberOr(init, "high", 1.0);
+  if (auto seed = init.getAs<IntegerAttr>("seed"))
+    options.seed = seed.getValue().getZExtValue();
+  InitKind initKind = llvm::StringSwitch<InitKind>(kind)
+                          .Case("zeros", InitKind::Zeros)
+                          .Case("ones", InitKind::Ones)
+                          .Case("normal", InitKind::Normal)
+                          .Case("uniform", InitKind::Uniform)
+                          .Case("xavier", InitKind::Xavier)
+                          .Default(InitKind::He);
+  return initParam(initKind, options, dtype, shapeOf(type));
+}
+
+/// Elements of a constant, converted to the oracle's representation.
+static Tensor constantTensor(ConstantOp op) {
+  auto type = op.getType();
+  DType dtype = dtypeOf(type.getElementType());
+  std::vector<double> values;
+  auto elements = llvm::cast<ElementsAttr>(op.getValue());
+  if (isa<FloatType>(type.getElementType())) {
+    for (APFloat v : elements.getValues<APFloat>())
+      values.push_back(v.convertToDouble() * 1.0);
+  } else {
+    bool isBool = type.getElementType().isInteger(1);
+    for (APInt v : elements.getValues<APInt>())
+      values.push_back(isBool ? (v.isZero() ? 0.0 : 1.0)
+                              : static_cast<double>(v.getSExtValue()));
+  }
+  return Tensor::fromValues(dtype, shapeOf(type), std::move(values));
+}
+
+/// `axes` in [-rank, rank) mapped to sorted non-negative axes.
+static std::vector<int64_t> normalizedAxes(ArrayRef<int64_t> axes,
+                                           int64_t rank) {
+  std::vector<int64_t> result;
+  for (int64_t a : axes)
+    result.push_back(a < 0 ? a + rank : a);
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+static int64_t normalizedAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+template <size_t N>
+static std::array<int64_t, N> toArray(ArrayRef<int64_t> values) {
+  std::array<int64_t, N> result{};
+  std::copy_n(values.begin(), N, result.begin());
+  return result;
+}
+
+static Reduction reductionOf(LossReduction r) {
+  switch (r) {
+  case LossReduction::none: return Reduction::None;
+  case LossReduction::mean: return Reduction::Mean;
+  case LossReduction::sum: return Reduction::Sum;
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+static ComparePredicate predicateOf(dlc::ComparePredicate p) {
+  switch (p) {
+  case dlc::ComparePredicate::eq: return ComparePredicate::Eq;
+  case dlc::ComparePredicate::ne: return ComparePredicate::Ne;
+  case dlc::ComparePredicate::lt: return ComparePredicate::Lt;
+  case dlc::ComparePredicate::le: return ComparePredicate::Le;
+  case dlc::ComparePredicate::gt: return ComparePredicate::Gt;
+  case dlc::ComparePredicate::ge: return ComparePredicate::Ge;
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+namespace {
+/// Evaluates one op given its operands' values. Returns nullopt for ops the
+/// oracle does not know (reported by the caller).
+class OpEvaluator {
+public:
+  OpEvaluator(llvm::DenseMap<Value, Tensor> &values, ParamStore &params)
+      : values(values), params(params) {}
+
+  FailureOr<Tensor> eval(Operation *op);
+
+private:
+  const Tensor &in(Value v) { return values.find(v)->second; }
+
+  llvm::DenseMap<Value, Tensor> &values;
+  ParamStore &params;
+};
+} // namespace
+
+FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
+  using Result = FailureOr<Tensor>;
+  auto unaryOp = [&](Operation *o, UnaryOp kind) -> Result {
+    return unary(kind, in(o->getOperand(0)));
+  };
+  auto binaryOp = [&](Operation *o, BinaryOp kind) -> Result {
+    return binary(kind, in(o->getOperand(0)), in(o->getOperand(1)));
+  };
+  auto reduceOp = [&](auto o, ReduceOp kind) -> Result {
+    const Tensor &x = in(o.getX());
+    return reduce(kind, x, normalizedAxes(o.getAxes(), x.rank()),
+                  o.getKeepdims());
+  };
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      // Sources.
+      .Case([&](ParamOp o) -> Result {
+        std::string name = o.getName().str();
+        auto found = params.find(name);
+        if (found != params.end())
+          return found->second;
+        auto value = materializeParam(o);
+        if (succeeded(value))
+          params.emplace(name, *value);
+        return value;
+      })
+      .Case([&](ConstantOp o) -> Result { return constantTensor(o); })
+      .Case([&](IotaOp o) -> Result {
+        auto type = o.getType();
+        return iota(shapeOf(type), normalizedAxis(o.getAxis(), type.getRank()),
+                    dtypeOf(type.getElementType()));
+      })
+      // Element-wise.
+      .Case([&](AbsOp o) { return unaryOp(o, UnaryOp::Abs); })
+      .Case([&](ExpOp o) { return unaryOp(o, UnaryOp::Exp); })
+      .Case([&](LogOp o) { return unaryOp(o, UnaryOp::Log); })
+      .Case([&](NegOp o) { return unaryOp(o, UnaryOp::Neg); })
+      .Case([&](ReluOp o) { return unaryOp(o, UnaryOp::Relu); })
+      .Case([&](RsqrtOp o) { return unaryOp(o, UnaryOp::Rsqrt); })
+      .Case([&](SigmoidOp o) { return unaryOp(o, UnaryOp::Sigmoid); })
+      .Case([&](SiluOp o) { return unaryOp(o, UnaryOp::Silu); })
+      .Case([&](SqrtOp o) { return unaryOp(o, UnaryOp::Sqrt); })
+      .Case([&](TanhOp o) { return unaryOp(o, UnaryOp::Tanh); })
+      .Case([&](GeluOp o) {
+        return unaryOp(o, o.getApproximation() == GeluApproximation::tanh
+                              ? UnaryOp::GeluTanh
+                              : UnaryOp::GeluErf);
+      })
+      .Case([&](AddOp o) { return binaryOp(o, BinaryOp::Add); })
+      .Case([&](SubOp o) { return binaryOp(o, BinaryOp::Sub); })
+      .Case([&](MulOp o) { return binaryOp(o, BinaryOp::Mul); })
+      .Case([&](DivOp o) { return binaryOp(o, BinaryOp::Div); })
+      .Case([&](PowOp o) { return binaryOp(o, BinaryOp::Pow); })
+      .Case([&](MaxOp o) { return binaryOp(o, BinaryOp::Max); })
+      .Case([&](MinOp o) { return binaryOp(o, BinaryOp::Min); })
+      .Case([&](CompareOp o) -> Result {
+        return compare(predicateOf(o.getPredicate()), in(o.getLhs()),
+                       in(o.getRhs()));
+      })
+      .Case([&](SelectOp o) -> Result {
+        return select(in(o.getCond()), in(o.getOnTrue()), in(o.getOnFalse()));
+      })
+      .Case([&](CastOp o) -> Result {
+        return cast(in(o.getX()), dtypeOf(o.getType().getElementType()));
+      })
+      // Contraction, convolution, pooling.
+      .Case([&](MatmulOp o) -> Result {
+        return matmul(in(o.getLhs()), in(o.getRhs()), o.getTransposeA(),
+                      o.getTransposeB());
+      })
+      .Case([&](Conv2dOp o) -> Result {
+        const Tensor *bias = o.getBias() ? &in(o.getBias()) : nullptr;
+        return conv2d(in(o.getX()), in(o.getW()), bias,
+                      toArray<2>(o.getStrides()), toArray<4>(o.getPadding()),
+                      toArray<2>(o.getDilations()), o.getGroups());
+      })
+      .Case([&](MaxPool2dOp o) -> Result {
+        return maxPool2d(in(o.getX()), toArray<2>(o.getKernel()),
+                         toArray<2>(o.getStrides()), toArray<4>(o.getPadding()));
+      })
+      .Case([&](AvgPool2dOp o) -> Result {
+        return avgPool2d(in(o.getX()), toArray<2>(o.getKernel()),
+                         toArray<2>(o.getStrides()), toArray<4>(o.getPadding()),
+                         o.getCountIncludePad());
+      })
+      // Reductions and normalisation.
+      .Case([&](ReduceSumOp o) { return reduceOp(o, ReduceOp::Sum); })
+      .Case([&](ReduceMeanOp o) { return reduceOp(o, ReduceOp::Mean); })
+      .Case([&](ReduceMaxOp o) { return reduceOp(o, ReduceOp::Max); })
+      .Case([&](ReduceMinOp o) { return reduceOp(o, ReduceOp::Min); })
+      .Case([&](SoftmaxOp o) -> Result {
+        const Tensor &x = in(o.getX());
+        return softmax(x, normalizedAxis(o.getAxis(), x.rank()));
+      })
+      .Case([&](LogSoftmaxOp o) -> Result {
+        const Tensor &x = in(o.getX());
+        return logSoftmax(x, normalizedAxis(o.getAxis(), x.rank()));
+      })
+      .Case([&](LayerNormOp o) -> Result {
+        const Tensor &x = in(o.getX());
+        const Tensor *bias = o.getBias() ? &in(o.getBias()) : nullptr;
+        return layerNorm(x, in(o.getScale()), bias,
+                         normalizedAxis(o.getAxis(), x.rank()),
+                         o.getEpsilon().convertToDouble());
+      })
+      .Case([&](RmsNormOp o) -> Result {
+        const Tensor &x = in(o.getX());
+        return rmsNorm(x, in(o.getScale()),
+                       normalizedAxis(o.getAxis(), x.rank()),
+                       o.getEpsilon().convertToDouble());
+      })
+      // Data movement.
+      .Case([&](ReshapeOp o) -> Result {
+        return reshape(in(o.getX()), shapeOf(o.getType()));
+      })
+      .Case([&](BroadcastToOp o) -> Result {
+        return broadcastTo(in(o.getX()), shapeOf(o.getType()));
+      })
+      .Case([&](TransposeOp o) -> Result {
+        auto perm = o.getPerm();
+        return transpose(in(o.getX()), {perm.begin(), perm.end()});
+      })
+      .Case([&](ConcatOp o) -> Result {
+        std::vector<const Tensor *> inputs;
+        for (Value v : o.getInputs())
+          inputs.push_back(&in(v));
+        return concat(inputs, normalizedAxis(o.getAxis(), inputs[0]->rank()));
+      })
+      .Case([&](SliceOp o) -> Result {
+        auto s = o.getStarts(), l = o.getLimits(), st = o.getStrides();
+        return slice(in(o.getX()), {s.begin(), s.end()}, {l.begin(), l.end()},
+                     {st.begin(), st.end()});
+      })
+      .Case([&](GatherOp o) -> Result {
+        const Tensor &x = in(o.getX());
+        return gather(x, in(o.getIndices()),
+                      normalizedAxis(o.getAxis(), x.rank()));
+      })
+      .Case([&](EmbeddingOp o) -> Result {
+        return embedding(in(o.getTable()), in(o.getIds()));
+      })
+      .Case([&](PadOp o) -> Result {
+        auto low = o.getLow(), high = o.getHigh();
+        return pad(in(o.getX()), {low.begin(), low.end()},
+                   {high.begin(), high.end()}, o.getValue().convertToDouble());
+      })
+      // Losses.
+      .Case([&](CrossEntropyOp o) -> Result {
+        return crossEntropy(in(o.getLogits()), in(o.getLabels()),
+                            reductionOf(o.getReduction()),
+                            dtypeOf(o.getType().getElementType()));
+      })
+      .Case([&](MseOp o) -> Result {
+        return mse(in(o.getPred()), in(o.getTarget()),
+                   reductionOf(o.getReduction()));
+      })
+      .Default([&](Operation *o) -> Result {
+        return o->emitError("the oracle cannot evaluate '")
+               << o->getName() << "'";
+      });
+}
+
+FailureOr<std::vector<Tensor>> evaluate(func::FuncOp func,
+                                        const std::vector<Tensor> &inputs,
+                                        ParamStore &params) {
+  Block &body = func.getBody().front();
+  if (inputs.size() != body.getNumArguments())
+    return func.emitError("the graph takes ")
+           << body.getNumArguments() << " inputs, " << inputs.size()
+           << " were given";
+  llvm::DenseMap<Value, Tensor> values;
+  for (auto [arg, tensor] : llvm::zip(body.getArguments(), inputs)) {
+    auto type = llvm::cast<RankedTensorType>(arg.getType());
+    if (tensor.dtype != dtypeOf(type.getElementType()) ||
+        tensor.shape != shapeOf(type))
+      return func.emitError("input ")
+             << arg.getArgNumber() << " is " << dtypeName(tensor.dtype)
+             << formatShape(tensor.shape) << ", the graph expects "
+             << dtypeName(dtypeOf(type.getElementType()))
+             << formatShape(shapeOf(type));
+    values[arg] = tensor;
+  }
+  OpEvaluator evaluator(values, params);
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::vector<Tensor> results;
+      for (Value v : ret.getOperands())
+        results.push_back(values.find(v)->second);
+      return results;
+    }
+    FailureOr<Tensor> result = failure();
+    try {
+      result = evaluator.eval(&op);
+    } catch (const EvalError &error) {
+      return op.emitError(error.what());
+    }
+    if (failed(result))
+      return failure();
+    values[op.getResult(0)] = std::move(*result);
+  }
+  return func.emitError("graph has no return");
+}
+
+} // namespace dlc::oracle

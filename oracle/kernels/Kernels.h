@@ -1,0 +1,257 @@
+//===- Kernels.h - float64 reference kernels for the dlc oracle -*- C++ -*-===//
+//
+// Every kernel:
+//  * computes in double (sums, dot products and means accumulate in double),
+//  * rounds each OUTPUT element to the result dtype with roundTo() exactly
+//    once, at the end,
+//  * returns a new Tensor.
+// Shapes and attributes are assumed to have been verified by the IR; they are
+// only checked with assert().  Data-dependent failures (index out of range,
+// integer division by zero, empty max/min/mean reduction, label out of range)
+// throw EvalError.
+//
+// Integer arithmetic (Add/Sub/Mul/Div/Pow on integer dtypes) is done in
+// 64-bit two's-complement wrapping arithmetic and then wrapped to the result
+// dtype, so i32 results are exact (e.g. i32 overflow wraps like hardware).
+//
+// Implementations: Elementwise.cpp, Contraction.cpp, Reduction.cpp,
+// DataMovement.cpp, Init.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_ORACLE_KERNELS_KERNELS_H
+#define DLC_ORACLE_KERNELS_KERNELS_H
+
+#include "oracle/kernels/Tensor.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace dlc::oracle {
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+enum class UnaryOp {
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,    // 1/sqrt(x)
+  Tanh,
+  Sigmoid,  // stable: x>=0: 1/(1+e^-x); x<0: e^x/(1+e^x)
+  Relu,     // max(x, 0); NaN stays NaN
+  GeluErf,  // 0.5 x (1 + erf(x/sqrt 2))
+  GeluTanh, // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  Silu      // x * sigmoid(x)
+};
+
+/// Result dtype = x.dtype.
+Tensor unary(UnaryOp op, const Tensor &x);
+
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min };
+
+/// NumPy broadcast of two shapes (right-aligned; each dim pair equal or one
+/// of them 1).  Asserts compatibility.
+std::vector<int64_t> broadcastShapes(const std::vector<int64_t> &a,
+                                     const std::vector<int64_t> &b);
+
+/// Result shape = broadcastShapes(lhs, rhs), dtype = lhs.dtype.
+/// Integer dtypes: Div truncates toward zero (EvalError on division by zero);
+/// Pow with a negative exponent throws EvalError.  Max/Min propagate NaN.
+Tensor binary(BinaryOp op, const Tensor &lhs, const Tensor &rhs);
+
+enum class ComparePredicate { Eq, Ne, Lt, Le, Gt, Ge };
+
+/// Broadcasting comparison; result dtype I1.  (IEEE semantics: any
+/// comparison with NaN is false except Ne.)
+Tensor compare(ComparePredicate pred, const Tensor &lhs, const Tensor &rhs);
+
+/// out = cond != 0 ? a : b, broadcasting all three; dtype = a.dtype.
+Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b);
+
+/// roundTo(to, v) per element.
+Tensor cast(const Tensor &x, DType to);
+
+//===----------------------------------------------------------------------===//
+// Contractions: matmul, conv, pooling
+//===----------------------------------------------------------------------===//
+
+/// a: [..., M, K] (or [..., K, M] if transposeA), b: [..., K, N] (or
+/// [..., N, K] if transposeB); both rank >= 2; the batch dims (all but the
+/// last two) broadcast NumPy-style.  Result [..., M, N], dtype a.dtype.
+Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA = false,
+              bool transposeB = false);
+
+/// x [N, C, H, W], w [O, C/groups, KH, KW], bias [O] or nullptr.
+/// padding = {top, left, bottom, right}; zero padding.
+/// OH = (H + pt + pb - dh*(KH-1) - 1) / sh + 1, likewise OW.  dtype x.dtype.
+Tensor conv2d(const Tensor &x, const Tensor &w, const Tensor *bias,
+              std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
+              std::array<int64_t, 2> dilations, int64_t groups);
+
+/// x [N, C, H, W]; padding = {top, left, bottom, right} contributes -inf.
+/// OH = (H + pt + pb - KH) / sh + 1, likewise OW.
+Tensor maxPool2d(const Tensor &x, std::array<int64_t, 2> kernel,
+                 std::array<int64_t, 2> strides,
+                 std::array<int64_t, 4> padding);
+
+/// As maxPool2d, padding contributes 0.  countIncludePad: divide by KH*KW;
+/// otherwise by the number of non-padding elements in the window (EvalError
+/// if a window holds no real element).
+Tensor avgPool2d(const Tensor &x, std::array<int64_t, 2> kernel,
+                 std::array<int64_t, 2> strides,
+                 std::array<int64_t, 4> padding, bool countIncludePad);
+
+//===----------------------------------------------------------------------===//
+// Reductions, softmax, normalisation, losses
+//===----------------------------------------------------------------------===//
+
+enum class ReduceOp { Sum, Mean, Max, Min };
+
+/// axes: non-negative, sorted, unique.  EMPTY axes = no reduction (a copy,
+/// like NumPy axis=()).  keepdims keeps reduced dims with size 1.
+/// Mean/Max/Min over zero elements throw EvalError (only when the output is
+/// non-empty); Sum over zero elements is 0.  Max/Min propagate NaN.
+Tensor reduce(ReduceOp op, const Tensor &x, std::vector<int64_t> axes,
+              bool keepdims);
+
+/// Numerically stable (subtracts the max along `axis`).  axis >= 0.
+Tensor softmax(const Tensor &x, int64_t axis);
+Tensor logSoftmax(const Tensor &x, int64_t axis);
+
+/// Normalises over dims [axis, rank) with the biased variance:
+/// y = (x - mean) / sqrt(var + eps) * scale + bias.
+/// scale / bias have shape x.shape[axis:]; bias may be nullptr.
+Tensor layerNorm(const Tensor &x, const Tensor &scale, const Tensor *bias,
+                 int64_t axis, double epsilon);
+
+/// y = x / sqrt(mean(x^2 over [axis, rank)) + eps) * scale.
+Tensor rmsNorm(const Tensor &x, const Tensor &scale, int64_t axis,
+               double epsilon);
+
+enum class Reduction { None, Mean, Sum };
+
+/// logits [..., C], labels [...] (= logits.shape[:-1], integer values).
+/// Per position: -log_softmax(logits)[label].  None: shape labels.shape;
+/// Mean/Sum: rank 0.  Label outside [0, C) -> EvalError; Mean over zero
+/// positions -> EvalError.  Result dtype `out`.
+Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
+                    Reduction reduction, DType out);
+
+/// (pred - target)^2, same shapes; None keeps the shape, Mean/Sum give
+/// rank 0.  dtype pred.dtype.  Mean over zero elements -> EvalError.
+Tensor mse(const Tensor &pred, const Tensor &target, Reduction reduction);
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+/// Same numel (asserted); data unchanged.
+Tensor reshape(const Tensor &x, std::vector<int64_t> newShape);
+
+/// out.shape[i] = x.shape[perm[i]].
+Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
+
+/// NumPy broadcast_to (asserts x.shape broadcasts to `shape`).
+Tensor broadcastTo(const Tensor &x, std::vector<int64_t> shape);
+
+/// Concatenate along `axis`; all inputs share dtype, rank and all other
+/// dims.  At least one input.
+Tensor concat(const std::vector<const Tensor *> &inputs, int64_t axis);
+Tensor concat(const std::vector<Tensor> &inputs, int64_t axis);
+
+/// Per dimension: start, limit >= 0, stride >= 1;
+/// out size = ceil((limit - start) / stride) (0 if limit <= start);
+/// element i = in[start + i*stride].
+Tensor slice(const Tensor &x, const std::vector<int64_t> &starts,
+             const std::vector<int64_t> &limits,
+             const std::vector<int64_t> &strides);
+
+/// NumPy take: out.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:].
+/// Negative indices wrap once (-1 = last); out of range -> EvalError.
+Tensor gather(const Tensor &x, const Tensor &indices, int64_t axis);
+
+/// table [V, D], ids (any shape, integer values in [0, V), no wrapping)
+/// -> ids.shape + [D], dtype table.dtype.
+Tensor embedding(const Tensor &table, const Tensor &ids);
+
+/// Constant padding; low/high are per-dimension and non-negative.
+Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
+           const std::vector<int64_t> &high, double value);
+
+/// Element value = its index along `axis`.
+Tensor iota(std::vector<int64_t> shape, int64_t axis, DType dtype);
+
+//===----------------------------------------------------------------------===//
+// Parameter initialisers
+//===----------------------------------------------------------------------===//
+
+enum class InitKind { Zeros, Ones, Normal, Uniform, Xavier, He };
+
+struct InitOptions {
+  double mean = 0;
+  double std = 1;
+  double low = 0;
+  double high = 1;
+  uint64_t seed = 0;
+};
+
+/// Deterministic parameter initialisation.  The exact algorithm (so it can be
+/// re-implemented e.g. in NumPy with uint64 arithmetic):
+///
+///   Generator: SplitMix64, state = seed (uint64, all arithmetic mod 2^64):
+///     next():  state += 0x9E3779B97F4A7C15
+///              z = state
+///              z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+///              z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+///              return z ^ (z >> 31)
+///   uniform(): u = (next() >> 11) * 2^-53                 in [0, 1)
+///   normal():  u1 = uniform(); u2 = uniform()            (in that order)
+///              return sqrt(-2 * log(1 - u1)) * cos(2 * pi * u2)
+///              (one normal per pair of uniforms; the sine partner is
+///              discarded)
+///
+///   Elements are generated in row-major order, one draw per element:
+///     Zeros:   0                      (no draws)
+///     Ones:    1                      (no draws)
+///     Normal:  mean + std * normal()
+///     Uniform: low + (high - low) * uniform()
+///     Xavier:  a = sqrt(6 / (fan_in + fan_out));  -a + 2a * uniform()
+///     He:      sqrt(2 / fan_in) * normal()
+///   and each value is rounded with roundTo(dtype, value).
+///
+///   Fans: rank 0: fan_in = fan_out = 1
+///         rank 1: fan_in = fan_out = shape[0]
+///         rank 2: ([in, out], dlc computes x @ w)
+///                 fan_in = shape[0], fan_out = shape[1]
+///         rank >= 3 (conv OIHW): receptive = prod(shape[2:]),
+///                 fan_in = shape[1] * receptive,
+///                 fan_out = shape[0] * receptive
+///
+/// Bit-exact reproducibility across platforms relies on log/cos/sqrt of the
+/// C library; those may differ in the last ulp between libms, which is far
+/// below f32 resolution.
+Tensor initParam(InitKind kind, const InitOptions &options, DType dtype,
+                 std::vector<int64_t> shape);
+
+/// The SplitMix64 generator described above (exposed for tests and for
+/// anyone reproducing the initialisers).
+class SplitMix64 {
+public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next();
+  /// (next() >> 11) * 2^-53, in [0, 1).
+  double uniform();
+  /// Box-Muller, one normal per two uniforms (cosine branch).
+  double normal();
+
+private:
+  uint64_t state_;
+};
+
+} // namespace dlc::oracle
+
+#endif // DLC_ORACLE_KERNELS_KERNELS_H

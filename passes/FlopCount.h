@@ -1,0 +1,39 @@
+//===- FlopCount.h - floating-point operations of a graph -------*- C++ -*-===//
+//
+// The cost model's first input: how many floating-point operations each op
+// does. Matrix products and convolutions count 2 per multiply-accumulate;
+// element-wise ops 1 per result element; the composite ops (softmax, norms,
+// losses) the handful they do per element. Data movement counts 0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_PASSES_FLOPCOUNT_H
+#define DLC_PASSES_FLOPCOUNT_H
+
+#include <cstdint>
+
+namespace mlir {
+class Operation;
+namespace func {
+class FuncOp;
+}
+} // namespace mlir
+
+namespace dlc {
+
+struct FlopCount {
+  /// In matrix products and convolutions.
+  int64_t contraction = 0;
+  /// Everywhere else.
+  int64_t other = 0;
+  int64_t total() const { return contraction + other; }
+};
+
+/// The operations `op` performs.
+FlopCount countFlops(mlir::Operation *op);
+/// The sum over a graph.
+FlopCount countFlops(mlir::func::FuncOp func);
+
+} // namespace dlc
+
+#endif // DLC_PASSES_FLOPCOUNT_H

@@ -1,0 +1,135 @@
+//===- dlc.cpp - the dlc command-line driver ------------------------------===//
+//
+// `dlc <command> <model> [options]`: check, compile, run. Parses the command
+// line (llvm::cl, with MLIR's own flags unchanged), installs a diagnostic
+// handler that prints `file:line:col: error:` with the source line and a
+// caret, and hands over to driver/Commands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/Commands.h"
+#include "frontend/text/MLIRGen.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace cl = llvm::cl;
+using namespace dlc;
+
+static cl::OptionCategory category("dlc options");
+
+static cl::opt<std::string> command(cl::Positional, cl::Required,
+                                    cl::desc("<check|compile|run>"),
+                                    cl::cat(category));
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.dlg>"),
+                                      cl::cat(category));
+static cl::list<std::string>
+    dims("dim", cl::desc("Size of a symbolic dimension, e.g. --dim N=64"),
+         cl::value_desc("NAME=SIZE"), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit", cl::desc("compile: the stage to print (ast, mlir)"),
+         cl::value_desc("stage"), cl::cat(category));
+static cl::opt<std::string> outputPath("o", cl::desc("compile: output file"),
+                                       cl::init("-"), cl::cat(category));
+static cl::opt<std::string>
+    device("device", cl::desc("run: where to run (reference)"),
+           cl::init("reference"), cl::cat(category));
+static cl::list<std::string>
+    inputs("input", cl::desc("run: an input from a file, e.g. x=@x.npy"),
+           cl::value_desc("NAME=@FILE"), cl::cat(category));
+static cl::list<std::string>
+    outputs("output", cl::desc("run: save an output, e.g. y=@y.npy"),
+            cl::value_desc("NAME=@FILE"), cl::cat(category));
+static cl::list<std::string> expectedOutputs(
+    "expected-output",
+    cl::desc("run: compare an output with a file; exit 1 if they differ"),
+    cl::value_desc("NAME=@FILE"), cl::cat(category));
+static cl::opt<double> relativeTolerance("rtol", cl::desc("run: relative tolerance"),
+                            cl::init(1e-5), cl::cat(category));
+static cl::opt<double> absoluteTolerance("atol", cl::desc("run: absolute tolerance"),
+                            cl::init(1e-8), cl::cat(category));
+static cl::opt<uint64_t> seed("seed",
+                              cl::desc("run: seed of the random inputs"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<std::string> saveParams(
+    "save-params",
+    cl::desc("run: save every parameter's value to a .npz/.safetensors file"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
+                                    cl::init(8), cl::cat(category));
+
+/// `NAME=SIZE` arguments of --dim as a map; false after printing an error.
+static bool parseDims(std::map<std::string, int64_t> &out) {
+  for (const std::string &arg : dims) {
+    size_t eq = arg.find('=');
+    long long size = -1;
+    if (eq != std::string::npos && eq > 0 &&
+        !llvm::StringRef(arg).substr(eq + 1).getAsInteger(10, size) &&
+        size >= 0) {
+      out[arg.substr(0, eq)] = size;
+      continue;
+    }
+    llvm::errs() << "dlc: error: --dim expects NAME=SIZE with a size of at "
+                    "least 0, got '" << arg << "'\n";
+    return false;
+  }
+  return true;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "dlc: a dataflow graph compiler for deep-learning models\n\n"
+          "  dlc check M.dlg [--dim N=64]         inputs, outputs, "
+          "parameters, FLOPs\n"
+          "  dlc compile M.dlg --emit=ast|mlir    print a stage\n"
+          "  dlc run M.dlg [--input x=@x.npy] [--output y=@y.npy]\n"
+          "            [--expected-output y=@y.npy --rtol R --atol A] "
+          "[--seed S]\n",
+          &llvm::errs()))
+    return kExitBadInput;
+
+  CommonOptions common;
+  common.modelPath = modelPath;
+  if (!parseDims(common.dims))
+    return kExitBadInput;
+
+  mlir::MLIRContext context;
+  dlg::loadBuilderDialects(context);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+
+  if (command == "check")
+    return runCheck(common, context, sourceMgr, llvm::outs());
+  if (command == "compile")
+    return runCompile(common, {emit, outputPath}, context, sourceMgr);
+  if (command == "run") {
+    RunOptions run;
+    run.device = device;
+    run.inputs = inputs;
+    run.outputs = outputs;
+    run.expectedOutputs = expectedOutputs;
+    run.rtol = relativeTolerance;
+    run.atol = absoluteTolerance;
+    run.seed = seed;
+    run.saveParams = saveParams;
+    run.showValues = showValues;
+    return runRun(common, run, context, sourceMgr, llvm::outs());
+  }
+  llvm::errs() << "dlc: error: unknown command '" << command
+               << "' (expected check, compile or run)\n";
+  return kExitBadInput;
+}
