@@ -1,0 +1,375 @@
+"""NumPy helpers for dlc's end-to-end tests.
+
+* run_dlc / run_source: evaluate a model with `dlc run` on the float64
+  oracle and return its outputs and every parameter's value.
+* rel_error: ||a - b|| / ||b|| (Frobenius norm, in float64).
+* Reference ops, written plainly in float64: layer_norm, rms_norm,
+  gelu_tanh, gelu_erf, sigmoid, silu, softmax, log_softmax, conv2d_nchw,
+  max_pool2d, avg_pool2d, cross_entropy, mse, round_bf16.
+* SplitMix64 / splitmix64_init: the parameter initialisers as documented in
+  oracle/kernels/Kernels.h, re-implemented with 64-bit unsigned arithmetic.
+
+Nothing here imports dlc code: the tests compare dlc with an independent
+implementation.
+"""
+import math
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+#===----------------------------------------------------------------------===#
+# Running dlc
+#===----------------------------------------------------------------------===#
+
+
+def _dim_args(dims):
+    return [f"--dim={name}={size}" for name, size in (dims or {}).items()]
+
+
+def _run(cmd):
+    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}\nexited with {result.returncode}\n"
+                           f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+    return result.stdout
+
+
+def model_info(model, dims=None):
+    """Output names and the parameter count, parsed from `dlc check`."""
+    text = _run(["dlc", "check", str(model)] + _dim_args(dims))
+    outputs, section, num_params = [], None, None
+    for line in text.splitlines():
+        if line in ("inputs:", "outputs:"):
+            section = line
+        elif line.startswith("parameters:"):
+            section = None
+            num_params = int(line.split()[1].replace(",", ""))
+        elif section == "outputs:" and line.startswith("  "):
+            outputs.append(line.strip().split(":")[0])
+    return {"outputs": outputs, "num_params": num_params}
+
+
+def run_dlc(model, inputs, dims=None, seed=0, outputs=None):
+    """Runs `dlc run MODEL` with the given inputs (name -> array).
+
+    Returns (outputs, params): dicts name -> np.ndarray of every graph output
+    (or only the names in `outputs`) and of every parameter, from
+    --save-params.  Raises RuntimeError with dlc's messages if it fails.
+    """
+    if outputs is None:
+        outputs = model_info(model, dims)["outputs"]
+    with tempfile.TemporaryDirectory(prefix="dlc-e2e-") as tmp:
+        cmd = ["dlc", "run", str(model), f"--seed={seed}"] + _dim_args(dims)
+        for name, array in inputs.items():
+            path = os.path.join(tmp, f"in_{name}.npy")
+            np.save(path, np.asarray(array))
+            cmd.append(f"--input={name}=@{path}")
+        for name in outputs:
+            cmd.append(f"--output={name}=@{os.path.join(tmp, 'out_' + name + '.npy')}")
+        params_path = os.path.join(tmp, "params.npz")
+        cmd.append(f"--save-params={params_path}")
+        _run(cmd)
+        results = {name: np.load(os.path.join(tmp, f"out_{name}.npy")) for name in outputs}
+        params = {}
+        if os.path.exists(params_path):
+            with np.load(params_path) as archive:
+                params = {key: archive[key] for key in archive.files}
+    return results, params
+
+
+def run_source(source, inputs, dims=None, seed=0, outputs=None):
+    """As run_dlc, for a model given as .dlg text."""
+    with tempfile.TemporaryDirectory(prefix="dlc-e2e-") as tmp:
+        path = os.path.join(tmp, "model.dlg")
+        with open(path, "w") as f:
+            f.write(source)
+        return run_dlc(path, inputs, dims=dims, seed=seed, outputs=outputs)
+
+
+def example(name):
+    """Path of examples/NAME.dlg in the source tree."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(here, "..", "..", "examples", name + ".dlg")
+
+
+#===----------------------------------------------------------------------===#
+# Comparing
+#===----------------------------------------------------------------------===#
+
+
+def rel_error(a, b):
+    """||a - b|| / ||b||, Frobenius norm in float64 (0 when both are 0)."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    assert a.shape == b.shape, f"shapes differ: {a.shape} vs {b.shape}"
+    diff = np.linalg.norm((a - b).ravel())
+    norm = np.linalg.norm(b.ravel())
+    if norm == 0:
+        return 0.0 if diff == 0 else math.inf
+    return diff / norm
+
+
+def check_close(name, got, want, tol=1e-6):
+    """Asserts rel_error(got, want) <= tol and prints the error."""
+    err = rel_error(got, want)
+    print(f"{name}: rel_error = {err:.3e}")
+    assert err <= tol, f"{name}: rel_error {err:.3e} > {tol:g}"
+    return err
+
+
+def check_equal(name, got, want):
+    """Asserts an exact match (integer and boolean results, exact copies)."""
+    got, want = np.asarray(got), np.asarray(want)
+    ok = got.shape == want.shape and np.array_equal(got, want)
+    print(f"{name}: {'exact' if ok else 'DIFFERS'}")
+    assert ok, f"{name}: got {got!r}, want {want!r}"
+
+
+#===----------------------------------------------------------------------===#
+# Reference ops (float64)
+#===----------------------------------------------------------------------===#
+
+
+def f64(x):
+    return np.asarray(x, np.float64)
+
+
+def layer_norm(x, scale, bias=None, axis=-1, eps=1e-5):
+    """Normalises over dims [axis, rank) with the biased variance."""
+    x = f64(x)
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps) * f64(scale)
+    return y if bias is None else y + f64(bias)
+
+
+def rms_norm(x, scale, axis=-1, eps=1e-6):
+    x = f64(x)
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    return x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps) * f64(scale)
+
+
+def gelu_tanh(x):
+    x = f64(x)
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu_erf(x):
+    x = f64(x)
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-f64(x)))
+
+
+def silu(x):
+    return f64(x) * sigmoid(x)
+
+
+def softmax(x, axis=-1):
+    x = f64(x)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    x = f64(x)
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _window(xp, kh, kw, out_h, out_w, stride, dilation=(1, 1)):
+    """xp[..., kh*dh + i*sh, kw*dw + j*sw] for all output positions i, j."""
+    sh, sw = stride
+    h0, w0 = kh * dilation[0], kw * dilation[1]
+    return xp[..., h0:h0 + sh * (out_h - 1) + 1:sh, w0:w0 + sw * (out_w - 1) + 1:sw]
+
+
+def _pad_hw(x, padding, value):
+    top, left, bottom, right = padding
+    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
+
+
+def conv2d_nchw(x, w, b=None, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1):
+    """x [N, C, H, W], w [O, C/groups, KH, KW]; padding (top, left, bottom, right)."""
+    x, w = f64(x), f64(w)
+    n, c, h, wd = x.shape
+    o, cg, kh_, kw_ = w.shape
+    assert c == cg * groups and o % groups == 0
+    top, left, bottom, right = padding
+    out_h = (h + top + bottom - dilation[0] * (kh_ - 1) - 1) // stride[0] + 1
+    out_w = (wd + left + right - dilation[1] * (kw_ - 1) - 1) // stride[1] + 1
+    xp = _pad_hw(x, padding, 0.0)
+    out = np.zeros((n, o, out_h, out_w))
+    per_group = o // groups
+    for oc in range(o):
+        g = oc // per_group
+        for ic in range(cg):
+            for kh in range(kh_):
+                for kw in range(kw_):
+                    patch = _window(xp[:, g * cg + ic], kh, kw, out_h, out_w, stride, dilation)
+                    out[:, oc] += w[oc, ic, kh, kw] * patch
+    if b is not None:
+        out += f64(b)[None, :, None, None]
+    return out
+
+
+def max_pool2d(x, kernel, stride=None, padding=(0, 0, 0, 0)):
+    """Padding contributes -inf."""
+    x = f64(x)
+    stride = stride or kernel
+    top, left, bottom, right = padding
+    out_h = (x.shape[2] + top + bottom - kernel[0]) // stride[0] + 1
+    out_w = (x.shape[3] + left + right - kernel[1]) // stride[1] + 1
+    xp = _pad_hw(x, padding, -np.inf)
+    out = np.full(x.shape[:2] + (out_h, out_w), -np.inf)
+    for kh in range(kernel[0]):
+        for kw in range(kernel[1]):
+            out = np.maximum(out, _window(xp, kh, kw, out_h, out_w, stride))
+    return out
+
+
+def avg_pool2d(x, kernel, stride=None, padding=(0, 0, 0, 0), count_include_pad=False):
+    """Padding contributes 0; divides by KH*KW or by the real elements."""
+    x = f64(x)
+    stride = stride or kernel
+    top, left, bottom, right = padding
+    out_h = (x.shape[2] + top + bottom - kernel[0]) // stride[0] + 1
+    out_w = (x.shape[3] + left + right - kernel[1]) // stride[1] + 1
+    xp = _pad_hw(x, padding, 0.0)
+    real = _pad_hw(np.ones_like(x), padding, 0.0)
+    total = np.zeros(x.shape[:2] + (out_h, out_w))
+    count = np.zeros_like(total)
+    for kh in range(kernel[0]):
+        for kw in range(kernel[1]):
+            total += _window(xp, kh, kw, out_h, out_w, stride)
+            count += _window(real, kh, kw, out_h, out_w, stride)
+    return total / (kernel[0] * kernel[1] if count_include_pad else count)
+
+
+def _reduce(values, reduction):
+    if reduction == "none":
+        return values
+    if reduction == "sum":
+        return values.sum()
+    assert reduction == "mean"
+    return values.mean()
+
+
+def cross_entropy(logits, labels, reduction="mean"):
+    """-log_softmax(logits)[..., label] per position, then reduced."""
+    lsm = log_softmax(logits, axis=-1)
+    picked = np.take_along_axis(lsm, np.asarray(labels, np.int64)[..., None], axis=-1)[..., 0]
+    return _reduce(-picked, reduction)
+
+
+def mse(pred, target, reduction="mean"):
+    return _reduce((f64(pred) - f64(target)) ** 2, reduction)
+
+
+def round_bf16(x):
+    """float32 values rounded to bfloat16 (round to nearest, ties to even),
+    returned as float32: keep the top 16 bits of the float32 pattern."""
+    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    lsb = (bits >> 16) & 1
+    bits = ((bits + 0x7FFF + lsb) & 0xFFFF0000).astype(np.uint32)
+    return bits.view(np.float32)
+
+
+#===----------------------------------------------------------------------===#
+# Parameter initialisers (oracle/kernels/Kernels.h)
+#===----------------------------------------------------------------------===#
+
+MASK64 = (1 << 64) - 1
+GOLDEN_GAMMA = 0x9E3779B97F4A7C15
+
+
+class SplitMix64:
+    """The generator, one draw at a time, with Python ints masked to 64 bits."""
+
+    def __init__(self, seed):
+        self.state = seed & MASK64
+
+    def next(self):
+        self.state = (self.state + GOLDEN_GAMMA) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def uniform(self):
+        return (self.next() >> 11) * 2.0**-53
+
+    def normal(self):
+        u1 = self.uniform()
+        u2 = self.uniform()
+        return math.sqrt(-2 * math.log(1 - u1)) * math.cos(2 * math.pi * u2)
+
+
+def splitmix64_draws(seed, count):
+    """The first `count` outputs of SplitMix64(seed), as a uint64 array.
+
+    The state after k steps is seed + k * GOLDEN_GAMMA (mod 2^64), so all
+    draws can be computed at once; numpy's uint64 arithmetic wraps."""
+    with np.errstate(over="ignore"):
+        k = np.arange(1, count + 1, dtype=np.uint64)
+        z = np.uint64(seed & MASK64) + k * np.uint64(GOLDEN_GAMMA)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def splitmix64_uniform(seed, count):
+    """`count` uniforms in [0, 1): (next() >> 11) * 2^-53."""
+    return (splitmix64_draws(seed, count) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def splitmix64_normal(seed, count):
+    """`count` normals, Box-Muller (cosine branch), two uniforms per normal."""
+    u = splitmix64_uniform(seed, 2 * count)
+    u1, u2 = u[0::2], u[1::2]
+    return np.sqrt(-2.0 * np.log(1.0 - u1)) * np.cos(2.0 * np.pi * u2)
+
+
+def fans(shape):
+    """(fan_in, fan_out) as dlc computes them (weights [in, out] and OIHW)."""
+    if len(shape) == 0:
+        return 1.0, 1.0
+    if len(shape) == 1:
+        return float(shape[0]), float(shape[0])
+    if len(shape) == 2:
+        return float(shape[0]), float(shape[1])
+    receptive = int(np.prod(shape[2:]))
+    return float(shape[1] * receptive), float(shape[0] * receptive)
+
+
+def splitmix64_init(kind, shape, seed=0, mean=0.0, std=1.0, low=0.0, high=1.0,
+                    dtype=np.float32):
+    """The value dlc gives a parameter `kind(...)` of `shape`, in row-major
+    order with one draw per element, rounded to `dtype`."""
+    shape = tuple(shape)
+    n = int(np.prod(shape))
+    fan_in, fan_out = fans(shape)
+    if kind == "zeros":
+        values = np.zeros(n)
+    elif kind == "ones":
+        values = np.ones(n)
+    elif kind == "normal":
+        values = mean + std * splitmix64_normal(seed, n)
+    elif kind == "uniform":
+        values = low + (high - low) * splitmix64_uniform(seed, n)
+    elif kind == "xavier":
+        a = math.sqrt(6.0 / (fan_in + fan_out))
+        values = -a + 2.0 * a * splitmix64_uniform(seed, n)
+    elif kind == "he":
+        values = math.sqrt(2.0 / fan_in) * splitmix64_normal(seed, n)
+    else:
+        raise ValueError(f"unknown initialiser {kind!r}")
+    return values.reshape(shape).astype(dtype)

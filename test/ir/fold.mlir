@@ -1,0 +1,101 @@
+// RUN: dlc-opt %s --split-input-file --canonicalize | FileCheck %s
+
+// A reshape to its operand's own type is the operand.
+
+// CHECK-LABEL: func.func @reshape_to_same_type_folds_away
+//  CHECK-SAME:   (%[[X:[^:]+]]: tensor<4x8xf32>)
+//   CHECK-NOT:   dlc.reshape
+//       CHECK:   return %[[X]] : tensor<4x8xf32>
+func.func @reshape_to_same_type_folds_away(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = dlc.reshape %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reshape(reshape(x)) reads x directly; the inner reshape is then dead.
+
+// CHECK-LABEL: func.func @reshape_of_reshape_is_one_reshape
+//  CHECK-SAME:   (%[[X:[^:]+]]: tensor<4x8xf32>)
+//       CHECK:   %[[R:.+]] = dlc.reshape %[[X]] : tensor<4x8xf32> -> tensor<2x16xf32>
+//   CHECK-NOT:   dlc.reshape
+//       CHECK:   return %[[R]] : tensor<2x16xf32>
+func.func @reshape_of_reshape_is_one_reshape(%x: tensor<4x8xf32>) -> tensor<2x16xf32> {
+  %0 = dlc.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
+  %1 = dlc.reshape %0 : tensor<32xf32> -> tensor<2x16xf32>
+  return %1 : tensor<2x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_chain_is_one_reshape
+//  CHECK-SAME:   (%[[X:[^:]+]]: tensor<4x8xf32>)
+//       CHECK:   %[[R:.+]] = dlc.reshape %[[X]] : tensor<4x8xf32> -> tensor<8x4xf32>
+//   CHECK-NOT:   dlc.reshape
+//       CHECK:   return %[[R]] : tensor<8x4xf32>
+func.func @reshape_chain_is_one_reshape(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %0 = dlc.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
+  %1 = dlc.reshape %0 : tensor<32xf32> -> tensor<2x16xf32>
+  %2 = dlc.reshape %1 : tensor<2x16xf32> -> tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
+}
+
+// -----
+
+// Reshaping there and back again leaves x.
+
+// CHECK-LABEL: func.func @reshape_there_and_back_folds_away
+//  CHECK-SAME:   (%[[X:[^:]+]]: tensor<4x8xf32>)
+//   CHECK-NOT:   dlc.reshape
+//       CHECK:   return %[[X]] : tensor<4x8xf32>
+func.func @reshape_there_and_back_folds_away(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = dlc.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
+  %1 = dlc.reshape %0 : tensor<32xf32> -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// An inner reshape with another user stays for that user.
+
+// CHECK-LABEL: func.func @shared_inner_reshape_stays
+//  CHECK-SAME:   (%[[X:[^:]+]]: tensor<4x8xf32>)
+//   CHECK-DAG:   %[[FLAT:.+]] = dlc.reshape %[[X]] : tensor<4x8xf32> -> tensor<32xf32>
+//   CHECK-DAG:   %[[R:.+]] = dlc.reshape %[[X]] : tensor<4x8xf32> -> tensor<2x16xf32>
+//       CHECK:   return %[[FLAT]], %[[R]] : tensor<32xf32>, tensor<2x16xf32>
+func.func @shared_inner_reshape_stays(%x: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<2x16xf32>) {
+  %0 = dlc.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
+  %1 = dlc.reshape %0 : tensor<32xf32> -> tensor<2x16xf32>
+  return %0, %1 : tensor<32xf32>, tensor<2x16xf32>
+}
+
+// -----
+
+// Constants fold to themselves: canonicalisation keeps them and their uses.
+
+// CHECK-LABEL: func.func @constants_stay
+//  CHECK-SAME:   (%[[X:[^:]+]]: tensor<4x10xf32>)
+//   CHECK-DAG:   %[[HALF:.+]] = dlc.constant dense<5.000000e-01> : tensor<f32>
+//   CHECK-DAG:   %[[IDS:.+]] = dlc.constant dense<[1, 2, 3]> : tensor<3xi32>
+//       CHECK:   %[[Y:.+]] = dlc.mul %[[X]], %[[HALF]] : (tensor<4x10xf32>, tensor<f32>) -> tensor<4x10xf32>
+//       CHECK:   return %[[Y]], %[[IDS]] : tensor<4x10xf32>, tensor<3xi32>
+func.func @constants_stay(%x: tensor<4x10xf32>) -> (tensor<4x10xf32>, tensor<3xi32>) {
+  %c = dlc.constant dense<5.000000e-01> : tensor<f32>
+  %0 = dlc.mul %x, %c : (tensor<4x10xf32>, tensor<f32>) -> tensor<4x10xf32>
+  %ids = dlc.constant dense<[1, 2, 3]> : tensor<3xi32>
+  return %0, %ids : tensor<4x10xf32>, tensor<3xi32>
+}
+
+// -----
+
+// A reshape of a constant is not evaluated at compile time.
+
+// CHECK-LABEL: func.func @reshape_of_constant_stays
+//       CHECK:   %[[C:.+]] = dlc.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+//       CHECK:   %[[R:.+]] = dlc.reshape %[[C]] : tensor<4xf32> -> tensor<2x2xf32>
+//       CHECK:   return %[[R]] : tensor<2x2xf32>
+func.func @reshape_of_constant_stays() -> tensor<2x2xf32> {
+  %c = dlc.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = dlc.reshape %c : tensor<4xf32> -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
