@@ -23,14 +23,20 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                    formatType(lhs), " @ ", formatType(rhs),
                    " (reshape a vector to a 1-row or 1-column matrix)");
   SmallVector<int64_t> a(lhs.getShape()), b(rhs.getShape());
-  if (adaptor.getTransposeA())
+  bool transposeA = boolOr(adaptor.getTransposeAAttr(), false);
+  bool transposeB = boolOr(adaptor.getTransposeBAttr(), false);
+  if (transposeA)
     std::swap(a[a.size() - 1], a[a.size() - 2]);
-  if (adaptor.getTransposeB())
+  if (transposeB)
     std::swap(b[b.size() - 1], b[b.size() - 2]);
   int64_t m = a[a.size() - 2], k = a.back(), k2 = b[b.size() - 2], n = b.back();
+  auto operand = [](RankedTensorType t, bool transposed) {
+    return transposed ? "transpose(" + formatType(t) + ")" : formatType(t);
+  };
   if (k != k2)
     return opError(loc, opName, "contracting dimensions differ: ", k, " vs ",
-                   k2, " in ", formatType(lhs), " @ ", formatType(rhs));
+                   k2, " in ", operand(lhs, transposeA), " @ ",
+                   operand(rhs, transposeB));
   auto batch = broadcastShapes(ArrayRef<int64_t>(a).drop_back(2),
                                ArrayRef<int64_t>(b).drop_back(2));
   if (!batch)

@@ -20,10 +20,12 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     return opError(loc, opName, "needs at least one operand");
   auto first = getRankedType(inputs[0]);
   if (!first || first.getRank() == 0)
-    return opError(loc, opName, "needs operands of rank at least 1");
-  auto axis = normalizeAxis(adaptor.getAxis(), first.getRank());
+    return opError(loc, opName, "needs operands of rank at least 1, got ",
+                   formatType(inputs[0].getType()));
+  int64_t requested = axisOr(adaptor.getAxisAttr(), 0);
+  auto axis = normalizeAxis(requested, first.getRank());
   if (!axis)
-    return opError(loc, opName, "axis ", adaptor.getAxis(),
+    return opError(loc, opName, "axis ", requested,
                    " is out of range for ", formatType(first));
   SmallVector<int64_t> shape(first.getShape());
   for (auto [i, value] : llvm::enumerate(inputs.drop_front())) {
@@ -84,9 +86,10 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
       !indices.getElementType().isInteger(64))
     return opError(loc, opName, "needs i32 or i64 indices, got ",
                    formatType(indices));
-  auto axis = normalizeAxis(adaptor.getAxis(), x.getRank());
+  int64_t requested = axisOr(adaptor.getAxisAttr(), 0);
+  auto axis = normalizeAxis(requested, x.getRank());
   if (!axis)
-    return opError(loc, opName, "axis ", adaptor.getAxis(),
+    return opError(loc, opName, "axis ", requested,
                    " is out of range for ", formatType(x));
   SmallVector<int64_t> shape(x.getShape().take_front(*axis));
   llvm::append_range(shape, indices.getShape());

@@ -50,7 +50,7 @@ LogicalResult IotaOp::verify() {
   if (rank == 0)
     return emitOpError("needs a result of rank at least 1");
   if (!normalizeAxis(getAxis(), rank))
-    return emitOpError("axis ") << getAxis() << " is out of range for "
+    return emitOpError("axis ") << static_cast<int64_t>(getAxis()) << " is out of range for "
                                 << formatType(getType());
   return success();
 }
@@ -101,6 +101,17 @@ LogicalResult ParamOp::verify() {
     return checkInitEntry<IntegerAttr>(*this, init, "seed", "an integer seed",
                                        /*optional=*/true);
   }
+  if (k == "data") {
+    auto value = dyn_cast_or_null<ElementsAttr>(init.get("value"));
+    if (!value)
+      return emitOpError("initialiser 'data' needs 'value' (an elements "
+                         "attribute holding the parameter's value)");
+    if (value.getType() != getType())
+      return emitOpError("initialiser 'data' holds ")
+             << formatType(value.getType()) << ", but the parameter is "
+             << formatType(getType());
+    return success();
+  }
   if (k == "file") {
     if (failed(checkInitEntry<StringAttr>(*this, init, "path", "a file path",
                                           /*optional=*/false)) ||
@@ -110,7 +121,7 @@ LogicalResult ParamOp::verify() {
     return success();
   }
   return emitOpError("unknown initialiser '")
-         << k << "' (expected zeros, ones, normal, uniform, xavier, he or file)";
+         << k << "' (expected zeros, ones, normal, uniform, xavier, he, file or data)";
 }
 
 //===----------------------------------------------------------------------===//

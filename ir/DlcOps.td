@@ -58,10 +58,15 @@ def Dlc_ParamOp : Dlc_Op<"param", []> {
     (`low`, `high`, `seed`), `xavier` (`seed`), `he` (`seed`), or `file`
     (`path`, and `key` inside an `.npz`/`.safetensors` archive). Random
     initialisers are deterministic on every platform for a given seed
-    (SplitMix64, Box–Muller; see `oracle/kernels/Kernels.h`).
+    (SplitMix64, Box–Muller; see `oracle/kernels/Kernels.h`). Kind `data`
+    holds the value itself in `value`, an elements attribute of exactly the
+    parameter's type: a `DenseElementsAttr`, or a `DenseResourceElementsAttr`
+    for large tensors so that printed IR stays small (ONNX initializers
+    become parameters of this kind).
 
     ```mlir
     %w1 = dlc.param "w1" {init = {kind = "he", seed = 1 : i64}} : tensor<784x128xf32>
+    %b1 = dlc.param "b1" {init = {kind = "data", value = dense<[0.5, -1.0]> : tensor<2xf32>}} : tensor<2xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, DictionaryAttr:$init);
@@ -91,13 +96,24 @@ class Dlc_UnaryOp<string mnemonic, Type operandType, string what,
 }
 
 def Dlc_AbsOp : Dlc_UnaryOp<"abs", Dlc_NumericTensor, "absolute value">;
+def Dlc_AtanOp : Dlc_UnaryOp<"atan", Dlc_FloatTensor,
+    "arc tangent, in (-pi/2, pi/2)">;
+def Dlc_CeilOp : Dlc_UnaryOp<"ceil", Dlc_FloatTensor,
+    "rounding up to an integral value">;
+def Dlc_CosOp : Dlc_UnaryOp<"cos", Dlc_FloatTensor, "cosine">;
+def Dlc_ErfOp : Dlc_UnaryOp<"erf", Dlc_FloatTensor, "Gauss error function">;
 def Dlc_ExpOp : Dlc_UnaryOp<"exp", Dlc_FloatTensor, "exponential">;
+def Dlc_FloorOp : Dlc_UnaryOp<"floor", Dlc_FloatTensor,
+    "rounding down to an integral value">;
 def Dlc_LogOp : Dlc_UnaryOp<"log", Dlc_FloatTensor, "natural logarithm">;
 def Dlc_NegOp : Dlc_UnaryOp<"neg", Dlc_NumericTensor, "negation">;
 def Dlc_ReluOp : Dlc_UnaryOp<"relu", Dlc_NumericTensor, "max(x, 0)">;
+def Dlc_RoundOp : Dlc_UnaryOp<"round", Dlc_FloatTensor,
+    "rounding to the nearest integral value, halves to even">;
 def Dlc_RsqrtOp : Dlc_UnaryOp<"rsqrt", Dlc_FloatTensor, "1 / sqrt(x)">;
 def Dlc_SigmoidOp : Dlc_UnaryOp<"sigmoid", Dlc_FloatTensor, "1 / (1 + exp(-x))">;
 def Dlc_SiluOp : Dlc_UnaryOp<"silu", Dlc_FloatTensor, "x * sigmoid(x)">;
+def Dlc_SinOp : Dlc_UnaryOp<"sin", Dlc_FloatTensor, "sine">;
 def Dlc_SqrtOp : Dlc_UnaryOp<"sqrt", Dlc_FloatTensor, "square root">;
 def Dlc_TanhOp : Dlc_UnaryOp<"tanh", Dlc_FloatTensor, "hyperbolic tangent">;
 
@@ -292,6 +308,7 @@ class Dlc_ReduceOp<string mnemonic, string what>
 def Dlc_ReduceMaxOp : Dlc_ReduceOp<"reduce_max", "maximum">;
 def Dlc_ReduceMeanOp : Dlc_ReduceOp<"reduce_mean", "mean">;
 def Dlc_ReduceMinOp : Dlc_ReduceOp<"reduce_min", "minimum">;
+def Dlc_ReduceProdOp : Dlc_ReduceOp<"reduce_prod", "product">;
 def Dlc_ReduceSumOp : Dlc_ReduceOp<"reduce_sum", "sum">;
 
 //===----------------------------------------------------------------------===//
@@ -539,6 +556,59 @@ def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor]> {
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = "$pred `,` $target attr-dict `:` "
                        "functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels: fusion regions
+//===----------------------------------------------------------------------===//
+
+def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "A group of ops that becomes one kernel.";
+  let description = [{
+    The body computes the results from the block arguments, which stand for
+    the operands (the region is isolated from above: everything it reads is
+    an operand). One fusion region is one kernel launch: the values inside
+    never reach memory. `kind` names the pattern that formed it
+    (`elementwise`, `reduction`, `contraction`, `attention`, ...), and later
+    stages attach the kernel's schedule as attributes.
+
+    A region may have several results when a value it computes is also
+    needed outside (a multi-output kernel).
+
+    ```mlir
+    %y = dlc.fusion %x, %b {kind = "elementwise"} : (tensor<4x128xf32>, tensor<128xf32>) -> tensor<4x128xf32> {
+    ^bb0(%a: tensor<4x128xf32>, %c: tensor<128xf32>):
+      %0 = dlc.add %a, %c : (tensor<4x128xf32>, tensor<128xf32>) -> tensor<4x128xf32>
+      %1 = dlc.relu %0 : tensor<4x128xf32>
+      dlc.yield %1 : tensor<4x128xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Dlc_Tensor>:$inputs,
+      DefaultValuedAttr<StrAttr, "\"elementwise\"">:$kind);
+  let results = (outs Variadic<Dlc_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $results) $body";
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                   "::mlir::ValueRange":$inputs, "::llvm::StringRef":$kind)>
+  ];
+}
+
+def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator,
+                                   HasParent<"FusionOp">]> {
+  let summary = "Returns the results of a fusion region.";
+  let description = [{
+    ```mlir
+    dlc.yield %1 : tensor<4x128xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Dlc_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* nothing */ }]>];
 }
 
 #endif // DLC_IR_DLCOPS_TD

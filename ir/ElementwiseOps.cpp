@@ -39,14 +39,21 @@ static LogicalResult inferUnary(std::optional<Location> loc, StringRef opName,
   }
 
 DLC_UNARY_INFERENCE(AbsOp, false)
+DLC_UNARY_INFERENCE(AtanOp, true)
+DLC_UNARY_INFERENCE(CeilOp, true)
+DLC_UNARY_INFERENCE(CosOp, true)
+DLC_UNARY_INFERENCE(ErfOp, true)
 DLC_UNARY_INFERENCE(ExpOp, true)
+DLC_UNARY_INFERENCE(FloorOp, true)
 DLC_UNARY_INFERENCE(GeluOp, true)
 DLC_UNARY_INFERENCE(LogOp, true)
 DLC_UNARY_INFERENCE(NegOp, false)
 DLC_UNARY_INFERENCE(ReluOp, false)
+DLC_UNARY_INFERENCE(RoundOp, true)
 DLC_UNARY_INFERENCE(RsqrtOp, true)
 DLC_UNARY_INFERENCE(SigmoidOp, true)
 DLC_UNARY_INFERENCE(SiluOp, true)
+DLC_UNARY_INFERENCE(SinOp, true)
 DLC_UNARY_INFERENCE(SqrtOp, true)
 DLC_UNARY_INFERENCE(TanhOp, true)
 #undef DLC_UNARY_INFERENCE
@@ -138,7 +145,9 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                          SmallVectorImpl<Type> &types) {
   StringRef opName = getOperationName();
   auto cond = getRankedType(adaptor.getCond());
-  if (cond && !cond.getElementType().isInteger(1))
+  if (!cond)
+    return opError(loc, opName, "needs a ranked tensor condition");
+  if (!cond.getElementType().isInteger(1))
     return opError(loc, opName, "needs an i1 condition, got ",
                    formatType(cond));
   auto branches = inferBroadcast(
@@ -146,11 +155,11 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
       {"on_true", "on_false"}, /*sameElementType=*/true);
   if (failed(branches))
     return failure();
-  auto shape = inferBroadcast(
-      loc, opName, {adaptor.getCond(), adaptor.getOnTrue(), adaptor.getOnFalse()},
-      {"cond", "on_true", "on_false"}, /*sameElementType=*/false);
-  if (failed(shape))
-    return failure();
+  auto shape = broadcastShapes(cond.getShape(), *branches);
+  if (!shape)
+    return opError(loc, opName, "cannot broadcast the condition ",
+                   formatType(cond), " with the branches' shape ",
+                   formatShape(*branches));
   types.push_back(RankedTensorType::get(
       *shape, getRankedType(adaptor.getOnTrue()).getElementType()));
   return success();

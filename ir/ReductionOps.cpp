@@ -47,12 +47,15 @@ static LogicalResult inferReduce(std::optional<Location> loc, StringRef opName,
                                      Adaptor adaptor,                          \
                                      SmallVectorImpl<Type> &types) {           \
     return inferReduce(loc, getOperationName(), adaptor.getX(),                \
-                       adaptor.getAxesAttr(), adaptor.getKeepdims(), types);   \
+                       adaptor.getAxesAttr(),                                  \
+                       adaptor.getKeepdimsAttr() && adaptor.getKeepdims(),     \
+                       types);                                                 \
   }
 
 DLC_REDUCE_INFERENCE(ReduceMaxOp)
 DLC_REDUCE_INFERENCE(ReduceMeanOp)
 DLC_REDUCE_INFERENCE(ReduceMinOp)
+DLC_REDUCE_INFERENCE(ReduceProdOp)
 DLC_REDUCE_INFERENCE(ReduceSumOp)
 #undef DLC_REDUCE_INFERENCE
 
@@ -76,7 +79,7 @@ LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   return inferSoftmax(loc, getOperationName(), adaptor.getX(),
-                      adaptor.getAxis(), types);
+                      axisOr(adaptor.getAxisAttr(), -1), types);
 }
 
 LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
@@ -84,7 +87,7 @@ LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &types) {
   return inferSoftmax(loc, getOperationName(), adaptor.getX(),
-                      adaptor.getAxis(), types);
+                      axisOr(adaptor.getAxisAttr(), -1), types);
 }
 
 /// layer_norm and rms_norm: `params` (scale, bias) have exactly the shape of
@@ -123,8 +126,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   return inferNorm(loc, getOperationName(), adaptor.getX(),
                    {{"scale", adaptor.getScale()}, {"bias", adaptor.getBias()}},
-                   adaptor.getAxis(), adaptor.getEpsilon().convertToDouble(),
-                   types);
+                   axisOr(adaptor.getAxisAttr(), -1),
+                   floatOr(adaptor.getEpsilonAttr(), 1e-5), types);
 }
 
 LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
@@ -132,8 +135,15 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   return inferNorm(loc, getOperationName(), adaptor.getX(),
-                   {{"scale", adaptor.getScale()}}, adaptor.getAxis(),
-                   adaptor.getEpsilon().convertToDouble(), types);
+                   {{"scale", adaptor.getScale()}},
+                   axisOr(adaptor.getAxisAttr(), -1),
+                   floatOr(adaptor.getEpsilonAttr(), 1e-6), types);
+}
+
+/// The reduction of a loss; `mean` when the attribute is absent (inference
+/// runs while parsing, before default values are filled in).
+static LossReduction reductionOr(LossReductionAttr attr) {
+  return attr ? attr.getValue() : LossReduction::mean;
 }
 
 /// Losses produce a scalar, or the per-example shape with reduction none.
@@ -168,7 +178,7 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
                                                 : ArrayRef<int64_t>()),
                    " (one class index per row), got ", formatType(labels));
   types.push_back(lossResultType(labels.getShape(), logits.getElementType(),
-                                 adaptor.getReduction()));
+                                 reductionOr(adaptor.getReductionAttr())));
   return success();
 }
 
@@ -185,6 +195,6 @@ LogicalResult MseOp::inferReturnTypes(MLIRContext *,
     return opError(loc, opName, "prediction and target differ: ",
                    formatType(pred), " vs ", formatType(target));
   types.push_back(lossResultType(pred.getShape(), pred.getElementType(),
-                                 adaptor.getReduction()));
+                                 reductionOr(adaptor.getReductionAttr())));
   return success();
 }

@@ -61,6 +61,18 @@ requireAttrs(std::optional<Location> loc, StringRef opName,
   return success();
 }
 
+int64_t axisOr(IntegerAttr attr, int64_t fallback) {
+  return attr ? attr.getValue().getSExtValue() : fallback;
+}
+
+double floatOr(FloatAttr attr, double fallback) {
+  return attr ? attr.getValueAsDouble() : fallback;
+}
+
+bool boolOr(BoolAttr attr, bool fallback) {
+  return attr ? attr.getValue() : fallback;
+}
+
 RankedTensorType getRankedType(Value value) {
   return dyn_cast<RankedTensorType>(value.getType());
 }

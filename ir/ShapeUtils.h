@@ -9,6 +9,7 @@
 #ifndef DLC_IR_SHAPEUTILS_H
 #define DLC_IR_SHAPEUTILS_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallVector.h"
@@ -48,6 +49,13 @@ mlir::LogicalResult
 requireAttrs(std::optional<mlir::Location> loc, llvm::StringRef opName,
              std::initializer_list<std::pair<llvm::StringRef, mlir::Attribute>>
                  attrs);
+
+/// The value of an optional integer or float attribute, or `fallback` when
+/// it is absent: inference runs while parsing, before ODS fills in default
+/// values, so default-valued attributes must be read through these.
+int64_t axisOr(mlir::IntegerAttr attr, int64_t fallback);
+double floatOr(mlir::FloatAttr attr, double fallback);
+bool boolOr(mlir::BoolAttr attr, bool fallback);
 
 /// The ranked tensor type of `value`, which every dlc operand has once the
 /// ODS constraints hold; inference may run before they are checked.

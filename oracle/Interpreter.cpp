@@ -14,8 +14,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
 
 using namespace mlir;
 
@@ -46,11 +49,73 @@ static double numberOr(DictionaryAttr dict, StringRef key, double fallback) {
   return fallback;
 }
 
+/// The elements of `attr` as doubles: a DenseElementsAttr through its
+/// values, a DenseResourceElementsAttr by reading its blob as the element
+/// type's little-endian bytes (i1 as one byte each).
+static FailureOr<std::vector<double>> elementValues(ElementsAttr attr,
+                                                    Operation *op) {
+  auto type = llvm::cast<ShapedType>(attr.getType());
+  Type element = type.getElementType();
+  std::vector<double> values;
+  values.reserve(type.getNumElements());
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (isa<FloatType>(element)) {
+      for (APFloat v : dense.getValues<APFloat>())
+        values.push_back(v.convertToDouble() * 1.0);
+    } else {
+      bool isBool = element.isInteger(1);
+      for (APInt v : dense.getValues<APInt>())
+        values.push_back(isBool ? (v.isZero() ? 0.0 : 1.0)
+                                : static_cast<double>(v.getSExtValue()));
+    }
+    return values;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return op->emitError("parameter data is not a dense or resource elements "
+                         "attribute with its blob present");
+  ArrayRef<char> bytes = blob->getData();
+  int64_t n = type.getNumElements();
+  unsigned bits = element.getIntOrFloatBitWidth();
+  size_t width = bits == 1 ? 1 : bits / 8;
+  if (bytes.size() != static_cast<size_t>(n) * width)
+    return op->emitError("parameter data holds ")
+           << bytes.size() << " bytes, " << n * width << " expected";
+  for (int64_t i = 0; i < n; ++i) {
+    const char *p = bytes.data() + i * width;
+    if (auto f = dyn_cast<FloatType>(element)) {
+      uint64_t word = 0;
+      std::memcpy(&word, p, width);
+      values.push_back(APFloat(f.getFloatSemantics(), APInt(bits, word))
+                           .convertToDouble());
+    } else if (bits == 1) {
+      values.push_back(*p ? 1.0 : 0.0);
+    } else if (bits == 32) {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      values.push_back(v);
+    } else {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      values.push_back(static_cast<double>(v));
+    }
+  }
+  return values;
+}
+
 FailureOr<Tensor> materializeParam(ParamOp op) {
   auto type = op.getType();
   DType dtype = dtypeOf(type.getElementType());
   DictionaryAttr init = op.getInit();
   StringRef kind = init.getAs<StringAttr>("kind").getValue();
+  if (kind == "data") {
+    auto values = elementValues(init.getAs<ElementsAttr>("value"), op);
+    if (failed(values))
+      return failure();
+    return Tensor::fromValues(dtype, shapeOf(type), std::move(*values));
+  }
   if (kind == "file") {
     std::string path = init.getAs<StringAttr>("path").str();
     std::string key;
@@ -190,13 +255,20 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
       })
       // Element-wise.
       .Case([&](AbsOp o) { return unaryOp(o, UnaryOp::Abs); })
+      .Case([&](AtanOp o) { return unaryOp(o, UnaryOp::Atan); })
+      .Case([&](CeilOp o) { return unaryOp(o, UnaryOp::Ceil); })
+      .Case([&](CosOp o) { return unaryOp(o, UnaryOp::Cos); })
+      .Case([&](ErfOp o) { return unaryOp(o, UnaryOp::Erf); })
       .Case([&](ExpOp o) { return unaryOp(o, UnaryOp::Exp); })
+      .Case([&](FloorOp o) { return unaryOp(o, UnaryOp::Floor); })
       .Case([&](LogOp o) { return unaryOp(o, UnaryOp::Log); })
       .Case([&](NegOp o) { return unaryOp(o, UnaryOp::Neg); })
       .Case([&](ReluOp o) { return unaryOp(o, UnaryOp::Relu); })
+      .Case([&](RoundOp o) { return unaryOp(o, UnaryOp::Round); })
       .Case([&](RsqrtOp o) { return unaryOp(o, UnaryOp::Rsqrt); })
       .Case([&](SigmoidOp o) { return unaryOp(o, UnaryOp::Sigmoid); })
       .Case([&](SiluOp o) { return unaryOp(o, UnaryOp::Silu); })
+      .Case([&](SinOp o) { return unaryOp(o, UnaryOp::Sin); })
       .Case([&](SqrtOp o) { return unaryOp(o, UnaryOp::Sqrt); })
       .Case([&](TanhOp o) { return unaryOp(o, UnaryOp::Tanh); })
       .Case([&](GeluOp o) {
@@ -246,6 +318,7 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
       .Case([&](ReduceMeanOp o) { return reduceOp(o, ReduceOp::Mean); })
       .Case([&](ReduceMaxOp o) { return reduceOp(o, ReduceOp::Max); })
       .Case([&](ReduceMinOp o) { return reduceOp(o, ReduceOp::Min); })
+      .Case([&](ReduceProdOp o) { return reduceOp(o, ReduceOp::Prod); })
       .Case([&](SoftmaxOp o) -> Result {
         const Tensor &x = in(o.getX());
         return softmax(x, normalizedAxis(o.getAxis(), x.rank()));
@@ -318,33 +391,33 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
       });
 }
 
-FailureOr<std::vector<Tensor>> evaluate(func::FuncOp func,
-                                        const std::vector<Tensor> &inputs,
-                                        ParamStore &params) {
-  Block &body = func.getBody().front();
-  if (inputs.size() != body.getNumArguments())
-    return func.emitError("the graph takes ")
-           << body.getNumArguments() << " inputs, " << inputs.size()
-           << " were given";
+/// Evaluates the ops of `body` in order with its arguments bound to `args`,
+/// up to its terminator (`func.return` or `dlc.yield`), whose operands'
+/// values are returned. A fusion region is evaluated the same way, op by
+/// op: fusing changes where values live, never what they are.
+static FailureOr<std::vector<Tensor>>
+evaluateBlock(Block &body, const std::vector<Tensor> &args, ParamStore &params) {
   llvm::DenseMap<Value, Tensor> values;
-  for (auto [arg, tensor] : llvm::zip(body.getArguments(), inputs)) {
-    auto type = llvm::cast<RankedTensorType>(arg.getType());
-    if (tensor.dtype != dtypeOf(type.getElementType()) ||
-        tensor.shape != shapeOf(type))
-      return func.emitError("input ")
-             << arg.getArgNumber() << " is " << dtypeName(tensor.dtype)
-             << formatShape(tensor.shape) << ", the graph expects "
-             << dtypeName(dtypeOf(type.getElementType()))
-             << formatShape(shapeOf(type));
+  for (auto [arg, tensor] : llvm::zip(body.getArguments(), args))
     values[arg] = tensor;
-  }
   OpEvaluator evaluator(values, params);
   for (Operation &op : body) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
       std::vector<Tensor> results;
-      for (Value v : ret.getOperands())
+      for (Value v : op.getOperands())
         results.push_back(values.find(v)->second);
       return results;
+    }
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      std::vector<Tensor> inputs;
+      for (Value v : fusion.getInputs())
+        inputs.push_back(values.find(v)->second);
+      auto results = evaluateBlock(fusion.getBody().front(), inputs, params);
+      if (failed(results))
+        return failure();
+      for (auto [result, tensor] : llvm::zip(fusion.getResults(), *results))
+        values[result] = std::move(tensor);
+      continue;
     }
     FailureOr<Tensor> result = failure();
     try {
@@ -356,7 +429,28 @@ FailureOr<std::vector<Tensor>> evaluate(func::FuncOp func,
       return failure();
     values[op.getResult(0)] = std::move(*result);
   }
-  return func.emitError("graph has no return");
+  return mlir::emitError(body.getParent()->getLoc(), "block has no terminator");
+}
+
+FailureOr<std::vector<Tensor>> evaluate(func::FuncOp func,
+                                        const std::vector<Tensor> &inputs,
+                                        ParamStore &params) {
+  Block &body = func.getBody().front();
+  if (inputs.size() != body.getNumArguments())
+    return func.emitError("the graph takes ")
+           << body.getNumArguments() << " inputs, " << inputs.size()
+           << " were given";
+  for (auto [arg, tensor] : llvm::zip(body.getArguments(), inputs)) {
+    auto type = llvm::cast<RankedTensorType>(arg.getType());
+    if (tensor.dtype != dtypeOf(type.getElementType()) ||
+        tensor.shape != shapeOf(type))
+      return func.emitError("input ")
+             << arg.getArgNumber() << " is " << dtypeName(tensor.dtype)
+             << formatShape(tensor.shape) << ", the graph expects "
+             << dtypeName(dtypeOf(type.getElementType()))
+             << formatShape(shapeOf(type));
+  }
+  return evaluateBlock(body, inputs, params);
 }
 
 } // namespace dlc::oracle

@@ -7,7 +7,11 @@ set -euo pipefail
 DEBIAN_PACKAGES=(
   cmake ninja-build ccache g++ git python3 python3-pip
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-  libgtest-dev
+  libgtest-dev zlib1g-dev
+  # ONNX import and its conformance data
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  # The runtime's module format and the CPU backend's GEMM/convolution
+  libflatbuffers-dev flatbuffers-compiler libopenblas-dev libdnnl-dev
 )
 PYTHON_PACKAGES=(numpy)
 

@@ -52,6 +52,20 @@ double applyUnary(UnaryOp op, double x) {
   }
   case UnaryOp::Silu:
     return x * sigmoid(x);
+  case UnaryOp::Erf:
+    return std::erf(x);
+  case UnaryOp::Floor:
+    return std::floor(x);
+  case UnaryOp::Ceil:
+    return std::ceil(x);
+  case UnaryOp::Round:
+    return std::nearbyint(x); // the default rounding mode: halves to even
+  case UnaryOp::Sin:
+    return std::sin(x);
+  case UnaryOp::Cos:
+    return std::cos(x);
+  case UnaryOp::Atan:
+    return std::atan(x);
   }
   assert(false && "invalid unary op");
   return kNaN;

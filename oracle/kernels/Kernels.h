@@ -45,7 +45,14 @@ enum class UnaryOp {
   Relu,     // max(x, 0); NaN stays NaN
   GeluErf,  // 0.5 x (1 + erf(x/sqrt 2))
   GeluTanh, // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-  Silu      // x * sigmoid(x)
+  Silu,     // x * sigmoid(x)
+  Erf,
+  Floor,
+  Ceil,
+  Round,    // to nearest, halves to even (std::nearbyint)
+  Sin,
+  Cos,
+  Atan
 };
 
 /// Result dtype = x.dtype.
@@ -109,12 +116,12 @@ Tensor avgPool2d(const Tensor &x, std::array<int64_t, 2> kernel,
 // Reductions, softmax, normalisation, losses
 //===----------------------------------------------------------------------===//
 
-enum class ReduceOp { Sum, Mean, Max, Min };
+enum class ReduceOp { Sum, Mean, Max, Min, Prod };
 
 /// axes: non-negative, sorted, unique.  EMPTY axes = no reduction (a copy,
 /// like NumPy axis=()).  keepdims keeps reduced dims with size 1.
 /// Mean/Max/Min over zero elements throw EvalError (only when the output is
-/// non-empty); Sum over zero elements is 0.  Max/Min propagate NaN.
+/// non-empty); Sum over zero elements is 0, Prod 1.  Max/Min propagate NaN.
 Tensor reduce(ReduceOp op, const Tensor &x, std::vector<int64_t> axes,
               bool keepdims);
 

@@ -18,6 +18,7 @@ const char *reduceName(ReduceOp op) {
   case ReduceOp::Mean: return "mean";
   case ReduceOp::Max: return "max";
   case ReduceOp::Min: return "min";
+  case ReduceOp::Prod: return "prod";
   }
   return "reduce";
 }
@@ -63,13 +64,17 @@ Tensor reduce(ReduceOp op, const Tensor &x, std::vector<int64_t> axes,
     }
   }
   const int64_t outNumel = shapeNumel(outShape);
-  if (reducedCount == 0 && outNumel > 0 && op != ReduceOp::Sum)
+  if (reducedCount == 0 && outNumel > 0 && op != ReduceOp::Sum &&
+      op != ReduceOp::Prod)
     throw EvalError(std::string(reduceName(op)) +
                     ": reduction over zero elements (input shape " +
                     formatShape(x.shape) + ")");
 
   const double inf = std::numeric_limits<double>::infinity();
-  double init = op == ReduceOp::Max ? -inf : op == ReduceOp::Min ? inf : 0.0;
+  double init = op == ReduceOp::Max    ? -inf
+                : op == ReduceOp::Min  ? inf
+                : op == ReduceOp::Prod ? 1.0
+                                       : 0.0;
   std::vector<double> acc(static_cast<size_t>(outNumel), init);
   std::vector<int64_t> keptStrides = contiguousStrides(keptShape);
 
@@ -86,6 +91,9 @@ Tensor reduce(ReduceOp op, const Tensor &x, std::vector<int64_t> axes,
     case ReduceOp::Sum:
     case ReduceOp::Mean:
       a += v;
+      break;
+    case ReduceOp::Prod:
+      a *= v;
       break;
     case ReduceOp::Max:
       if (std::isnan(v) || std::isnan(a))

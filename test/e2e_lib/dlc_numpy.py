@@ -12,8 +12,10 @@
 Nothing here imports dlc code: the tests compare dlc with an independent
 implementation.
 """
+import json
 import math
 import os
+import re
 import subprocess
 import tempfile
 
@@ -51,12 +53,13 @@ def model_info(model, dims=None):
     return {"outputs": outputs, "num_params": num_params}
 
 
-def run_dlc(model, inputs, dims=None, seed=0, outputs=None):
+def run_dlc(model, inputs, dims=None, seed=0, outputs=None, params_file="params.npz"):
     """Runs `dlc run MODEL` with the given inputs (name -> array).
 
     Returns (outputs, params): dicts name -> np.ndarray of every graph output
     (or only the names in `outputs`) and of every parameter, from
-    --save-params.  Raises RuntimeError with dlc's messages if it fails.
+    --save-params (params_file "params.safetensors" allows bf16, which is
+    returned as float32).  Raises RuntimeError with dlc's messages if it fails.
     """
     if outputs is None:
         outputs = model_info(model, dims)["outputs"]
@@ -68,15 +71,38 @@ def run_dlc(model, inputs, dims=None, seed=0, outputs=None):
             cmd.append(f"--input={name}=@{path}")
         for name in outputs:
             cmd.append(f"--output={name}=@{os.path.join(tmp, 'out_' + name + '.npy')}")
-        params_path = os.path.join(tmp, "params.npz")
+        params_path = os.path.join(tmp, params_file)
         cmd.append(f"--save-params={params_path}")
         _run(cmd)
         results = {name: np.load(os.path.join(tmp, f"out_{name}.npy")) for name in outputs}
-        params = {}
-        if os.path.exists(params_path):
+        if params_file.endswith(".safetensors"):
+            params = load_safetensors(params_path)
+        else:
             with np.load(params_path) as archive:
                 params = {key: archive[key] for key in archive.files}
     return results, params
+
+
+_SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16,
+                       "I64": np.int64, "I32": np.int32, "BOOL": np.bool_, "BF16": np.uint16}
+
+
+def load_safetensors(path):
+    """A .safetensors file as name -> array; BF16 widened exactly to float32."""
+    with open(path, "rb") as f:
+        header_size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(header_size))
+        data = f.read()
+    arrays = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        a = np.frombuffer(data[begin:end], dtype=np.dtype(_SAFETENSORS_DTYPES[info["dtype"]]).newbyteorder("<"))
+        if info["dtype"] == "BF16":
+            a = (a.astype(np.uint32) << 16).view(np.float32)
+        arrays[name] = a.reshape(info["shape"])
+    return arrays
 
 
 def run_source(source, inputs, dims=None, seed=0, outputs=None):
@@ -92,6 +118,21 @@ def example(name):
     """Path of examples/NAME.dlg in the source tree."""
     here = os.path.dirname(os.path.abspath(__file__))
     return os.path.join(here, "..", "..", "examples", name + ".dlg")
+
+
+def randomise_constant_params(source):
+    """The .dlg text with every `zeros` / `ones` parameter drawn at random
+    instead (normal(std=0.1) / uniform(0.5, 1.5), distinct seeds), so that a
+    test also exercises the biases and normalisation scales."""
+    count = iter(range(1000, 2000))
+
+    def replace(match):
+        init = ("normal(mean=0, std=0.1" if match.group(2) == "zeros"
+                else "uniform(low=0.5, high=1.5")
+        return f"{match.group(1)}{init}, seed={next(count)})"
+
+    return re.sub(r"^(\s*param\s+\w+\s*:[^=]*=\s*)(zeros|ones)[ \t]*$", replace, source,
+                  flags=re.MULTILINE)
 
 
 #===----------------------------------------------------------------------===#
@@ -373,3 +414,18 @@ def splitmix64_init(kind, shape, seed=0, mean=0.0, std=1.0, low=0.0, high=1.0,
     else:
         raise ValueError(f"unknown initialiser {kind!r}")
     return values.reshape(shape).astype(dtype)
+
+
+def ulp_distance(a, b):
+    """Elementwise distance in units in the last place between two float32
+    (or float64, float16) arrays of the same dtype; +0 and -0 are 0 apart."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.dtype.kind == "f"
+    ints = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+
+    def ordered(x):  # monotonic integer key: -magnitude for negative floats
+        i = x.view(ints).astype(object if ints is np.int64 else np.int64)
+        sign_bit = 1 << (8 * a.dtype.itemsize - 1)
+        return np.where(i < 0, -(i + sign_bit), i)
+
+    return np.abs(ordered(a) - ordered(b))

@@ -85,17 +85,3 @@ func.func @constants_stay(%x: tensor<4x10xf32>) -> (tensor<4x10xf32>, tensor<3xi
   %ids = dlc.constant dense<[1, 2, 3]> : tensor<3xi32>
   return %0, %ids : tensor<4x10xf32>, tensor<3xi32>
 }
-
-// -----
-
-// A reshape of a constant is not evaluated at compile time.
-
-// CHECK-LABEL: func.func @reshape_of_constant_stays
-//       CHECK:   %[[C:.+]] = dlc.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
-//       CHECK:   %[[R:.+]] = dlc.reshape %[[C]] : tensor<4xf32> -> tensor<2x2xf32>
-//       CHECK:   return %[[R]] : tensor<2x2xf32>
-func.func @reshape_of_constant_stays() -> tensor<2x2xf32> {
-  %c = dlc.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = dlc.reshape %c : tensor<4xf32> -> tensor<2x2xf32>
-  return %0 : tensor<2x2xf32>
-}

@@ -1,5 +1,12 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics
 
+// One case per verifier rule of every op. When an op's shape rule fails
+// while the op is verified, InferTypeOpInterface's verifier adds "failed to
+// infer returned types" on the same op. Ops whose custom form has no result
+// type (unary ops, softmax, constant) run their shape rule while parsing, so
+// they report a single error. ODS operand and attribute constraints are
+// checked before the shape rule.
+
 //===----------------------------------------------------------------------===//
 // Sources: constant, iota, param
 //===----------------------------------------------------------------------===//
@@ -280,7 +287,7 @@ func.func @select_branches_do_not_broadcast(%c: tensor<i1>, %a: tensor<2xf32>, %
 // -----
 
 func.func @select_condition_does_not_broadcast(%c: tensor<4xi1>, %a: tensor<3xf32>) {
-  // expected-error @+2 {{'dlc.select' op cannot broadcast on_true f32[3] with shape [4]}}
+  // expected-error @+2 {{'dlc.select' op cannot broadcast the condition i1[4] with the branches' shape [3]}}
   // expected-error @+1 {{'dlc.select' op failed to infer returned types}}
   %0 = dlc.select %c, %a, %a : (tensor<4xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return
@@ -317,10 +324,12 @@ func.func @matmul_contracting_dims_differ(%x: tensor<4x784xf32>, %w: tensor<100x
 
 // -----
 
-func.func @matmul_transposed_contracting_dims_differ(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>) {
-  // expected-error @+2 {{'dlc.matmul' op contracting dimensions differ: 16 vs 8 in f32[2, 8, 16] @ f32[2, 8, 16]}}
+// The message shows the operands as given, before transpose_b swaps the
+// last two dimensions of %k.
+func.func @matmul_transposed_contracting_dims_differ(%q: tensor<2x8x16xf32>, %k: tensor<2x16x8xf32>) {
+  // expected-error @+2 {{'dlc.matmul' op contracting dimensions differ: 16 vs 8 in f32[2, 8, 16] @ transpose(f32[2, 16, 8])}}
   // expected-error @+1 {{'dlc.matmul' op failed to infer returned types}}
-  %0 = dlc.matmul %q, %k {transpose_a = false} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
+  %0 = dlc.matmul %q, %k {transpose_b = true} : (tensor<2x8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x16xf32>
   return
 }
 
