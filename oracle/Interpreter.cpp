@@ -391,6 +391,19 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
       });
 }
 
+FailureOr<Tensor> evaluateOp(Operation *op, const std::vector<Tensor> &operands,
+                             ParamStore &params) {
+  llvm::DenseMap<Value, Tensor> values;
+  for (auto [value, tensor] : llvm::zip(op->getOperands(), operands))
+    values[value] = tensor;
+  OpEvaluator evaluator(values, params);
+  try {
+    return evaluator.eval(op);
+  } catch (const EvalError &error) {
+    return op->emitError(error.what());
+  }
+}
+
 /// Evaluates the ops of `body` in order with its arguments bound to `args`,
 /// up to its terminator (`func.return` or `dlc.yield`), whose operands'
 /// values are returned. A fusion region is evaluated the same way, op by

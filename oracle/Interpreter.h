@@ -49,6 +49,12 @@ mlir::FailureOr<std::vector<Tensor>> evaluate(mlir::func::FuncOp func,
                                               const std::vector<Tensor> &inputs,
                                               ParamStore &params);
 
+/// Evaluates one op (not a region) given its operands' values in order.
+/// Compile-time folding uses this; errors are emitted at the op.
+mlir::FailureOr<Tensor> evaluateOp(mlir::Operation *op,
+                                   const std::vector<Tensor> &operands,
+                                   ParamStore &params);
+
 } // namespace dlc::oracle
 
 #endif // DLC_ORACLE_INTERPRETER_H

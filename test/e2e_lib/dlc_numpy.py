@@ -105,13 +105,13 @@ def load_safetensors(path):
     return arrays
 
 
-def run_source(source, inputs, dims=None, seed=0, outputs=None):
+def run_source(source, inputs, **kwargs):
     """As run_dlc, for a model given as .dlg text."""
     with tempfile.TemporaryDirectory(prefix="dlc-e2e-") as tmp:
         path = os.path.join(tmp, "model.dlg")
         with open(path, "w") as f:
             f.write(source)
-        return run_dlc(path, inputs, dims=dims, seed=seed, outputs=outputs)
+        return run_dlc(path, inputs, **kwargs)
 
 
 def example(name):

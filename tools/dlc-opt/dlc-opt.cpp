@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/DlcDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -14,6 +15,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  dlc::registerDlcPassesAndPipelines();
   mlir::DialectRegistry registry;
   registry.insert<dlc::DlcDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

@@ -1,0 +1,29 @@
+//===- Passes.h - the passes of dlc -----------------------------*- C++ -*-===//
+
+#ifndef DLC_PASSES_PASSES_H
+#define DLC_PASSES_PASSES_H
+
+#include "ir/DlcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace dlc {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// The graph → planned-kernels pipeline that `dlc compile` runs: canonicalise,
+/// fold constants, CSE, fuse, schedule, plan memory, verify the plan.
+void buildCompilePipeline(mlir::OpPassManager &pm);
+
+/// Registers every dlc pass and the `dlc-compile` pipeline with the global
+/// registry (for dlc-opt).
+void registerDlcPassesAndPipelines();
+
+} // namespace dlc
+
+#endif // DLC_PASSES_PASSES_H

@@ -1,0 +1,31 @@
+//===- Pipelines.cpp - the pass pipelines of dlc --------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace dlc {
+
+void buildCompilePipeline(OpPassManager &pm) {
+  OpPassManager &graph = pm.nest<func::FuncOp>();
+  graph.addPass(createCanonicalizerPass());
+  graph.addPass(createDlcFoldConstants());
+  graph.addPass(createCSEPass());
+  graph.addPass(createDlcFuse());
+  graph.addPass(createDlcSchedule());
+  graph.addPass(createDlcPlanMemory());
+  graph.addPass(createDlcVerifyMemoryPlan());
+}
+
+void registerDlcPassesAndPipelines() {
+  registerDlcPasses();
+  PassPipelineRegistration<>(
+      "dlc-compile", "The graph-to-planned-kernels pipeline of `dlc compile`",
+      buildCompilePipeline);
+}
+
+} // namespace dlc
