@@ -2,6 +2,7 @@
 
 #include "driver/ModelLoader.h"
 
+#include "frontend/onnx/OnnxImporter.h"
 #include "frontend/text/Parser.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -19,12 +20,17 @@ std::optional<dlg::Module> parseModelFile(const std::string &path,
                                           ExitCode &failureCode) {
   failureCode = kExitBadInput;
   StringRef ext = llvm::sys::path::extension(path);
+  if (ext == ".onnx") {
+    mlir::emitError(UnknownLoc::get(&context))
+        << "'" << path << "' is an ONNX model, which has no .dlg AST (use "
+        << "--emit=mlir)";
+    return std::nullopt;
+  }
   if (ext != ".dlg") {
     mlir::emitError(UnknownLoc::get(&context))
-        << "cannot read '" << path << "': dlc reads .dlg models"
-        << (ext == ".onnx" || ext == ".dlcm"
-                ? " (" + ext.str() + " support is not built yet)"
-                : std::string());
+        << "cannot read '" << path << "': dlc reads .dlg and .onnx models"
+        << (ext == ".dlcm" ? " (.dlcm support is not built yet)"
+                           : std::string());
     return std::nullopt;
   }
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
@@ -49,11 +55,42 @@ std::optional<dlg::Module> parseModelFile(const std::string &path,
   return module;
 }
 
+/// Imports an ONNX model with the same options as a .dlg build.
+static std::optional<LoadedModel> loadOnnxModel(const std::string &path,
+                                                MLIRContext &context,
+                                                const dlg::BuildOptions &options,
+                                                ExitCode &failureCode) {
+  onnximport::ImportOptions importOptions;
+  importOptions.dims = options.dims;
+  importOptions.inputShapes = options.inputShapes;
+  importOptions.defaultUnboundDimsToOne = options.defaultUnboundDimsToOne;
+  onnximport::ImportResult imported =
+      onnximport::importModel(path, context, importOptions);
+  if (!imported.module) {
+    failureCode = kExitBadInput;
+    return std::nullopt;
+  }
+  LoadedModel model;
+  model.built.module = std::move(imported.module);
+  model.built.dims = std::move(imported.dims);
+  model.built.defaultedDims = std::move(imported.defaultedDims);
+  if (failed(mlir::verify(*model.built.module))) {
+    mlir::emitError(UnknownLoc::get(&context))
+        << "internal error: the IR imported from '" << path
+        << "' does not verify";
+    failureCode = kExitInternalError;
+    return std::nullopt;
+  }
+  return model;
+}
+
 std::optional<LoadedModel> loadModel(const std::string &path,
                                      MLIRContext &context,
                                      llvm::SourceMgr &sourceMgr,
                                      dlg::BuildOptions options,
                                      ExitCode &failureCode) {
+  if (llvm::sys::path::extension(path) == ".onnx")
+    return loadOnnxModel(path, context, options, failureCode);
   std::optional<dlg::Module> ast =
       parseModelFile(path, context, sourceMgr, failureCode);
   if (!ast)

@@ -33,7 +33,9 @@ std::optional<dlg::Module> parseModelFile(const std::string &path,
                                           llvm::SourceMgr &sourceMgr,
                                           ExitCode &failureCode);
 
-/// Parses and builds `path`; `options.baseDir` is set from the path.
+/// Parses and builds `path`; `options.baseDir` is set from the path. An
+/// `.onnx` file is imported by the ONNX frontend instead (with the same
+/// dimensions and input shapes; its `ast` stays empty).
 std::optional<LoadedModel> loadModel(const std::string &path,
                                      mlir::MLIRContext &context,
                                      llvm::SourceMgr &sourceMgr,

@@ -5,6 +5,8 @@
 #include "frontend/weights/ArrayFile.h"
 #include "oracle/kernels/Kernels.h"
 
+#include <cstdio>
+
 namespace dlc {
 
 using oracle::Tensor;
@@ -85,15 +87,26 @@ bool writeTensorFile(const std::string &path, const std::string &name,
 bool writeTensorArchive(const std::string &path,
                         const std::map<std::string, Tensor> &tensors,
                         std::string &error) {
+  bool npz = endsWith(path, ".npz");
+  if (!npz && !endsWith(path, ".safetensors")) {
+    error = "cannot write '" + path + "': use a .npz or .safetensors file";
+    return false;
+  }
   std::map<std::string, weights::Array> arrays;
-  for (const auto &[name, tensor] : tensors)
+  for (const auto &[name, tensor] : tensors) {
+    if (npz && tensor.dtype == oracle::DType::BF16) {
+      error = "cannot write '" + path + "': '" + name +
+              "' is bf16, which .npz cannot hold (NumPy has no bfloat16); "
+              "use a .safetensors file";
+      return false;
+    }
     arrays.emplace(name, toArray(tensor));
-  if (endsWith(path, ".npz"))
-    return weights::writeNpz(path, arrays, error);
-  if (endsWith(path, ".safetensors"))
-    return weights::writeSafetensors(path, arrays, error);
-  error = "cannot write '" + path + "': use a .npz or .safetensors file";
-  return false;
+  }
+  bool written = npz ? weights::writeNpz(path, arrays, error)
+                     : weights::writeSafetensors(path, arrays, error);
+  if (!written)
+    std::remove(path.c_str()); // never leave a partial file behind
+  return written;
 }
 
 } // namespace dlc

@@ -148,9 +148,20 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getX().getType() == getType())
     return getX();
+  return {};
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getX().getType() == getType())
+    return getX();
+  // A reshaped constant is the same elements under the new shape; a large
+  // one is only rewritten when nothing else reads the old shape.
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getX()))
+    if (dense.isSplat() || getX().hasOneUse())
+      return dense.reshape(getType());
   // reshape(reshape(x)) = reshape(x): skip the inner one.
   if (auto inner = getX().getDefiningOp<ReshapeOp>()) {
     getXMutable().assign(inner.getX());
@@ -169,4 +180,12 @@ LogicalResult BroadcastToOp::verify() {
     return emitOpError("cannot broadcast ")
            << formatType(in) << " to " << formatType(out);
   return success();
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
+  if (getX().getType() == getType())
+    return getX();
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getX()))
+    return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
+  return {};
 }

@@ -150,6 +150,9 @@ class Dlc_BinaryOp<string mnemonic, Type operandType, string what>
   let results = (outs operandType:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  // Identities (x + 0, x * 1, ...) and broadcast_to operands that the op's
+  // own broadcasting makes redundant; ir/Canonicalize.cpp.
+  let hasCanonicalizer = 1;
 }
 
 def Dlc_AddOp : Dlc_BinaryOp<"add", Dlc_NumericTensor, "addition">;
@@ -175,6 +178,7 @@ def Dlc_CastOp : Dlc_Op<"cast", [Pure]> {
   let results = (outs Dlc_Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Dlc_CompareOp : Dlc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
@@ -189,6 +193,7 @@ def Dlc_CompareOp : Dlc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   let results = (outs Dlc_BoolTensor:$result);
   let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` "
                        "functional-type(operands, results)";
+  let hasCanonicalizer = 1;
 }
 
 def Dlc_SelectOp : Dlc_Op<"select", [Pure, InferTypeOpAdaptor]> {
@@ -206,6 +211,7 @@ def Dlc_SelectOp : Dlc_Op<"select", [Pure, InferTypeOpAdaptor]> {
   let results = (outs Dlc_Tensor:$result);
   let assemblyFormat = "$cond `,` $on_true `,` $on_false attr-dict `:` "
                        "functional-type(operands, results)";
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -401,6 +407,7 @@ def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure]> {
   let results = (outs Dlc_Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
@@ -515,6 +522,8 @@ def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let arguments = (ins Dlc_Tensor:$x, DenseI64ArrayAttr:$perm);
   let results = (outs Dlc_Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

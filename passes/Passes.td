@@ -70,10 +70,30 @@ def DlcFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
 def DlcSchedule : Pass<"dlc-schedule", "mlir::func::FuncOp"> {
   let summary = "Orders the graph's kernels to minimise peak memory.";
   let description = [{
-    Reorders the top-level ops of a graph into a topological order chosen
-    by memory-aware list scheduling (not the program order), so that the
-    largest sum of live intermediate bytes at any step is as small as the
-    heuristic can make it.
+    Reorders the kernels of a graph (its top-level ops but parameters,
+    constants and the return: every op before fusion, the `dlc.fusion`
+    regions after) into a topological order chosen by memory-aware list
+    scheduling. Each heuristic repeatedly runs, of the kernels whose inputs
+    are ready, the one that leaves the fewest live bytes after it (or
+    while it runs, or that continues the branch just computed); the order
+    whose peak of live arena bytes (as `dlc-plan-memory` counts them, in
+    place reuse included) is smallest wins, the program order on ties.
+    Parameters and constants move to just before their first reader.
+
+    Before (both large intermediates live at once):
+    ```mlir
+    %a = dlc.exp %x : tensor<1024x1024xf32>
+    %b = dlc.tanh %x : tensor<1024x1024xf32>
+    %sa = dlc.reduce_sum %a {axes = array<i64: 0, 1>} : tensor<1024x1024xf32> -> tensor<f32>
+    %sb = dlc.reduce_sum %b {axes = array<i64: 0, 1>} : tensor<1024x1024xf32> -> tensor<f32>
+    ```
+    After (one at a time):
+    ```mlir
+    %a = dlc.exp %x : tensor<1024x1024xf32>
+    %sa = dlc.reduce_sum %a {axes = array<i64: 0, 1>} : tensor<1024x1024xf32> -> tensor<f32>
+    %b = dlc.tanh %x : tensor<1024x1024xf32>
+    %sb = dlc.reduce_sum %b {axes = array<i64: 0, 1>} : tensor<1024x1024xf32> -> tensor<f32>
+    ```
   }];
   let dependentDialects = ["::dlc::DlcDialect"];
 }
@@ -81,24 +101,65 @@ def DlcSchedule : Pass<"dlc-schedule", "mlir::func::FuncOp"> {
 def DlcPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Assigns every intermediate tensor an offset in one arena.";
   let description = [{
-    Computes liveness over the current op order and packs every
-    intermediate buffer into one arena (256-byte aligned offsets), reusing
-    an element-wise kernel's dying input in place. Several packers run
-    (TFLite's greedy-by-size and better ones) and the smallest arena wins.
-    Offsets and the arena size are recorded as attributes that
-    `dlc-verify-memory-plan` checks.
+    Computes liveness over the current kernel order (a kernel result lives
+    from its kernel to its last reader; graph outputs to the end) and packs
+    every kernel result into one arena at 256-byte aligned offsets.
+    Parameters, constants and graph inputs are not in the arena. An
+    element-wise kernel writes its result over an operand that dies there
+    when both have the same element count and byte size (in place). The
+    `best` packer keeps the smallest arena of TFLite's greedy-by-size,
+    other orders and gap rules, a local search and, for at most
+    `exact-limit` buffers, an exact branch and bound.
+
+    Records `dlc.offsets` (one per result) and, where a result reuses an
+    operand, `dlc.inplace` (the operand index per result, -1 for none) on
+    each kernel, and `dlc.arena_size`, `dlc.peak_live_bytes` (the largest
+    sum of live bytes at one step: no arena is smaller) and `dlc.packer` on
+    the function; `dlc-verify-memory-plan` checks them.
+
+    Before:
+    ```mlir
+    %0 = dlc.matmul %x, %w : (tensor<64x784xf32>, tensor<784x128xf32>) -> tensor<64x128xf32>
+    %1 = dlc.relu %0 : tensor<64x128xf32>
+    ```
+    After:
+    ```mlir
+    func.func @f(...) attributes {dlc.arena_size = 32768 : i64, dlc.packer = "greedy-by-size",
+                                  dlc.peak_live_bytes = 32768 : i64} {
+      %0 = dlc.matmul %x, %w {dlc.offsets = array<i64: 0>} : ...
+      %1 = dlc.relu %0 {dlc.inplace = array<i64: 0>, dlc.offsets = array<i64: 0>} : tensor<64x128xf32>
+    ```
   }];
   let dependentDialects = ["::dlc::DlcDialect"];
+  let options = [
+    Option<"packer", "packer", "std::string", /*default=*/"\"best\"",
+           "Which packer places the buffers: best (the smallest of all) or "
+           "greedy-by-size (TFLite's, the baseline)">,
+    Option<"inPlace", "in-place", "bool", /*default=*/"true",
+           "Let element-wise kernels write over an operand that dies there">,
+    Option<"exactLimit", "exact-limit", "unsigned", /*default=*/"12",
+           "Largest number of allocations packed by exact search as well">,
+  ];
 }
 
 def DlcVerifyMemoryPlan : Pass<"dlc-verify-memory-plan", "mlir::func::FuncOp"> {
   let summary = "Proves a memory plan: no two live buffers overlap.";
   let description = [{
-    Recomputes liveness from the IR and checks that the buffers live at the
-    same step occupy disjoint byte ranges of the arena (in-place reuse
-    only where the plan says so and the op allows it), that every offset is
-    aligned and inside the arena. Fails with the two conflicting values
-    named at their locations.
+    Recomputes liveness from the IR as it is (not from the planner) and
+    checks that every kernel result has an offset that is 256-byte aligned
+    with its bytes inside `dlc.arena_size`; that every `dlc.inplace` reuse
+    is one the op allows, of an operand buffer read for the last time by
+    that kernel, not returned, given to one result, at the same offset; that
+    any two buffers live at a common step occupy disjoint byte ranges
+    unless they are such a pair; and that `dlc.peak_live_bytes` is the
+    recomputed peak. Each failure is an error at the kernel's location; an
+    overlap names both values, with a note at the other's location:
+
+    ```
+    error: 'dlc.tanh' op buffer of %1 (dlc.tanh) at [0, 4096) overlaps the
+           buffer of %0 (dlc.exp) at [0, 4096) while both are live at step 1
+    note: %0 (dlc.exp) is defined here
+    ```
   }];
 }
 

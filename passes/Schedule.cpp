@@ -1,15 +1,252 @@
-//===- Schedule.cpp - PLACEHOLDER: being written, see passes/Passes.td ---------===//
+//===- Schedule.cpp - a memory-aware order of a graph's kernels -----------===//
+//
+// Reorders the kernels of each graph (its top-level ops but parameters,
+// constants and the return: plain ops before fusion, dlc.fusion regions
+// after) into the topological order with the smallest peak of live arena
+// bytes among a few list-scheduling heuristics and the program order, as
+// measured by the memory planner's own liveness (in-place reuse included).
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/analysis/Liveness.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <tuple>
 
 namespace dlc {
 #define GEN_PASS_DEF_DLCSCHEDULE
 #include "passes/Passes.h.inc"
 } // namespace dlc
 
+using namespace mlir;
+using namespace dlc;
+
+namespace {
+
+/// The kernels of a graph in program order, with what list scheduling needs
+/// to know of each: the kernels it waits for and the buffers it touches.
+struct KernelGraph {
+  SmallVector<Operation *> kernels;
+  /// Kernels that read a result of kernel k (each once).
+  std::vector<SmallVector<unsigned, 4>> users;
+  std::vector<unsigned> numProducers;
+  /// Per kernel: its result buffers and the buffers it reads (each once).
+  std::vector<SmallVector<unsigned, 2>> results;
+  std::vector<SmallVector<unsigned, 4>> reads;
+  /// Per kernel: the (operand buffer, result buffer) pairs that
+  /// inPlaceCandidates allows.
+  std::vector<SmallVector<std::pair<unsigned, unsigned>, 2>> inPlace;
+  /// Per buffer: aligned size, producing kernel, kernels reading it, and
+  /// whether the graph returns it.
+  std::vector<int64_t> size;
+  std::vector<unsigned> producer, numReaders;
+  std::vector<bool> isOutput;
+};
+
+/// How a heuristic ranks the ready kernels; the smallest key goes next.
+enum class Rule { minLiveAfter, minLiveDuring, depthFirst };
+
+} // namespace
+
+/// The kernel graph of `body`, built from the operands of each kernel and of
+/// the ops nested in it.
+static KernelGraph buildKernelGraph(Block &body) {
+  KernelGraph g;
+  llvm::DenseMap<Operation *, unsigned> indexOf;
+  llvm::DenseMap<Value, unsigned> bufferOf;
+  for (Operation &op : body) {
+    if (!isKernel(&op))
+      continue;
+    indexOf[&op] = g.kernels.size();
+    g.kernels.push_back(&op);
+  }
+  size_t n = g.kernels.size();
+  g.users.resize(n);
+  g.numProducers.assign(n, 0);
+  g.results.resize(n);
+  g.reads.resize(n);
+  g.inPlace.resize(n);
+  for (auto [k, kernel] : llvm::enumerate(g.kernels))
+    for (Value result : kernel->getResults()) {
+      bufferOf[result] = g.size.size();
+      g.results[k].push_back(g.size.size());
+      g.size.push_back(alignToArena(tensorBytes(result.getType())));
+      g.producer.push_back(k);
+      g.numReaders.push_back(0);
+      g.isOutput.push_back(llvm::any_of(result.getUsers(), [](Operation *u) {
+        return u->hasTrait<OpTrait::IsTerminator>();
+      }));
+    }
+  for (auto [k, kernel] : llvm::enumerate(g.kernels)) {
+    kernel->walk([&, k = k](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        auto found = bufferOf.find(operand);
+        if (found == bufferOf.end())
+          continue;
+        unsigned buffer = found->second, from = g.producer[buffer];
+        if (from == k || llvm::is_contained(g.reads[k], buffer))
+          continue;
+        g.reads[k].push_back(buffer);
+        ++g.numReaders[buffer];
+        if (!llvm::is_contained(g.users[from], unsigned(k))) {
+          g.users[from].push_back(k);
+          ++g.numProducers[k];
+        }
+      }
+    });
+    for (auto [operand, result] : inPlaceCandidates(kernel)) {
+      auto donor = bufferOf.find(kernel->getOperand(operand));
+      if (donor != bufferOf.end())
+        g.inPlace[k].push_back({donor->second, g.results[k][result]});
+    }
+  }
+  return g;
+}
+
+/// A topological order of `g` by list scheduling: at each step, of the
+/// kernels whose producers have all run, the one `rule` ranks first (ties
+/// in program order). Live bytes are simulated as the planner counts them.
+static SmallVector<Operation *> listSchedule(const KernelGraph &g, Rule rule) {
+  size_t n = g.kernels.size();
+  std::vector<unsigned> waiting = g.numProducers, readersLeft = g.numReaders;
+  std::vector<int64_t> producedAt(g.size.size(), -1);
+  SmallVector<unsigned> ready;
+  for (unsigned k = 0; k < n; ++k)
+    if (!waiting[k])
+      ready.push_back(k);
+  int64_t live = 0;
+  SmallVector<Operation *> order;
+  // The bytes live while kernel k runs and after it. A result that takes a
+  // dying operand's buffer in place (see inPlaceCandidates) adds nothing.
+  auto simulate = [&](unsigned k) {
+    int64_t allocated = 0, freed = 0;
+    SmallVector<unsigned, 4> dying;
+    for (unsigned b : g.reads[k])
+      if (readersLeft[b] == 1 && !g.isOutput[b])
+        dying.push_back(b);
+    SmallVector<unsigned, 4> donated, taken;
+    for (auto [donor, taker] : g.inPlace[k])
+      if (llvm::is_contained(dying, donor) &&
+          !llvm::is_contained(donated, donor) &&
+          !llvm::is_contained(taken, taker)) {
+        donated.push_back(donor);
+        taken.push_back(taker);
+      }
+    for (unsigned b : g.results[k])
+      allocated += g.size[b];
+    for (unsigned b : donated)
+      allocated -= g.size[b];
+    for (unsigned b : dying)
+      if (!llvm::is_contained(donated, b))
+        freed += g.size[b];
+    return std::make_pair(live + allocated, live + allocated - freed);
+  };
+  while (!ready.empty()) {
+    unsigned bestAt = 0;
+    std::tuple<int64_t, int64_t, unsigned> bestKey;
+    for (auto [at, k] : llvm::enumerate(ready)) {
+      auto [during, after] = simulate(k);
+      std::tuple<int64_t, int64_t, unsigned> key;
+      if (rule == Rule::minLiveAfter)
+        key = {after, during, k};
+      else if (rule == Rule::minLiveDuring)
+        key = {during, after, k};
+      else {
+        // The most recently produced operand first: finish one branch
+        // before starting the next.
+        int64_t latest = -1;
+        for (unsigned b : g.reads[k])
+          latest = std::max(latest, producedAt[b]);
+        key = {-latest, after, k};
+      }
+      if (at == 0 || key < bestKey) {
+        bestKey = key;
+        bestAt = at;
+      }
+    }
+    unsigned k = ready[bestAt];
+    ready.erase(ready.begin() + bestAt);
+    live = simulate(k).second;
+    for (unsigned b : g.reads[k])
+      --readersLeft[b];
+    for (unsigned b : g.results[k])
+      producedAt[b] = order.size();
+    order.push_back(g.kernels[k]);
+    for (unsigned user : g.users[k])
+      if (--waiting[user] == 0)
+        ready.push_back(user);
+  }
+  return order;
+}
+
+/// The peak the memory planner will see for kernels run in `order`.
+static int64_t peakOf(ArrayRef<Operation *> order) {
+  BufferLiveness liveness = analyzeBuffers(order);
+  groupAllocations(liveness, chooseInPlace(liveness));
+  return liveness.peakBytes;
+}
+
+/// Moves the ops of `body` into `order` of kernels; each parameter or
+/// constant goes just before its first reader (unread ones first).
+static void reorder(Block &body, ArrayRef<Operation *> order) {
+  SmallVector<Operation *> sources, sequence;
+  llvm::DenseSet<Operation *> placed;
+  for (Operation &op : body)
+    if (!isKernel(&op) && !op.hasTrait<OpTrait::IsTerminator>() &&
+        llvm::none_of(op.getUsers(),
+                      [&](Operation *u) { return isKernel(body.findAncestorOpInBlock(*u)); }))
+      sources.push_back(&op);
+  for (Operation *op : sources) {
+    placed.insert(op);
+    sequence.push_back(op);
+  }
+  for (Operation *kernel : order) {
+    kernel->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && def->getBlock() == &body && !isKernel(def) &&
+            placed.insert(def).second)
+          sequence.push_back(def);
+      }
+    });
+    sequence.push_back(kernel);
+  }
+  Operation *terminator = body.getTerminator();
+  for (Operation *op : sequence)
+    op->moveBefore(terminator);
+}
+
 namespace {
 struct DlcSchedulePass : dlc::impl::DlcScheduleBase<DlcSchedulePass> {
   using DlcScheduleBase::DlcScheduleBase;
-  void runOnOperation() override {}
+
+  /// 1. Build the kernel graph in program order.
+  /// 2. List-schedule it by each rule; with the program order, these are
+  ///    the candidates.
+  /// 3. Keep the candidate with the smallest peak (the earliest on ties, so
+  ///    the program order stays unless another order is better).
+  /// 4. Move the ops; parameters and constants follow their first reader.
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    Block &body = func.getBody().front();
+    KernelGraph graph = buildKernelGraph(body);
+    if (graph.kernels.size() < 2)
+      return;
+    SmallVector<Operation *> best = graph.kernels;
+    int64_t bestPeak = peakOf(best);
+    for (Rule rule : {Rule::minLiveAfter, Rule::minLiveDuring, Rule::depthFirst}) {
+      SmallVector<Operation *> order = listSchedule(graph, rule);
+      int64_t peak = peakOf(order);
+      if (peak < bestPeak) {
+        bestPeak = peak;
+        best = std::move(order);
+      }
+    }
+    reorder(body, best);
+  }
 };
 } // namespace

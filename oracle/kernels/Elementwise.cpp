@@ -90,32 +90,34 @@ int64_t wrappingPow(int64_t base, int64_t exponent) {
   return fromBits(result);
 }
 
-double applyIntegerBinary(BinaryOp op, double x, double y) {
+/// Integer arithmetic in 64-bit two's complement; the caller wraps the exact
+/// result to the result dtype before it becomes a double.
+int64_t applyIntegerBinary(BinaryOp op, double x, double y) {
   int64_t a = toInt64(x);
   int64_t b = toInt64(y);
   switch (op) {
   case BinaryOp::Add:
-    return static_cast<double>(fromBits(toBits(a) + toBits(b)));
+    return fromBits(toBits(a) + toBits(b));
   case BinaryOp::Sub:
-    return static_cast<double>(fromBits(toBits(a) - toBits(b)));
+    return fromBits(toBits(a) - toBits(b));
   case BinaryOp::Mul:
-    return static_cast<double>(fromBits(toBits(a) * toBits(b)));
+    return fromBits(toBits(a) * toBits(b));
   case BinaryOp::Div:
     if (b == 0)
       throw EvalError("div: integer division by zero (" + std::to_string(a) +
                       " / 0)");
     if (a == std::numeric_limits<int64_t>::min() && b == -1)
-      return static_cast<double>(a); // wraps
-    return static_cast<double>(a / b); // C++ truncates toward zero
+      return a; // wraps
+    return a / b; // C++ truncates toward zero
   case BinaryOp::Pow:
     if (b < 0)
       throw EvalError("pow: negative exponent " + std::to_string(b) +
                       " for an integer tensor");
-    return static_cast<double>(wrappingPow(a, b));
+    return wrappingPow(a, b);
   case BinaryOp::Max:
-    return static_cast<double>(std::max(a, b));
+    return std::max(a, b);
   case BinaryOp::Min:
-    return static_cast<double>(std::min(a, b));
+    return std::min(a, b);
   }
   assert(false && "invalid binary op");
   return 0;
@@ -192,9 +194,16 @@ Tensor binary(BinaryOp op, const Tensor &lhs, const Tensor &rhs) {
   for (size_t i = 0; i < out.data.size(); ++i) {
     double a = lhs.data[lmap[i]];
     double b = rhs.data[rmap[i]];
-    double v = integer ? applyIntegerBinary(op, a, b)
-                       : applyFloatBinary(op, a, b);
-    out.data[i] = roundTo(out.dtype, v);
+    if (integer) {
+      int64_t v = applyIntegerBinary(op, a, b);
+      // Wrap to 32 bits exactly, before the value passes through a double.
+      out.data[i] = out.dtype == DType::I32
+                        ? static_cast<double>(static_cast<int32_t>(
+                              static_cast<uint32_t>(static_cast<uint64_t>(v))))
+                        : roundTo(out.dtype, static_cast<double>(v));
+    } else {
+      out.data[i] = roundTo(out.dtype, applyFloatBinary(op, a, b));
+    }
   }
   return out;
 }

@@ -1,19 +1,14 @@
 # RUN: %python %s
 # One small generated .dlg per op family, run by the oracle and compared with
-# NumPy.  A reference given in float64 means an f32 output that must match
-# within 1e-6 relative; a reference of any other dtype (integers, booleans,
-# float16, or float32 built bit by bit) must match exactly.
-import math
+# NumPy (see check_graph: a float64 reference is an f32 output that must match
+# within 1e-6 relative, any other reference must match exactly).
 import sys
-import textwrap
 
 import numpy as np
 import dlc_numpy as ref
-from dlc_numpy import check_close, check_equal, f64, run_source
+from dlc_numpy import check_graph, dlc_error, f64, wrap32
 
 rng = np.random.default_rng(7)
-DLG_TYPES = {np.float64: "f64", np.float32: "f32", np.float16: "f16",
-             np.int64: "i64", np.int32: "i32", np.bool_: "i1"}
 failures = []
 
 
@@ -25,43 +20,25 @@ def ints(low, high, *shape, dtype=np.int32):
     return rng.integers(low, high, shape).astype(dtype)
 
 
-def dlg_type(dtype, shape):
-    return f"{DLG_TYPES[np.dtype(dtype).type]}[{', '.join(map(str, shape))}]"
-
-
 def case(name, inputs, body, **want):
-    """Runs `graph NAME(inputs) -> (want's names)` with `body` and compares
-    every output with its reference; records a failure instead of stopping."""
-    want = {k: np.asarray(v) for k, v in want.items()}
-    params = ", ".join(f"{k}: {dlg_type(v.dtype, v.shape)}" for k, v in inputs.items())
-    results = ", ".join(f"{k}: {dlg_type(np.float32 if v.dtype == np.float64 else v.dtype, v.shape)}"
-                        for k, v in want.items())
-    source = f"graph {name}({params}) -> ({results}) {{\n{textwrap.dedent(body).strip()}\n}}\n"
-    try:
-        got, _ = run_source(source, inputs)
-        for k, v in want.items():
-            if v.dtype == np.float64:
-                check_close(f"{name}.{k}", got[k], v)
-            else:
-                assert got[k].dtype == v.dtype, f"{name}.{k}: dtype {got[k].dtype}, want {v.dtype}"
-                check_equal(f"{name}.{k}", got[k], v)
-    except (AssertionError, RuntimeError) as e:
-        print(f"FAILED {name}:\n{source}{e}")
-        failures.append(name)
+    failures.extend(check_graph(name, inputs, body, **want))
 
 
 #--- softmax, log_softmax ------------------------------------------------------
 x = randn(3, 5, 4)
 big = randn(2, 6, scale=300)  # exp would overflow without the max shift
-case("softmax", {"x": x, "big": big}, """
+masked = np.where(np.tril(np.ones((4, 4), bool)), randn(4, 4), -np.inf).astype(np.float32)
+case("softmax", {"x": x, "big": big, "masked": masked}, """
     a = softmax(x)
     b = softmax(x, axis=0)
     c = log_softmax(x, axis=1)
     d = log_softmax(x, axis=-3)
     e = softmax(big, axis=-1)
     f = log_softmax(big)
+    g = softmax(masked)
 """, a=ref.softmax(x, -1), b=ref.softmax(x, 0), c=ref.log_softmax(x, 1),
-     d=ref.log_softmax(x, 0), e=ref.softmax(big, -1), f=ref.log_softmax(big, -1))
+     d=ref.log_softmax(x, 0), e=ref.softmax(big, -1), f=ref.log_softmax(big, -1),
+     g=ref.softmax(masked, -1))
 
 #--- layer_norm, rms_norm ------------------------------------------------------
 x, g, b, g2 = randn(2, 3, 8), randn(8), randn(8), randn(3, 8)
@@ -118,9 +95,11 @@ case("reductions", {"x": x, "n": n}, """
     none  = reduce_sum(x, axes=[])
     isum  = reduce_sum(n, axes=[1, 2])
     imax  = reduce_max(n, axes=[-1], keepdims=true)
+    imean = reduce_mean(n, axes=[0])
 """, total=f64(x).sum(), last=f64(x).sum(-1), mean=f64(x).mean((0, 2), keepdims=True),
      maxk=f64(x).max(1, keepdims=True), min2=f64(x).min((0, 1)), none=f64(x),
-     isum=n.sum((1, 2), dtype=np.int32), imax=n.max(-1, keepdims=True))
+     isum=n.sum((1, 2), dtype=np.int32), imax=n.max(-1, keepdims=True),
+     imean=np.trunc(n.mean(0)).astype(np.int32))  # integer means truncate toward zero
 
 #--- gather, embedding ---------------------------------------------------------
 x, table = randn(5, 3), randn(10, 4)
@@ -183,7 +162,10 @@ case("compare_select", {"a": a, "b": b, "c": c}, """
 special = np.array([65504, 65519.99, 65520, 70000, -70000, 1e-8, 6e-8, 2.9802322e-08,
                     -2.9802323e-08, 1 + 2**-11, 1 + 3 * 2**-11, 0.1, -0.0, 3.14159], np.float32)
 x = np.concatenate([special, randn(50), randn(20, scale=1000), randn(20, scale=1e-5)])
-x64 = np.concatenate([x.astype(np.float64), [1 + 2**-11 + 2**-40, 1 + 2**-11 - 2**-40, 2**-25 * 1.5]])
+# f16 rounds directly from f64 (ties broken by 2^-40); bf16 goes through f32
+# first, as documented, so 1 + 2^-8 + 2^-30 becomes a tie and rounds to 1.
+x64 = np.concatenate([x.astype(np.float64), [1 + 2**-11 + 2**-40, 1 + 2**-11 - 2**-40, 2**-25 * 1.5,
+                                             1 + 2**-8 + 2**-30]])
 # bf16 hand-checked: 1 + 2^-8 is a tie (to even: 1); 1 + 3*2^-8 a tie (up to
 # 1 + 2^-6); just above a tie rounds up; the largest float32 overflows to inf.
 hand = np.array([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -(1 + 2**-9), np.finfo(np.float32).max],
@@ -191,16 +173,179 @@ hand = np.array([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -(1 + 2**-9), np.
 hand_bf16 = np.array([1, 1 + 2**-6, 1 + 2**-7, -1, np.inf], np.float32)
 assert np.array_equal(ref.round_bf16(hand), hand_bf16)
 xb = np.concatenate([hand, x, (x.view(np.uint32) & 0xFFFF0000 | 0x8000).view(np.float32)])
-xi = (randn(40) * 100)
-case("cast", {"x": x, "x64": x64, "xb": xb, "xi": xi, "n": ints(-1000, 1000, 10)}, """
+xi, n = randn(40, scale=100), ints(-1000, 1000, 10)
+with np.errstate(over="ignore"):  # 70000 and beyond become inf in float16
+    h, h64 = x.astype(np.float16), x64.astype(np.float16)
+case("cast", {"x": x, "x64": x64, "xb": xb, "xi": xi, "n": n}, """
     h    = cast(x, to=f16)
     h64  = cast(x64, to=f16)
     back = cast(cast(x, to=f16), to=f32)
     bf   = cast(cast(xb, to=bf16), to=f32)
+    bf64 = cast(cast(x64, to=bf16), to=f32)
     i    = cast(xi, to=i32)
     b    = cast(xi, to=i1)
     f    = cast(n, to=f32)
-    d    = cast(x, to=f64)
-""", h=x.astype(np.float16), h64=x64.astype(np.float16), back=x.astype(np.float16).astype(np.float32),
-     bf=ref.round_bf16(xb), i=np.trunc(xi).astype(np.int32), b=xi != 0,
-     f=ints(-1000, 1000, 0) if False else None, d=x.astype(np.float64))
+    d    = cast(cast(x, to=f64), to=f32)
+""", h=h, h64=h64, back=h.astype(np.float32),
+     bf=ref.round_bf16(xb), bf64=ref.round_bf16(x64.astype(np.float32)), i=np.trunc(xi).astype(np.int32), b=xi != 0, f=n.astype(np.float32), d=x)
+
+#--- NaN, infinities, out-of-range conversions (exact, per the documented rules)
+nan, inf = np.float32(np.nan), np.float32(np.inf)
+x = np.array([nan, inf, -inf, 0, -0.0, 1.5, -2.5, 3e9, -3e9, 1e20, -1e20, 7e4], np.float32)
+y = np.array([1, nan, 2, 0, 0, -1, inf, 2, 0, -inf, 1, 1], np.float32)
+# to i32: NaN -> 0, truncate toward zero, saturate to int64, wrap to 32 bits
+int_rule = [0, 2**63 - 1, -2**63, 0, 0, 1, -2, 3 * 10**9, -3 * 10**9, 2**63 - 1, -2**63, 70000]
+with np.errstate(divide="ignore", invalid="ignore"):
+    quotient = (f64(x) / f64(y)).astype(np.float32)
+case("specials", {"x": x, "y": y}, """
+    relu_  = relu(x)
+    max_   = max(x, y)
+    min_   = min(x, y)
+    rmax   = reduce_max(x)
+    div_   = x / y
+    lt_    = lt(x, y)
+    ne_    = ne(x, y)
+    eq_    = eq(x, x)
+    to_i32 = cast(x, to=i32)
+    to_i1  = cast(x, to=i1)
+    to_f16 = cast(x, to=f16)
+""", relu_=np.maximum(x, 0), max_=np.maximum(x, y), min_=np.minimum(x, y), rmax=np.float32(nan),
+     div_=quotient, lt_=x < y, ne_=x != y, eq_=x == x, to_i32=wrap32(int_rule), to_i1=x != 0,
+     to_f16=np.array([nan, inf, -inf, 0, -0.0, 1.5, -2.5, inf, -inf, inf, -inf, inf], np.float16))
+
+#--- f16 and bf16 arithmetic: each op rounds its float64 result once --------------
+xh, wh, gh = (randn(*shape).astype(np.float16) for shape in [(3, 8), (8, 5), (8,)])
+xb = randn(4, 6)
+bf = lambda t: ref.round_bf16(np.asarray(t, np.float32))  # documented: f64 -> f32 -> bf16
+case("half", {"xh": xh, "wh": wh, "gh": gh, "xb": xb}, """
+    sm   = softmax(xh)
+    mm   = xh @ wh
+    ge   = gelu(xh, approximate="tanh")
+    ln   = layer_norm(xh, gh)
+    bsm  = cast(softmax(cast(xb, to=bf16)), to=f32)
+    bsum = cast(reduce_sum(cast(xb, to=bf16), axes=[0]), to=f32)
+""", sm=ref.softmax(xh).astype(np.float16), mm=(f64(xh) @ f64(wh)).astype(np.float16),
+     ge=ref.gelu_tanh(xh).astype(np.float16), ln=ref.layer_norm(xh, gh).astype(np.float16),
+     bsm=bf(ref.softmax(bf(xb))), bsum=bf(f64(bf(xb)).sum(0)))
+
+#--- losses --------------------------------------------------------------------
+logits, labels = randn(4, 6, scale=3), ints(0, 6, 4)
+logits3, labels3 = randn(2, 3, 5), ints(0, 5, 2, 3, dtype=np.int64)
+pred, target = randn(3, 4), randn(3, 4)
+case("losses", {"logits": logits, "labels": labels, "logits3": logits3, "labels3": labels3,
+                "pred": pred, "target": target}, """
+    ce      = cross_entropy(logits, labels)
+    ce_sum  = cross_entropy(logits, labels, reduction="sum")
+    ce_none = cross_entropy(logits3, labels3, reduction="none")
+    ce_mean = cross_entropy(logits3, labels3, reduction="mean")
+    se      = mse(pred, target)
+    se_sum  = mse(pred, target, reduction="sum")
+    se_none = mse(pred, target, reduction="none")
+""", ce=ref.cross_entropy(logits, labels), ce_sum=ref.cross_entropy(logits, labels, "sum"),
+     ce_none=ref.cross_entropy(logits3, labels3, "none"), ce_mean=ref.cross_entropy(logits3, labels3, "mean"),
+     se=ref.mse(pred, target), se_sum=ref.mse(pred, target, "sum"), se_none=ref.mse(pred, target, "none"))
+
+#--- unary element-wise --------------------------------------------------------
+x = np.concatenate([randn(60, scale=3), [-30, -10, 0, 10, 30]]).astype(np.float32)
+case("unary", {"x": x}, """
+    gelu_erf  = gelu(x)
+    gelu_none = gelu(x, approximate="none")
+    gelu_tanh = gelu(x, approximate="tanh")
+    silu_     = silu(x)
+    sigmoid_  = sigmoid(x)
+    tanh_     = tanh(x)
+    relu_     = relu(x)
+    abs_      = abs(x)
+    neg_      = -x
+    exp_      = exp(x * 0.1)
+    log_      = log(abs(x) + 0.5)
+    sqrt_     = sqrt(abs(x))
+    rsqrt_    = rsqrt(abs(x) + 1)
+""", gelu_erf=ref.gelu_erf(x), gelu_none=ref.gelu_erf(x), gelu_tanh=ref.gelu_tanh(x),
+     silu_=ref.silu(x), sigmoid_=ref.sigmoid(x), tanh_=np.tanh(f64(x)), relu_=np.maximum(f64(x), 0),
+     abs_=np.abs(f64(x)), neg_=-f64(x), exp_=np.exp(f64(x) * np.float32(0.1)),
+     log_=np.log(np.abs(f64(x)) + 0.5), sqrt_=np.sqrt(np.abs(f64(x))), rsqrt_=1 / np.sqrt(np.abs(f64(x)) + 1))
+
+#--- binary element-wise, operators, scalars -----------------------------------
+a, b, c = randn(3, 4), randn(4), randn(3, 1)
+base, expo = rng.uniform(0.1, 3, (3, 4)).astype(np.float32), randn(3, 4)
+case("binary", {"a": a, "b": b, "c": c, "base": base, "expo": expo}, """
+    arith  = a + b * c - a / (b + 3)
+    left   = a - b - c
+    scal   = 2 * a + 1 - 0.5 / (abs(a) + 1)
+    pow_   = pow(base, expo)
+    sq     = pow(a, 2)
+    maxmin = max(a, c) + min(b, 0)
+""", arith=f64(a) + f64(b) * c - a / (f64(b) + 3), left=f64(a) - b - c,
+     scal=2 * f64(a) + 1 - 0.5 / (np.abs(f64(a)) + 1), pow_=f64(base) ** f64(expo), sq=f64(a) ** 2,
+     maxmin=np.maximum(f64(a), c) + np.minimum(f64(b), 0))
+
+
+def trunc_div(p, q):  # integer division rounding toward zero, in int64
+    p, q = p.astype(np.int64), q.astype(np.int64)
+    return np.sign(p) * np.sign(q) * (np.abs(p) // np.abs(q))
+
+
+# (Products beyond 2^53 before wrapping are in int32_overflow.py.)
+p = np.array([7, -7, 7, -7, 0, 1, -1, 2**31 - 1, -2**31, -2**31, 13, -13], np.int32)
+q = np.array([2, 2, -2, -2, 5, 3, 3, 2, -1, 1, 13, 4], np.int32)
+n, e = ints(-5, 6, 4, 5), ints(0, 14, 4, 5)
+big = np.array([2**31 - 1, -2**31, 65536, 46341, -123456], np.int32)
+bases, exps = np.array([3, -3, 2, -2, 46341], np.int32), np.array([25, 33, 31, 32, 2], np.int32)
+case("integer", {"p": p, "q": q, "n": n, "e": e, "big": big, "bases": bases, "exps": exps}, """
+    div_   = p / q
+    pow_   = pow(n, e)
+    sq     = pow(n, 2)
+    mix    = (n * 3 - 7) / 2
+    neg_   = -p
+    add_   = big + 1
+    sub_   = big - 2
+    sum_   = reduce_sum(big)
+    mul_   = big * 3
+    sqr    = slice(big, starts=[2], ends=[5]) * slice(big, starts=[2], ends=[5])
+    powbig = pow(bases, exps)
+""", div_=trunc_div(p, q).astype(np.int32),
+     pow_=(n.astype(np.int64) ** e).astype(np.int32), sq=n * n,
+     mix=trunc_div(n * 3 - 7, np.full_like(n, 2)).astype(np.int32),
+     neg_=wrap32(-int(v) for v in p), add_=wrap32(int(v) + 1 for v in big),
+     sub_=wrap32(int(v) - 2 for v in big), sum_=wrap32([sum(int(v) for v in big)])[0],
+     mul_=wrap32(int(v) * 3 for v in big), sqr=wrap32(int(v) ** 2 for v in big[2:]),
+     powbig=wrap32(int(b) ** int(k) for b, k in zip(bases, exps)))
+
+#--- matmul --------------------------------------------------------------------
+a, b, bt, at = randn(2, 1, 3, 4), randn(5, 4, 2), randn(5, 2, 4), randn(4, 3)
+case("matmul", {"a": a, "b": b, "bt": bt, "at": at}, """
+    batched = a @ b
+    tb      = matmul(a, bt, transpose_b=true)
+    ta      = matmul(at, b, transpose_a=true)
+    both    = matmul(at, bt, transpose_a=true, transpose_b=true)
+""", batched=f64(a) @ f64(b), tb=f64(a) @ f64(bt).transpose(0, 2, 1), ta=f64(at).T @ f64(b),
+     both=f64(at).T @ f64(bt).transpose(0, 2, 1))
+
+#--- errors: exit 2 for what the frontend rejects, 3 for data-dependent faults ---
+n4, f4, l3 = np.arange(4, dtype=np.int32), np.ones(4, np.float32), np.ones((2, 4), np.float32)
+ERRORS = [  # (what, signature, statement, inputs, exit code, message)
+    ("negative slice step", "x: f32[4]) -> (y: f32[2]", "slice(x, starts=[3], ends=[0], steps=[-2])",
+     {}, 2, "steps must be at least 1"),
+    ("integer division by zero", "n: i32[4]) -> (y: i32[4]", "n / (n - 1)", {"n": n4}, 3, "division by zero"),
+    ("gather index past the end", "x: f32[4], n: i32[4]) -> (y: f32[4]", "gather(x, n + 1)",
+     {"x": f4, "n": n4}, 3, "out of range"),
+    ("gather index before the start", "x: f32[4], n: i32[4]) -> (y: f32[4]", "gather(x, n - 5)",
+     {"x": f4, "n": n4}, 3, "out of range"),
+    ("negative embedding id", "t: f32[2, 4], n: i32[4]) -> (y: f32[4, 4]", "embedding(t, n - 1)",
+     {"t": l3, "n": n4}, 3, "out of range"),
+    ("label out of range", "t: f32[2, 4], n: i32[2]) -> (y: f32[]", "cross_entropy(t, n + 3)",
+     {"t": l3, "n": np.array([0, 1], np.int32)}, 3, "range"),
+]
+for what, signature, statement, inputs, want_code, message in ERRORS:
+    code, err = dlc_error(f"graph g({signature}) {{\n  y = {statement}\n}}\n", inputs)
+    first = err.strip().splitlines()[0] if err.strip() else ""
+    print(f"{what}: exit {code}: {first}")
+    if code != want_code or message not in err:
+        print(f"FAILED {what}: expected exit {want_code} and {message!r}")
+        failures.append(what)
+
+if failures:
+    print(f"{len(failures)} case(s) failed: {', '.join(failures)}")
+    sys.exit(1)
+print("all cases passed")

@@ -1,16 +1,23 @@
 """NumPy helpers for dlc's end-to-end tests.
 
-* run_dlc / run_source: evaluate a model with `dlc run` on the float64
-  oracle and return its outputs and every parameter's value.
-* rel_error: ||a - b|| / ||b|| (Frobenius norm, in float64).
+* run_dlc / run_source: evaluate a model (a file, or .dlg text) with
+  `dlc run` on the float64 oracle; return its outputs and every parameter's
+  value (--save-params).  model_info parses `dlc check`.
+* check_graph: run a generated one-graph model and compare each output with
+  a NumPy reference; dlc_error: run a model that should fail.
+* rel_error (||a - b|| / ||b||, Frobenius, float64), check_close,
+  check_equal, ulp_distance.
 * Reference ops, written plainly in float64: layer_norm, rms_norm,
   gelu_tanh, gelu_erf, sigmoid, silu, softmax, log_softmax, conv2d_nchw,
-  max_pool2d, avg_pool2d, cross_entropy, mse, round_bf16.
+  max_pool2d, avg_pool2d, cross_entropy, mse; round_bf16 and wrap32 for
+  bfloat16 rounding and int32 wrapping.
 * SplitMix64 / splitmix64_init: the parameter initialisers as documented in
   oracle/kernels/Kernels.h, re-implemented with 64-bit unsigned arithmetic.
+* load_safetensors / save_safetensors (.npz cannot hold bfloat16).
 
 Nothing here imports dlc code: the tests compare dlc with an independent
-implementation.
+implementation.  The `dlc` on PATH is the one tested (lit puts the build's
+bin/ first).
 """
 import json
 import math
@@ -18,6 +25,7 @@ import os
 import re
 import subprocess
 import tempfile
+import textwrap
 
 import numpy as np
 
@@ -105,6 +113,25 @@ def load_safetensors(path):
     return arrays
 
 
+def save_safetensors(path, arrays, bf16=()):
+    """Writes name -> array as .safetensors; names in `bf16` are float32
+    arrays already rounded to bfloat16, stored as BF16."""
+    header, blobs, offset = {}, [], 0
+    names = {v: k for k, v in _SAFETENSORS_DTYPES.items() if k != "BF16"}
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        if name in bf16:
+            blob, dtype = (a.astype(np.float32).view(np.uint32) >> 16).astype("<u2").tobytes(), "BF16"
+        else:
+            blob, dtype = a.astype(a.dtype.newbyteorder("<")).tobytes(), names[a.dtype.type]
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
 def run_source(source, inputs, **kwargs):
     """As run_dlc, for a model given as .dlg text."""
     with tempfile.TemporaryDirectory(prefix="dlc-e2e-") as tmp:
@@ -161,11 +188,76 @@ def check_close(name, got, want, tol=1e-6):
 
 
 def check_equal(name, got, want):
-    """Asserts an exact match (integer and boolean results, exact copies)."""
+    """Asserts an exact match (integer and boolean results, exact copies);
+    NaNs match NaNs."""
     got, want = np.asarray(got), np.asarray(want)
-    ok = got.shape == want.shape and np.array_equal(got, want)
+    nan_ok = want.dtype.kind == "f"  # NaN equals NaN here
+    ok = got.shape == want.shape and np.array_equal(got, want, equal_nan=nan_ok)
     print(f"{name}: {'exact' if ok else 'DIFFERS'}")
     assert ok, f"{name}: got {got!r}, want {want!r}"
+
+
+DLG_TYPES = {np.float64: "f64", np.float32: "f32", np.float16: "f16",
+             np.int64: "i64", np.int32: "i32", np.bool_: "i1"}
+
+
+def dlg_type(dtype, shape):
+    """The .dlg type of an array: dlg_type(np.float32, (2, 3)) = "f32[2, 3]"."""
+    return f"{DLG_TYPES[np.dtype(dtype).type]}[{', '.join(map(str, shape))}]"
+
+
+def graph_source(name, inputs, body, outputs):
+    """`graph NAME(inputs) -> (outputs) { body }`; inputs and outputs map
+    names to arrays (or anything with .dtype and .shape)."""
+    params = ", ".join(f"{k}: {dlg_type(v.dtype, v.shape)}" for k, v in inputs.items())
+    results = ", ".join(f"{k}: {dlg_type(v.dtype, v.shape)}" for k, v in outputs.items())
+    return f"graph {name}({params}) -> ({results}) {{\n{textwrap.dedent(body).strip()}\n}}\n"
+
+
+def check_graph(name, inputs, body, **want):
+    """Runs a graph of `body` whose outputs are the keywords of `want`, and
+    compares each output with its reference value:
+      * a float64 reference: the output is f32 and must be within 1e-6
+        relative error (the reference is computed without rounding);
+      * any other dtype (integers, bool, float16, float32 built bit by bit):
+        the output has that dtype and must be equal.
+    Prints every comparison; returns the names of those that failed."""
+    want = {k: np.asarray(v) for k, v in want.items()}
+    declared = {k: np.empty(v.shape, np.float32 if v.dtype == np.float64 else v.dtype)
+                for k, v in want.items()}
+    source = graph_source(name, inputs, body, declared)
+    try:
+        got, _ = run_source(source, inputs)
+    except RuntimeError as e:
+        print(f"FAILED {name}: {e}")
+        return [name]
+    failed = []
+    for k, v in want.items():
+        try:
+            assert got[k].dtype == declared[k].dtype, f"dtype {got[k].dtype}, want {declared[k].dtype}"
+            if v.dtype == np.float64:
+                check_close(f"{name}.{k}", got[k], v)
+            else:
+                check_equal(f"{name}.{k}", got[k], v)
+        except AssertionError as e:
+            print(f"FAILED {name}.{k}: {e}\n{source}")
+            failed.append(f"{name}.{k}")
+    return failed
+
+
+def dlc_error(source, inputs=None, args=()):
+    """Runs `dlc run` on .dlg text that should be rejected; returns
+    (exit code, stderr)."""
+    with tempfile.TemporaryDirectory(prefix="dlc-e2e-") as tmp:
+        path = os.path.join(tmp, "model.dlg")
+        with open(path, "w") as f:
+            f.write(source)
+        cmd = ["dlc", "run", path] + list(args)
+        for name, array in (inputs or {}).items():
+            np.save(os.path.join(tmp, name + ".npy"), array)
+            cmd.append(f"--input={name}=@{os.path.join(tmp, name + '.npy')}")
+        result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return result.returncode, result.stderr
 
 
 #===----------------------------------------------------------------------===#
@@ -313,6 +405,11 @@ def cross_entropy(logits, labels, reduction="mean"):
 
 def mse(pred, target, reduction="mean"):
     return _reduce((f64(pred) - f64(target)) ** 2, reduction)
+
+
+def wrap32(values):
+    """Python ints (exact) wrapped to int32 like hardware, as an int32 array."""
+    return np.array([(int(v) + 2**31) % 2**32 - 2**31 for v in values], np.int32)
 
 
 def round_bf16(x):

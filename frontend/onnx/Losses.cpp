@@ -1,0 +1,105 @@
+//===- Losses.cpp - ONNX NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ===//
+//
+// Both pick the log-probability of each target class along axis 1 (a
+// one-hot selection), weight it by the class weight (0 for `ignore_index`)
+// and reduce: `mean` divides by the sum of the weights used.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/NodeImporter.h"
+
+using namespace mlir;
+
+namespace dlc::onnximport {
+
+/// The NLL loss of log-probabilities `logp` [N, C, d...] against `target`
+/// [N, d...], with optional class `weight` [C].
+static Value nllLoss(NodeImporter &n, Value logp, Value target, Value weight,
+                     std::optional<int64_t> ignoreIndex,
+                     const std::string &reduction) {
+  if (!logp || !target)
+    return {};
+  auto tshape = shapeOf(target);
+  Type element = cast<RankedTensorType>(logp.getType()).getElementType();
+  Type index = cast<RankedTensorType>(target.getType()).getElementType();
+  Value used = n.broadcastTo(n.scalar(1, n.i1()), tshape);
+  if (ignoreIndex) {
+    used = n.compare(ComparePredicate::ne, target, n.scalar(*ignoreIndex, index));
+    target = n.create<SelectOp>({used, target, n.scalar(0, index)});
+  }
+  SmallVector<int64_t> withClass(tshape);
+  withClass.insert(withClass.begin() + 1, 1);
+  Value picked =
+      n.reshape(n.gatherElements(logp, n.reshape(target, withClass), 1), tshape);
+  Value w = weight ? n.create<GatherOp>({weight, target}, {n.i64("axis", 0)})
+                   : n.broadcastTo(n.scalar(1, element), tshape);
+  w = n.create<SelectOp>({used, w, n.scalar(0, element)});
+  Value loss = n.create<NegOp>({n.create<MulOp>({picked, w})});
+  if (reduction == "none")
+    return loss;
+  SmallVector<int64_t> all;
+  for (size_t d = 0; d < tshape.size(); ++d)
+    all.push_back(d);
+  auto sum = [&](Value v) {
+    return n.create<ReduceSumOp>({v}, {n.i64s("axes", all)});
+  };
+  if (reduction == "sum")
+    return sum(loss);
+  return n.create<DivOp>({sum(loss), sum(w)});
+}
+
+/// Reads reduction and ignore_index; nullopt on a bad reduction.
+static std::optional<std::string> readReduction(NodeImporter &n,
+                                                std::optional<int64_t> &ignore) {
+  auto reduction = n.stringAttr("reduction", "mean");
+  if (!reduction)
+    return std::nullopt;
+  if (*reduction != "none" && *reduction != "sum" && *reduction != "mean") {
+    (void)n.unsupported("reduction", "unknown value '" + *reduction + "'");
+    return std::nullopt;
+  }
+  if (n.hasAttr("ignore_index")) {
+    auto i = n.intAttr("ignore_index", 0);
+    if (!i)
+      return std::nullopt;
+    ignore = *i;
+  }
+  return reduction;
+}
+
+static LogicalResult importNll(NodeImporter &n) {
+  std::optional<int64_t> ignore;
+  auto reduction = readReduction(n, ignore);
+  if (!reduction)
+    return failure();
+  Value weight = n.hasInput(2) ? n.input(2) : Value();
+  if (n.hasInput(2) && !weight)
+    return failure();
+  return n.setOutput(
+      0, nllLoss(n, n.input(0), n.input(1), weight, ignore, *reduction));
+}
+
+static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
+  std::optional<int64_t> ignore;
+  auto reduction = readReduction(n, ignore);
+  if (!reduction)
+    return failure();
+  Value weight = n.hasInput(2) ? n.input(2) : Value();
+  if (n.hasInput(2) && !weight)
+    return failure();
+  Value logp = n.create<LogSoftmaxOp>({n.input(0)}, {n.i64("axis", 1)});
+  if (failed(n.setOutput(0, nllLoss(n, logp, n.input(1), weight, ignore,
+                                    *reduction))))
+    return failure();
+  if (n.wantsOutput(1))
+    return n.setOutput(1, logp);
+  return success();
+}
+
+void addLossOps(OpTable &t) {
+  t["NegativeLogLikelihoodLoss"] = {{"ignore_index", "reduction"}, importNll};
+  t["SoftmaxCrossEntropyLoss"] = {{"ignore_index", "reduction"},
+                                  importSoftmaxCrossEntropy};
+}
+
+} // namespace dlc::onnximport

@@ -1,0 +1,206 @@
+//===- Normalization.cpp - ONNX normalisation and softmax ops -------------===//
+//
+// BatchNormalization (inference) folds into one scale and one shift per
+// channel, element-wise ops on its constant inputs. LayerNormalization maps
+// to `dlc.layer_norm` (composed when its Mean/InvStdDev outputs are used);
+// InstanceNormalization and MeanVarianceNormalization compose reductions.
+// Softmax, LogSoftmax and Hardmax before opset 13 flatten to 2-D at `axis`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/NodeImporter.h"
+
+using namespace mlir;
+
+namespace dlc::onnximport {
+
+static Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// [C] -> [C, 1, ..., 1] to broadcast over the dimensions after the
+/// channel of a tensor of rank `rank`.
+static Value perChannel(NodeImporter &n, Value v, int64_t rank) {
+  if (!v)
+    return {};
+  SmallVector<int64_t> shape{shapeOf(v)[0]};
+  shape.append(rank - 2, 1);
+  return n.reshape(v, shape);
+}
+
+static LogicalResult importBatchNorm(NodeImporter &n) {
+  auto epsilon = n.floatAttr("epsilon", 1e-5);
+  auto spatial = n.intAttr("spatial", 1);
+  auto training = n.intAttr("training_mode", 0);
+  if (!epsilon || !spatial || !training)
+    return failure();
+  if (*training)
+    return n.unsupported("training_mode", "dlc imports inference graphs");
+  if (!*spatial)
+    return n.unsupported("spatial", "only spatial=1 is");
+  for (size_t i = 1; i < n.numOutputs(); ++i)
+    if (n.wantsOutput(i))
+      return n.error() << "output " << i
+                       << " (running statistics) exists only in training mode";
+  Value x = n.input(0);
+  Value scale = n.input(1), bias = n.input(2), mean = n.input(3),
+        var = n.input(4);
+  if (!x || !scale || !bias || !mean || !var)
+    return failure();
+  int64_t rank = shapeOf(x).size();
+  if (rank < 2)
+    return n.error() << "X needs rank at least 2";
+  // s = scale / sqrt(var + eps); t = bias - mean * s; y = x * s + t.
+  Value eps = n.scalar(*epsilon, elementOf(var));
+  Value s = n.create<MulOp>({scale, n.create<RsqrtOp>({n.create<AddOp>({var, eps})})});
+  Value t = n.create<SubOp>({bias, n.create<MulOp>({mean, s})});
+  Value y = n.create<AddOp>({n.create<MulOp>({x, perChannel(n, s, rank)}),
+                             perChannel(n, t, rank)});
+  return n.setOutput(0, y);
+}
+
+static LogicalResult importLayerNorm(NodeImporter &n) {
+  auto axisAttr = n.intAttr("axis", -1);
+  auto epsilon = n.floatAttr("epsilon", 1e-5);
+  auto stash = n.intAttr("stash_type", 1);
+  Value x = n.input(0), scale = n.input(1);
+  if (!axisAttr || !epsilon || !stash || !x || !scale)
+    return failure();
+  auto shape = shapeOf(x);
+  int64_t rank = shape.size();
+  auto axis = normalizeAxisOrError(n, *axisAttr, rank);
+  if (!axis)
+    return failure();
+  SmallVector<int64_t> normShape(shape.begin() + *axis, shape.end());
+  scale = n.broadcastTo(scale, normShape);
+  Value bias = n.hasInput(2) ? n.broadcastTo(n.input(2), normShape) : Value();
+  if (!n.wantsOutput(1) && !n.wantsOutput(2)) {
+    SmallVector<Value> operands{x, scale};
+    if (bias)
+      operands.push_back(bias);
+    return n.setOutput(
+        0, n.create<LayerNormOp>(operands,
+                                 {n.i64("axis", *axis),
+                                  n.named("epsilon",
+                                          n.b.getF64FloatAttr(*epsilon))}));
+  }
+  SmallVector<int64_t> axes;
+  for (int64_t d = *axis; d < rank; ++d)
+    axes.push_back(d);
+  auto reduceMean = [&](Value v) {
+    return n.create<ReduceMeanOp>(
+        {v}, {n.i64s("axes", axes), n.named("keepdims", n.b.getBoolAttr(true))});
+  };
+  Value mean = reduceMean(x);
+  Value centered = n.create<SubOp>({x, mean});
+  Value var = reduceMean(n.create<MulOp>({centered, centered}));
+  Value inv = n.create<RsqrtOp>(
+      {n.create<AddOp>({var, n.scalar(*epsilon, elementOf(x))})});
+  Value y = n.create<MulOp>({n.create<MulOp>({centered, inv}), scale});
+  if (bias)
+    y = n.create<AddOp>({y, bias});
+  if (failed(n.setOutput(0, y)))
+    return failure();
+  if (n.wantsOutput(1) && failed(n.setOutput(1, mean)))
+    return failure();
+  if (n.wantsOutput(2) && failed(n.setOutput(2, inv)))
+    return failure();
+  return success();
+}
+
+/// (x - mean) / sqrt(var + epsilon) over `axes`, both kept as size 1.
+static Value normalize(NodeImporter &n, Value x, ArrayRef<int64_t> axes,
+                       double epsilon) {
+  auto reduceMean = [&](Value v) {
+    return n.create<ReduceMeanOp>(
+        {v}, {n.i64s("axes", axes), n.named("keepdims", n.b.getBoolAttr(true))});
+  };
+  Value centered = n.create<SubOp>({x, reduceMean(x)});
+  Value var = reduceMean(n.create<MulOp>({centered, centered}));
+  return n.create<MulOp>(
+      {centered, n.create<RsqrtOp>(
+                     {n.create<AddOp>({var, n.scalar(epsilon, elementOf(x))})})});
+}
+
+static LogicalResult importInstanceNorm(NodeImporter &n) {
+  auto epsilon = n.floatAttr("epsilon", 1e-5);
+  Value x = n.input(0), scale = n.input(1), bias = n.input(2);
+  if (!epsilon || !x || !scale || !bias)
+    return failure();
+  int64_t rank = shapeOf(x).size();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  Value y = normalize(n, x, axes, *epsilon);
+  y = n.create<AddOp>({n.create<MulOp>({y, perChannel(n, scale, rank)}),
+                       perChannel(n, bias, rank)});
+  return n.setOutput(0, y);
+}
+
+static LogicalResult importMeanVarianceNorm(NodeImporter &n) {
+  auto axes = n.intsAttr("axes", {0, 2, 3});
+  Value x = n.input(0);
+  if (!axes || !x)
+    return failure();
+  for (int64_t &a : *axes) {
+    auto axis = normalizeAxisOrError(n, a, shapeOf(x).size());
+    if (!axis)
+      return failure();
+    a = *axis;
+  }
+  return n.setOutput(0, normalize(n, x, *axes, 1e-9));
+}
+
+/// Softmax, LogSoftmax, Hardmax: before opset 13 the input is seen as 2-D
+/// [prod(shape[:axis]), prod(shape[axis:])] and the op runs on its rows.
+static LogicalResult importSoftmaxFamily(NodeImporter &n) {
+  bool legacy = n.opset() < 13;
+  auto axisAttr = n.intAttr("axis", legacy ? 1 : -1);
+  Value x = n.input(0);
+  if (!axisAttr || !x)
+    return failure();
+  auto shape = shapeOf(x);
+  auto axis = normalizeAxisOrError(n, *axisAttr, shape.size());
+  if (!axis)
+    return failure();
+  Value in = x;
+  int64_t along = *axis;
+  if (legacy) {
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+      (d < *axis ? rows : cols) *= shape[d];
+    in = n.reshape(x, {rows, cols});
+    along = 1;
+  }
+  Value y;
+  if (n.opType() == "Softmax") {
+    y = n.create<SoftmaxOp>({in}, {n.i64("axis", along)});
+  } else if (n.opType() == "LogSoftmax") {
+    y = n.create<LogSoftmaxOp>({in}, {n.i64("axis", along)});
+  } else {
+    // Hardmax: 1 at the first maximum along the axis, 0 elsewhere.
+    auto inShape = shapeOf(in);
+    auto keep = n.named("keepdims", n.b.getBoolAttr(true));
+    Value m = n.create<ReduceMaxOp>({in}, {n.i64s("axes", {along}), keep});
+    Value index = n.iota(inShape, along);
+    Value first = n.create<ReduceMinOp>(
+        {n.create<SelectOp>({n.compare(ComparePredicate::eq, in, m), index,
+                             n.scalar(inShape[along], n.i64())})},
+        {n.i64s("axes", {along}), keep});
+    y = n.cast(n.compare(ComparePredicate::eq, index, first), elementOf(x));
+  }
+  return n.setOutput(0, n.reshape(y, shape));
+}
+
+void addNormalizationOps(OpTable &t) {
+  t["BatchNormalization"] = {{"epsilon", "momentum", "spatial", "training_mode"},
+                             importBatchNorm};
+  t["LayerNormalization"] = {{"axis", "epsilon", "stash_type"}, importLayerNorm};
+  t["InstanceNormalization"] = {{"epsilon"}, importInstanceNorm};
+  t["MeanVarianceNormalization"] = {{"axes"}, importMeanVarianceNorm};
+  t["Softmax"] = {{"axis"}, importSoftmaxFamily};
+  t["LogSoftmax"] = {{"axis"}, importSoftmaxFamily};
+  t["Hardmax"] = {{"axis"}, importSoftmaxFamily};
+}
+
+} // namespace dlc::onnximport

@@ -1,0 +1,548 @@
+//===- OnnxImporter.cpp - an ONNX model to a dlc graph --------------------===//
+//
+// 1. Parse the protobuf; take the default domain's opset (7 to 17).
+// 2. Check every external data path (no absolute paths, no `..`, nothing
+//    that resolves outside the model's folder).
+// 3. List every node whose op type the op table lacks: one error names
+//    them all, with their nodes.
+// 4. Run ONNX's checker, then its shape inference (non-strict): the shapes
+//    it infers cross-check the ones dlc computes, node by node.
+// 5. Bind the inputs' dimensions (given inputs, then `--dim`), build a
+//    `func.func` whose arguments are the graph inputs; initializers become
+//    `dlc.param`s of kind `data` when used as values.
+// 6. Import the nodes in order through the op table; each op is located at
+//    its node; shape arithmetic on known values folds at import time.
+// 7. Return the graph outputs, checking their declared types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/OnnxImporter.h"
+
+#include "frontend/onnx/NodeImporter.h"
+#include "ir/ShapeUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include "onnx/checker.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+
+using namespace mlir;
+
+namespace dlc::onnximport {
+
+const OpTable &opTable() {
+  static const OpTable table = [] {
+    OpTable t;
+    addElementwiseOps(t);
+    addContractionOps(t);
+    addConvolutionOps(t);
+    addNormalizationOps(t);
+    addLossOps(t);
+    addShapeOps(t);
+    addReductionOps(t);
+    addTypeOps(t);
+    return t;
+  }();
+  return table;
+}
+
+std::vector<std::string> supportedOpTypes() {
+  std::vector<std::string> names;
+  for (const auto &entry : opTable())
+    names.push_back(entry.first);
+  return names;
+}
+
+bool resolveExternalDataPath(const std::string &modelDir,
+                             const std::string &location,
+                             std::string &resolved, std::string &error) {
+  if (location.empty()) {
+    error = "has no 'location'";
+    return false;
+  }
+  if (location.front() == '/') {
+    error = "location '" + location +
+            "' is an absolute path; external data must be a relative path "
+            "inside the model's folder";
+    return false;
+  }
+  for (StringRef part : llvm::split(StringRef(location), '/'))
+    if (part == "..") {
+      error = "location '" + location +
+              "' has a '..' component; external data must stay inside the "
+              "model's folder";
+      return false;
+    }
+  std::string joined = modelDir + "/" + location;
+  char buffer[PATH_MAX];
+  if (!realpath(joined.c_str(), buffer)) {
+    error = "file '" + location + "' does not exist next to the model";
+    return false;
+  }
+  std::string real = buffer;
+  if (!realpath(modelDir.c_str(), buffer)) {
+    error = "cannot resolve the model's folder '" + modelDir + "'";
+    return false;
+  }
+  std::string dir = buffer;
+  if (dir != "/")
+    dir += "/";
+  if (real.compare(0, dir.size(), dir) != 0) {
+    error = "location '" + location + "' resolves to '" + real +
+            "', outside the model's folder '" + buffer +
+            "' (through a symbolic link)";
+    return false;
+  }
+  resolved = real;
+  return true;
+}
+
+namespace {
+
+/// Imports one model; each step returns failure after emitting an error.
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext &context, const std::string &path,
+                const ImportOptions &options)
+      : context(context), path(path), options(options),
+        fileLoc(FileLineColLoc::get(&context, path, 0, 0)) {}
+
+  ImportResult run();
+
+private:
+  LogicalResult parse();
+  LogicalResult checkExternalData();
+  LogicalResult checkSupportedOps();
+  LogicalResult runChecker();
+  LogicalResult bindInputs(ImportResult &result);
+  LogicalResult importNodes();
+  LogicalResult crossCheck(NodeImporter &node);
+  LogicalResult buildOutputs();
+
+  std::string nodeName(const ::onnx::NodeProto &node, size_t index) const {
+    return node.name().empty()
+               ? node.op_type() + " #" + std::to_string(index)
+               : node.name();
+  }
+
+  MLIRContext &context;
+  std::string path;
+  const ImportOptions &options;
+  Location fileLoc;
+  ::onnx::ModelProto model;
+  int64_t opset = 0;
+  std::unique_ptr<GraphState> graph;
+  func::FuncOp func;
+  SmallVector<Type> inputTypes;
+  /// Types ONNX's shape inference gives intermediate tensors.
+  std::map<std::string, const ::onnx::TypeProto *> inferred;
+};
+
+} // namespace
+
+LogicalResult ModelImporter::parse() {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return emitError(fileLoc) << "cannot open '" << path << "'";
+  if (!model.ParseFromIstream(&in))
+    return emitError(fileLoc)
+           << "'" << path << "' is not an ONNX model (the protobuf does not "
+           << "parse)";
+  bool found = false;
+  for (const auto &import : model.opset_import())
+    if (import.domain().empty() || import.domain() == "ai.onnx") {
+      opset = import.version();
+      found = true;
+    }
+  if (!found)
+    return emitError(fileLoc)
+           << "the model imports no version of the default ONNX domain";
+  if (opset < 7 || opset > 17)
+    return emitError(fileLoc) << "the model uses opset " << opset
+                              << "; dlc imports opsets 7 to 17";
+  return success();
+}
+
+LogicalResult ModelImporter::checkExternalData() {
+  std::string dir = graph->modelDir;
+  auto check = [&](const ::onnx::TensorProto &t,
+                   const Twine &what) -> LogicalResult {
+    if (t.data_location() != ::onnx::TensorProto::EXTERNAL)
+      return success();
+    std::string location;
+    for (const auto &entry : t.external_data())
+      if (entry.key() == "location")
+        location = entry.value();
+    std::string resolved, error;
+    if (!resolveExternalDataPath(dir, location, resolved, error))
+      return emitError(fileLoc) << what << ": external data " << error;
+    return success();
+  };
+  for (const auto &t : model.graph().initializer())
+    if (failed(check(t, "initializer '" + t.name() + "'")))
+      return failure();
+  for (const auto &node : model.graph().node())
+    for (const auto &a : node.attribute())
+      if (a.has_t() && failed(check(a.t(), "node '" + node.name() +
+                                               "' attribute '" + a.name() +
+                                               "'")))
+        return failure();
+  return success();
+}
+
+LogicalResult ModelImporter::checkSupportedOps() {
+  const OpTable &table = opTable();
+  std::map<std::string, std::vector<std::string>> missing;
+  for (auto [i, node] : llvm::enumerate(model.graph().node())) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (defaultDomain && table.count(node.op_type()))
+      continue;
+    std::string key = defaultDomain ? node.op_type()
+                                    : node.domain() + "." + node.op_type();
+    missing[key].push_back(nodeName(node, i));
+  }
+  if (missing.empty())
+    return success();
+  auto diag = emitError(fileLoc);
+  diag << "the model uses " << missing.size() << " op type"
+       << (missing.size() == 1 ? "" : "s")
+       << " that dlc does not support:";
+  for (auto &[op, nodes] : missing) {
+    diag << "\n  " << op << " (" << nodes.size() << " node"
+         << (nodes.size() == 1 ? "" : "s") << "): ";
+    constexpr size_t kShown = 10;
+    for (size_t i = 0; i < nodes.size() && i < kShown; ++i)
+      diag << (i ? ", " : "") << "'" << nodes[i] << "'";
+    if (nodes.size() > kShown)
+      diag << " and " << nodes.size() - kShown << " more";
+  }
+  return diag;
+}
+
+LogicalResult ModelImporter::runChecker() {
+  // libonnx 1.12's checker knows IR versions up to 8; newer files are
+  // checked by the importer alone.
+  if (model.ir_version() > 8)
+    return success();
+  try {
+    ::onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(model.ir_version()));
+    std::unordered_map<std::string, int> opsets;
+    for (const auto &import : model.opset_import())
+      opsets[import.domain()] = static_cast<int>(import.version());
+    ctx.set_opset_imports(opsets);
+    ctx.set_model_dir(graph->modelDir);
+    ::onnx::checker::check_model(model, ctx);
+  } catch (const std::exception &e) {
+    return emitError(fileLoc) << "the ONNX checker rejects the model: "
+                              << e.what();
+  }
+  try {
+    ::onnx::ShapeInferenceOptions shapeOptions{/*check_type=*/false,
+                                               /*error_mode=*/0,
+                                               /*enable_data_propagation=*/false};
+    ::onnx::shape_inference::InferShapes(
+        model, ::onnx::OpSchemaRegistry::Instance(), shapeOptions);
+  } catch (const std::exception &) {
+    // Shape inference only cross-checks; a model it cannot follow imports.
+  }
+  for (const auto &info : model.graph().value_info())
+    inferred[info.name()] = &info.type();
+  return success();
+}
+
+LogicalResult ModelImporter::bindInputs(ImportResult &result) {
+  const auto &g = model.graph();
+  std::set<std::string> initializers;
+  for (const auto &t : g.initializer())
+    initializers.insert(t.name());
+  std::map<std::string, int64_t> dims;
+  std::vector<std::string> order;
+  auto bind = [&](const std::string &name, int64_t size,
+                  const std::string &input) -> LogicalResult {
+    auto [it, inserted] = dims.try_emplace(name, size);
+    if (inserted)
+      order.push_back(name);
+    else if (it->second != size)
+      return emitError(fileLoc) << "dimension '" << name << "' is "
+                                << it->second << " elsewhere but " << size
+                                << " in input '" << input << "'";
+    return success();
+  };
+  struct Pending {
+    std::string input;
+    size_t index;
+    std::string dimParam;
+  };
+  std::vector<SmallVector<int64_t>> shapes;
+  std::vector<Pending> pending;
+  std::vector<const ::onnx::ValueInfoProto *> inputs;
+  for (const auto &input : g.input()) {
+    if (initializers.count(input.name()))
+      continue;
+    inputs.push_back(&input);
+    const auto &type = input.type();
+    if (!type.has_tensor_type())
+      return emitError(fileLoc)
+             << "input '" << input.name()
+             << "' is not a tensor (a sequence, map or optional), which dlc "
+                "does not support";
+    auto element = graph->requireElementType(type.tensor_type().elem_type(),
+                                             fileLoc,
+                                             "input '" + input.name() + "'");
+    if (failed(element))
+      return failure();
+    auto given = options.inputShapes.find(input.name());
+    bool hasShape = type.tensor_type().has_shape();
+    SmallVector<int64_t> shape;
+    if (!hasShape) {
+      if (given == options.inputShapes.end())
+        return emitError(fileLoc)
+               << "input '" << input.name()
+               << "' has no declared shape: give its value with --input";
+      shape.assign(given->second.begin(), given->second.end());
+    } else {
+      const auto &declared = type.tensor_type().shape();
+      if (given != options.inputShapes.end() &&
+          given->second.size() != static_cast<size_t>(declared.dim_size()))
+        return emitError(fileLoc)
+               << "input '" << input.name() << "' has rank "
+               << declared.dim_size() << " but the data given has shape "
+               << formatShape(given->second);
+      for (auto [d, dim] : llvm::enumerate(declared.dim())) {
+        std::optional<int64_t> data;
+        if (given != options.inputShapes.end())
+          data = given->second[d];
+        if (dim.has_dim_value()) {
+          if (data && *data != dim.dim_value())
+            return emitError(fileLoc)
+                   << "input '" << input.name() << "' dimension " << d
+                   << " is " << dim.dim_value() << " but the data given has "
+                   << *data;
+          shape.push_back(dim.dim_value());
+          continue;
+        }
+        shape.push_back(data ? *data : -1);
+        if (dim.has_dim_param() && !dim.dim_param().empty()) {
+          if (data && failed(bind(dim.dim_param(), *data, input.name())))
+            return failure();
+          if (!data)
+            pending.push_back({input.name(), d, dim.dim_param()});
+        } else if (!data) {
+          pending.push_back({input.name(), d, ""});
+        }
+      }
+    }
+    shapes.push_back(shape);
+    inputTypes.push_back(RankedTensorType::get(shape, *element));
+  }
+  for (auto &[name, size] : options.dims) {
+    auto it = dims.find(name);
+    if (it != dims.end() && it->second != size)
+      return emitError(fileLoc)
+             << "--dim " << name << "=" << size
+             << " disagrees with the inputs given, whose shapes make it "
+             << it->second;
+    if (it == dims.end()) {
+      dims[name] = size;
+      order.push_back(name);
+    }
+  }
+  for (const Pending &p : pending) {
+    int64_t size;
+    if (!p.dimParam.empty() && dims.count(p.dimParam)) {
+      size = dims[p.dimParam];
+    } else if (options.defaultUnboundDimsToOne) {
+      size = 1;
+      std::string name = p.dimParam.empty()
+                             ? p.input + "[" + std::to_string(p.index) + "]"
+                             : p.dimParam;
+      if (!dims.count(name)) {
+        dims[name] = 1;
+        order.push_back(name);
+        result.defaultedDims.push_back(name);
+      }
+    } else if (!p.dimParam.empty()) {
+      return emitError(fileLoc)
+             << "dimension '" << p.dimParam << "' of input '" << p.input
+             << "' is not bound: pass --dim " << p.dimParam
+             << "=<size> or the input's value";
+    } else {
+      return emitError(fileLoc)
+             << "dimension " << p.index << " of input '" << p.input
+             << "' has no size and no name: pass the input's value";
+    }
+    size_t i = 0;
+    while (inputs[i]->name() != p.input)
+      ++i;
+    auto type = cast<RankedTensorType>(inputTypes[i]);
+    SmallVector<int64_t> shape(type.getShape());
+    shape[p.index] = size;
+    inputTypes[i] = RankedTensorType::get(shape, type.getElementType());
+  }
+  for (const std::string &name : order)
+    result.dims.emplace_back(name, dims[name]);
+
+  // The graph function and its arguments.
+  OpBuilder &b = graph->builder;
+  std::string funcName = g.name().empty() ? "main" : g.name();
+  func = func::FuncOp::create(fileLoc, funcName,
+                              b.getFunctionType(inputTypes, {}));
+  Block *body = func.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    func.setArgAttr(i, "dlc.name", b.getStringAttr(input->name()));
+    body->getArgument(i).setLoc(
+        NameLoc::get(b.getStringAttr(input->name()), fileLoc));
+    graph->tensors[input->name()].value = body->getArgument(i);
+  }
+  for (const auto &t : g.initializer()) {
+    TensorEntry entry;
+    entry.initializer = &t;
+    graph->tensors[t.name()] = std::move(entry);
+  }
+  return success();
+}
+
+/// "f32[2, 3]" for a tensor type from ONNX, "?" for unknown dimensions.
+static std::string describeOnnxType(const ::onnx::TypeProto &type,
+                                    GraphState &graph) {
+  const auto &t = type.tensor_type();
+  Type element = graph.elementType(t.elem_type());
+  std::string text = element ? formatElementType(element)
+                             : std::string(onnxTypeName(t.elem_type()));
+  text += "[";
+  for (auto [i, dim] : llvm::enumerate(t.shape().dim()))
+    text += (i ? ", " : "") + (dim.has_dim_value()
+                                   ? std::to_string(dim.dim_value())
+                                   : std::string("?"));
+  return text + "]";
+}
+
+/// Whether `value`'s type agrees with an ONNX type: same element type (when
+/// given) and the same size for every dimension ONNX knows.
+static bool agrees(Value value, const ::onnx::TypeProto &type,
+                   GraphState &graph) {
+  if (!type.has_tensor_type())
+    return true;
+  auto actual = cast<RankedTensorType>(value.getType());
+  const auto &t = type.tensor_type();
+  if (t.elem_type() != 0 &&
+      graph.elementType(t.elem_type()) != actual.getElementType())
+    return false;
+  if (!t.has_shape())
+    return true;
+  if (t.shape().dim_size() != actual.getRank())
+    return false;
+  for (auto [i, dim] : llvm::enumerate(t.shape().dim()))
+    if (dim.has_dim_value() && dim.dim_value() != actual.getDimSize(i))
+      return false;
+  return true;
+}
+
+LogicalResult ModelImporter::crossCheck(NodeImporter &node) {
+  for (int i = 0; i < node.node.output_size(); ++i) {
+    auto found = inferred.find(node.node.output(i));
+    if (found == inferred.end())
+      continue;
+    auto entry = graph->tensors.find(node.node.output(i));
+    if (entry == graph->tensors.end() || !entry->second.value)
+      continue;
+    if (!agrees(entry->second.value, *found->second, *graph))
+      return node.error() << "output '" << node.node.output(i) << "' is "
+                          << formatType(entry->second.value.getType())
+                          << " in dlc, but ONNX shape inference gives "
+                          << describeOnnxType(*found->second, *graph)
+                          << " (an importer bug: please report it)";
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::importNodes() {
+  const OpTable &table = opTable();
+  for (auto [i, node] : llvm::enumerate(model.graph().node())) {
+    std::string name = nodeName(node, i);
+    Location loc = NameLoc::get(StringAttr::get(&context, name), fileLoc);
+    const OpSpec &spec = table.at(node.op_type());
+    NodeImporter importer(*graph, node, loc, name);
+    for (const auto &a : node.attribute())
+      if (!llvm::is_contained(spec.attributes, a.name()))
+        return importer.error()
+               << "attribute '" << a.name() << "' is not supported";
+    if (failed(spec.import(importer)))
+      return failure();
+    for (int k = 0; k < node.output_size(); ++k)
+      if (!node.output(k).empty() && !graph->tensors.count(node.output(k)))
+        return importer.error()
+               << "output '" << node.output(k)
+               << "' is not supported (the importer builds no value for it)";
+    if (failed(crossCheck(importer)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::buildOutputs() {
+  OpBuilder &b = graph->builder;
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const auto &output : model.graph().output()) {
+    auto found = graph->tensors.find(output.name());
+    if (found == graph->tensors.end())
+      return emitError(fileLoc)
+             << "output '" << output.name() << "' is not computed by any node";
+    Location loc = NameLoc::get(b.getStringAttr(output.name()), fileLoc);
+    // An output that is a constant or an initializer needs a value now.
+    ::onnx::NodeProto identity;
+    identity.set_op_type("Identity");
+    identity.add_input(output.name());
+    NodeImporter importer(*graph, identity, loc, output.name());
+    Value value = importer.input(0);
+    if (!value)
+      return failure();
+    if (!agrees(value, output.type(), *graph))
+      return emitError(loc) << "output '" << output.name() << "' is declared "
+                            << describeOnnxType(output.type(), *graph)
+                            << " but the graph computes "
+                            << formatType(value.getType());
+    results.push_back(value);
+    resultTypes.push_back(value.getType());
+  }
+  b.create<func::ReturnOp>(fileLoc, results);
+  func.setType(b.getFunctionType(inputTypes, resultTypes));
+  for (auto [i, output] : llvm::enumerate(model.graph().output()))
+    func.setResultAttr(i, "dlc.name", b.getStringAttr(output.name()));
+  return success();
+}
+
+ImportResult ModelImporter::run() {
+  context.loadDialect<DlcDialect, func::FuncDialect>();
+  ImportResult result;
+  if (failed(parse()))
+    return result;
+  graph = std::make_unique<GraphState>(context, path, opset);
+  if (failed(checkExternalData()) || failed(checkSupportedOps()) ||
+      failed(runChecker()))
+    return result;
+  auto module = ModuleOp::create(fileLoc);
+  OwningOpRef<ModuleOp> owned(module);
+  if (failed(bindInputs(result)))
+    return result;
+  module.push_back(func);
+  if (failed(importNodes()) || failed(buildOutputs()))
+    return result;
+  result.module = std::move(owned);
+  return result;
+}
+
+ImportResult importModel(const std::string &path, MLIRContext &context,
+                         const ImportOptions &options) {
+  return ModelImporter(context, path, options).run();
+}
+
+} // namespace dlc::onnximport

@@ -1,0 +1,208 @@
+//===- Liveness.cpp - arena buffers and their live ranges -----------------===//
+
+#include "passes/analysis/Liveness.h"
+
+#include "ir/DlcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <algorithm>
+#include <cassert>
+
+using namespace mlir;
+
+namespace dlc {
+
+int64_t tensorBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  unsigned bits = tensor.getElementTypeBitWidth();
+  return tensor.getNumElements() * (bits < 8 ? 1 : bits / 8);
+}
+
+bool isKernel(Operation *op) {
+  return !op->hasTrait<OpTrait::IsTerminator>() && !isa<ParamOp, ConstantOp>(op);
+}
+
+SmallVector<Operation *> kernelsOf(func::FuncOp func) {
+  SmallVector<Operation *> kernels;
+  for (Operation &op : func.getBody().front())
+    if (isKernel(&op))
+      kernels.push_back(&op);
+  return kernels;
+}
+
+static int64_t numElements(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+/// Ops whose result element i is computed from element i of each operand
+/// of the result's element count (operands with fewer elements are read by
+/// broadcasting), and that read no other element of those operands.
+static bool isElementwise(Operation *op) {
+  return isa<AbsOp, AtanOp, CeilOp, CosOp, ErfOp, ExpOp, FloorOp, LogOp,
+             NegOp, ReluOp, RoundOp, RsqrtOp, SigmoidOp, SiluOp, SinOp,
+             SqrtOp, TanhOp, GeluOp, AddOp, DivOp, MaxOp, MinOp, MulOp, PowOp,
+             SubOp, CastOp, CompareOp, SelectOp, ReshapeOp, BroadcastToOp>(op);
+}
+
+/// Whether every value of `fusion`'s body that depends on a block argument
+/// of `n` elements also has `n` elements, and every op of the body is
+/// element-wise (or reads nothing: constants and iotas). Then a result's
+/// element i reads element i of each such argument and nothing else of it.
+static bool isElementwiseBody(FusionOp fusion, int64_t n) {
+  Block &body = fusion.getBody().front();
+  llvm::DenseSet<Value> dependent;
+  for (BlockArgument arg : body.getArguments())
+    if (numElements(arg) == n)
+      dependent.insert(arg);
+  for (Operation &op : body.without_terminator()) {
+    if (isa<ConstantOp, IotaOp>(op))
+      continue;
+    if (!isElementwise(&op) || op.getNumRegions())
+      return false;
+    if (llvm::none_of(op.getOperands(),
+                      [&](Value v) { return dependent.contains(v); }))
+      continue;
+    for (Value result : op.getResults()) {
+      if (numElements(result) != n)
+        return false;
+      dependent.insert(result);
+    }
+  }
+  return true;
+}
+
+SmallVector<std::pair<unsigned, unsigned>>
+inPlaceCandidates(Operation *kernel) {
+  SmallVector<std::pair<unsigned, unsigned>> pairs;
+  if (kernel->getNumResults() == 0 || kernel->getNumOperands() == 0)
+    return pairs;
+  int64_t n = numElements(kernel->getResult(0));
+  if (llvm::any_of(kernel->getResults(),
+                   [&](Value r) { return numElements(r) != n; }))
+    return pairs;
+  if (auto fusion = dyn_cast<FusionOp>(kernel)) {
+    if (!isElementwiseBody(fusion, n))
+      return pairs;
+  } else if (!isElementwise(kernel)) {
+    return pairs;
+  }
+  for (OpResult result : kernel->getResults())
+    for (OpOperand &operand : kernel->getOpOperands())
+      if (numElements(operand.get()) == n &&
+          tensorBytes(operand.get().getType()) == tensorBytes(result.getType()))
+        pairs.push_back({operand.getOperandNumber(), result.getResultNumber()});
+  return pairs;
+}
+
+BufferLiveness analyzeBuffers(ArrayRef<Operation *> kernels) {
+  BufferLiveness liveness;
+  liveness.kernels.assign(kernels.begin(), kernels.end());
+  if (kernels.empty())
+    return liveness;
+  Block *block = kernels.front()->getBlock();
+  llvm::DenseMap<Operation *, int64_t> stepOf;
+  for (auto [step, kernel] : llvm::enumerate(kernels))
+    stepOf[kernel] = step;
+  int64_t lastStep = kernels.size() - 1;
+  for (auto [step, kernel] : llvm::enumerate(kernels)) {
+    for (OpResult result : kernel->getResults()) {
+      Buffer buffer;
+      buffer.value = result;
+      buffer.bytes = tensorBytes(result.getType());
+      buffer.size = alignToArena(buffer.bytes);
+      buffer.first = buffer.last = step;
+      for (Operation *user : result.getUsers()) {
+        Operation *top = block->findAncestorOpInBlock(*user);
+        if (!top)
+          continue;
+        if (top->hasTrait<OpTrait::IsTerminator>()) {
+          buffer.isOutput = true;
+          continue;
+        }
+        auto it = stepOf.find(top);
+        assert((it == stepOf.end() || it->second >= int64_t(step)) &&
+               "kernels are not in a topological order");
+        if (it != stepOf.end())
+          buffer.last = std::max(buffer.last, it->second);
+      }
+      if (buffer.isOutput)
+        buffer.last = lastStep;
+      liveness.bufferOf[result] = liveness.buffers.size();
+      liveness.naiveBytes += buffer.size;
+      liveness.buffers.push_back(buffer);
+    }
+  }
+  groupAllocations(liveness, {});
+  return liveness;
+}
+
+SmallVector<std::pair<unsigned, unsigned>>
+chooseInPlace(const BufferLiveness &liveness) {
+  SmallVector<std::pair<unsigned, unsigned>> pairs;
+  std::vector<bool> donated(liveness.buffers.size()),
+      received(liveness.buffers.size());
+  for (auto [step, kernel] : llvm::enumerate(liveness.kernels)) {
+    for (auto [operand, result] : inPlaceCandidates(kernel)) {
+      int donor = liveness.lookup(kernel->getOperand(operand));
+      if (donor < 0)
+        continue;
+      unsigned taker = liveness.bufferOf.lookup(kernel->getResult(result));
+      const Buffer &d = liveness.buffers[donor];
+      if (donated[donor] || received[taker] || d.isOutput ||
+          d.last != int64_t(step))
+        continue;
+      donated[donor] = received[taker] = true;
+      pairs.push_back({unsigned(donor), taker});
+    }
+  }
+  return pairs;
+}
+
+void groupAllocations(BufferLiveness &liveness,
+                      ArrayRef<std::pair<unsigned, unsigned>> inPlace) {
+  for (Buffer &buffer : liveness.buffers)
+    buffer.donor = -1;
+  for (auto [donor, taker] : inPlace) {
+    assert(donor < taker && "a buffer reuses one defined after it");
+    liveness.buffers[taker].donor = donor;
+  }
+  // Buffers are numbered in step order, so a donor's allocation exists
+  // before its taker joins it.
+  liveness.allocations.clear();
+  for (auto [index, buffer] : llvm::enumerate(liveness.buffers)) {
+    if (buffer.donor >= 0) {
+      buffer.allocation = liveness.buffers[buffer.donor].allocation;
+      Allocation &a = liveness.allocations[buffer.allocation];
+      a.size = std::max(a.size, buffer.size);
+      a.first = std::min(a.first, buffer.first);
+      a.last = std::max(a.last, buffer.last);
+      a.buffers.push_back(index);
+      continue;
+    }
+    buffer.allocation = liveness.allocations.size();
+    Allocation a;
+    a.size = buffer.size;
+    a.first = buffer.first;
+    a.last = buffer.last;
+    a.buffers.push_back(index);
+    liveness.allocations.push_back(a);
+  }
+  std::vector<int64_t> delta(liveness.kernels.size() + 1, 0);
+  for (const Allocation &a : liveness.allocations) {
+    delta[a.first] += a.size;
+    delta[a.last + 1] -= a.size;
+  }
+  liveness.peakBytes = liveness.peakStep = 0;
+  int64_t live = 0;
+  for (size_t step = 0; step < liveness.kernels.size(); ++step) {
+    live += delta[step];
+    if (live > liveness.peakBytes) {
+      liveness.peakBytes = live;
+      liveness.peakStep = step;
+    }
+  }
+}
+
+} // namespace dlc

@@ -1,0 +1,92 @@
+//===- ModuleFormat.h - Constants and layout of a .dlcm file ----*- C++ -*-===//
+//
+// What both the reader and the writer must agree on besides the schema
+// (module.fbs): the prelude's byte layout, the alignments, the size of each
+// dtype, and how the list of collectives is hashed. The whole layout is in
+// docs/design/2026-11-22-module-format.md.
+//
+// File layout (all integers little-endian):
+//
+//   [0, 64)                 prelude (struct below), CRC-protected
+//   [64, 64 + header_size)  FlatBuffers header, root type dlc.fb.Module,
+//                           file identifier "DLCM" at bytes 68..72
+//   zero padding to a multiple of 64
+//   sections                Module.sections: 64-byte-aligned, increasing,
+//                           zero padding between them, each CRC-protected
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/base/Span.h"
+#include "runtime/format/module_generated.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlc::format {
+
+using rt::ByteSpan;
+
+/// Bytes 0..4 of the file, and the FlatBuffers file identifier.
+constexpr char kMagic[4] = {'D', 'L', 'C', 'M'};
+/// A reader accepts files whose major version equals its own, whatever the
+/// minor version (minor additions are optional fields it may ignore).
+constexpr uint16_t kFormatMajor = 1;
+constexpr uint16_t kFormatMinor = 0;
+
+constexpr uint64_t kPreludeSize = 64;
+constexpr uint64_t kHeaderOffset = kPreludeSize;
+/// Sections, weights inside the weights section, and arenas are aligned to this.
+constexpr uint64_t kSectionAlignment = 64;
+
+/// Limits a valid module stays under (checked before anything is allocated).
+constexpr uint64_t kMaxHeaderSize = uint64_t(1) << 31;  ///< FlatBuffers' own limit
+constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 48; ///< any one tensor or arena
+constexpr uint32_t kMaxRank = 16;
+constexpr uint32_t kMaxKernelArgs = 1024;
+constexpr uint32_t kMaxArenaAlignment = 1u << 20;
+
+/// The prelude, bytes [0, 64) of the file.
+struct Prelude {
+  char magic[4];          ///< [0, 4)   "DLCM"
+  uint16_t major;         ///< [4, 6)   kFormatMajor
+  uint16_t minor;         ///< [6, 8)   kFormatMinor
+  uint64_t headerOffset;  ///< [8, 16)  64
+  uint64_t headerSize;    ///< [16, 24) bytes of the FlatBuffers header
+  uint64_t fileSize;      ///< [24, 32) bytes of the whole file
+  uint32_t headerCrc32;   ///< [32, 36) CRC-32 of the header's bytes
+  uint32_t flags;         ///< [36, 40) 0 (reserved)
+                          ///< [40, 60) zero (reserved)
+  uint32_t preludeCrc32;  ///< [60, 64) CRC-32 of bytes [0, 60)
+};
+
+/// Encodes `p` into 64 bytes (the CRC field is computed, not taken from `p`).
+void encodePrelude(const Prelude &p, uint8_t out[kPreludeSize]);
+/// Decodes 64 bytes (no checks).
+Prelude decodePrelude(const uint8_t in[kPreludeSize]);
+
+/// Bytes per element; 0 for `invalid` or an unknown value.
+uint64_t dtypeSize(fb::DType dtype);
+/// "f32", ...; "invalid(<n>)" for unknown values.
+std::string dtypeName(fb::DType dtype);
+/// "[2, 3]".
+std::string shapeString(const int64_t *dims, size_t rank);
+
+/// A collective as the plan issues it (the neutral form of fb::CollectiveInfo
+/// that both the writer and the reader hash).
+struct CollectiveDesc {
+  fb::CollectiveOp op = fb::CollectiveOp::all_reduce;
+  fb::ReduceOp reduce = fb::ReduceOp::sum;
+  fb::DType dtype = fb::DType::f32;
+  int64_t count = 0;
+  std::vector<std::string> axes;
+  int32_t peer = -1;
+};
+
+/// FNV-1a 64 over, per collective in order: op, reduce, dtype (one byte
+/// each), count (8 bytes LE), peer (4 bytes LE), then each axis name followed
+/// by a 0 byte, then a 0xFF byte. The hash of an empty list is kFnvOffset.
+uint64_t collectivesHash(const std::vector<CollectiveDesc> &collectives);
+
+} // namespace dlc::format

@@ -1,0 +1,689 @@
+//===- ModuleReader.cpp - Load and check a .dlcm file ---------------------===//
+//
+// The four stages of ModuleReader.h, each a method of Checker. Nothing here
+// trusts a number from the file before comparing it with the file's size or
+// with a table it indexes; arithmetic on file values is overflow-checked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/format/ModuleReader.h"
+
+#include "runtime/base/Checksum.h"
+#include "runtime/base/Log.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iomanip>
+#include <set>
+
+namespace dlc::format {
+
+using rt::addOverflows;
+using rt::alignUp;
+using rt::mulOverflows;
+using rt::Status;
+using rt::strCat;
+
+namespace {
+
+std::string hex32(uint32_t v) {
+  std::ostringstream os;
+  os << "0x" << std::hex << std::setw(8) << std::setfill('0') << v;
+  return os.str();
+}
+
+/// "[offset, offset + bytes)" without overflowing.
+bool rangeInside(uint64_t limit, uint64_t offset, uint64_t bytes) {
+  return offset <= limit && bytes <= limit - offset;
+}
+
+const char *spaceName(fb::BufferSpace space) {
+  switch (space) {
+  case fb::BufferSpace::arena:
+    return "arena";
+  case fb::BufferSpace::input:
+    return "input";
+  case fb::BufferSpace::output:
+    return "output";
+  case fb::BufferSpace::weight:
+    return "weight";
+  }
+  return "unknown";
+}
+
+template <typename T> uint32_t sizeOf(const flatbuffers::Vector<T> *v) {
+  return v ? v->size() : 0;
+}
+
+/// Facts established by earlier stages that later ones use.
+struct Facts {
+  Prelude prelude;
+  const fb::Module *root = nullptr;
+  std::vector<TensorInfo> inputs, outputs, weights;
+  int weightSection = -1;
+};
+
+class Checker {
+public:
+  Checker(ByteSpan file, const std::string &label) : file_(file), label_(label) {}
+
+  Status run(Facts *facts) {
+    facts_ = facts;
+    DLC_RETURN_IF_ERROR(checkPrelude());
+    DLC_RETURN_IF_ERROR(checkHeader());
+    DLC_RETURN_IF_ERROR(checkChecksums());
+    return checkSemantics();
+  }
+
+private:
+  Status error(const std::string &section, uint64_t offset, const std::string &what) const {
+    return rt::invalidModule(label_, ": section '", section, "' at byte ", offset, ": ", what);
+  }
+  uint64_t at(const void *p) const {
+    return static_cast<uint64_t>(static_cast<const uint8_t *>(p) - file_.data());
+  }
+  /// An error inside the FlatBuffers header, at the table or struct `where`.
+  template <typename... Args> Status headerError(const void *where, const Args &...args) const {
+    return error("header", at(where), strCat(args...));
+  }
+
+  Status checkPrelude();
+  Status checkHeader();
+  Status checkChecksums();
+  Status checkSemantics();
+
+  Status checkShape(const void *where, const std::string &who, fb::DType dtype,
+                    const flatbuffers::Vector<int64_t> *shape, TensorInfo *info) const;
+  Status checkTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSpec>> *specs,
+                      const char *list, std::vector<TensorInfo> *out) const;
+  Status checkWeights();
+  Status checkKernels() const;
+  Status checkMeshAndCollectives(uint64_t *rankCount) const;
+  Status checkPlan(uint32_t rank, const fb::Plan *plan) const;
+  Status checkRef(const fb::BufferRef *ref, const fb::Plan *plan, const std::string &who,
+                  uint64_t *limit) const;
+
+  ByteSpan file_;
+  const std::string &label_;
+  Facts *facts_ = nullptr;
+  uint64_t headerEnd_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// 1. Prelude
+//===----------------------------------------------------------------------===//
+
+Status Checker::checkPrelude() {
+  if (file_.size() < 4 || std::memcmp(file_.data(), kMagic, 4) != 0) {
+    std::string got;
+    for (size_t i = 0; i < 4 && i < file_.size(); ++i) {
+      char c = static_cast<char>(file_[i]);
+      got += (c >= 32 && c < 127) ? std::string(1, c) : strCat("\\x", hex32(file_[i]).substr(8));
+    }
+    return error("prelude", 0, strCat("identifier '", got, "' is not 'DLCM' (not a dlc module)"));
+  }
+  if (file_.size() < kPreludeSize)
+    return error("prelude", file_.size(),
+                 strCat("file ends after ", file_.size(), " bytes, inside the 64-byte prelude"));
+  Prelude p = decodePrelude(file_.data());
+  uint32_t crc = rt::crc32(file_.subspan(0, 60));
+  if (crc != p.preludeCrc32)
+    return error("prelude", 60,
+                 strCat("checksum mismatch (stored ", hex32(p.preludeCrc32), ", computed ",
+                        hex32(crc), ")"));
+  if (p.major != kFormatMajor)
+    return error("prelude", 4,
+                 strCat("format version ", p.major, ".", p.minor,
+                        " is not supported (this runtime reads ", kFormatMajor, ".x)"));
+  if (p.headerOffset != kHeaderOffset)
+    return error("prelude", 8, strCat("header offset ", p.headerOffset, " is not 64"));
+  if (p.fileSize != file_.size())
+    return error("prelude", 24,
+                 strCat("file is ", file_.size(), " bytes but the prelude records ", p.fileSize,
+                        p.fileSize > file_.size() ? " (truncated)" : " (extended)"));
+  if (p.headerSize < 8 || p.headerSize > kMaxHeaderSize ||
+      !rangeInside(file_.size(), kHeaderOffset, p.headerSize))
+    return error("prelude", 16,
+                 strCat("header size ", p.headerSize, " does not fit in the file of ",
+                        file_.size(), " bytes"));
+  if (p.flags != 0)
+    return error("prelude", 36, strCat("unknown flags ", hex32(p.flags)));
+  for (uint64_t i = 40; i < 60; ++i)
+    if (file_[i] != 0)
+      return error("prelude", i, "reserved byte is not zero");
+  facts_->prelude = p;
+  headerEnd_ = kHeaderOffset + p.headerSize;
+  return rt::okStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// 2. FlatBuffers header
+//===----------------------------------------------------------------------===//
+
+Status Checker::checkHeader() {
+  const uint8_t *header = file_.data() + kHeaderOffset;
+  const uint64_t size = facts_->prelude.headerSize;
+  if (!flatbuffers::BufferHasIdentifier(header, fb::ModuleIdentifier()))
+    return error("header", kHeaderOffset + 4, "FlatBuffers file identifier is not 'DLCM'");
+  // Depth 64 and a million tables are far above any real module and bound the
+  // verifier's own work on a hostile one.
+  flatbuffers::Verifier verifier(header, static_cast<size_t>(size), /*max_depth=*/64,
+                                 /*max_tables=*/1000000);
+  if (!fb::VerifyModuleBuffer(verifier))
+    return error("header", kHeaderOffset,
+                 strCat("the FlatBuffers verifier rejected the ", size,
+                        "-byte header (an offset, vector or string points outside it)"));
+  facts_->root = fb::GetModule(header);
+  return rt::okStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// 3. Checksums and the section table
+//===----------------------------------------------------------------------===//
+
+Status Checker::checkChecksums() {
+  const Prelude &p = facts_->prelude;
+  uint32_t crc = rt::crc32(file_.subspan(kHeaderOffset, p.headerSize));
+  if (crc != p.headerCrc32)
+    return error("header", kHeaderOffset,
+                 strCat("checksum mismatch (stored ", hex32(p.headerCrc32), ", computed ",
+                        hex32(crc), ")"));
+
+  const auto *sections = facts_->root->sections();
+  uint64_t previousEnd = headerEnd_;
+  std::set<std::string> names;
+  for (uint32_t i = 0; i < sizeOf(sections); ++i) {
+    const fb::Section *s = sections->Get(i);
+    const std::string name = s->name()->str();
+    const std::string who = strCat("sections[", i, "] ('", name, "')");
+    if (name.empty())
+      return headerError(s, who, ": empty name");
+    if (!names.insert(name).second)
+      return headerError(s, who, ": a second section of this name");
+    if (s->kind() != fb::SectionKind::weights && s->kind() != fb::SectionKind::binary)
+      return headerError(s, who, ": unknown kind ", static_cast<int>(s->kind()));
+    if (s->kind() == fb::SectionKind::weights) {
+      if (facts_->weightSection >= 0)
+        return headerError(s, who, ": a second weights section");
+      facts_->weightSection = static_cast<int>(i);
+    }
+    if (s->offset() % kSectionAlignment != 0)
+      return headerError(s, who, ": offset ", s->offset(), " is not a multiple of 64");
+    if (s->offset() < previousEnd)
+      return headerError(s, who, ": offset ", s->offset(),
+                         " overlaps the header or the previous section (which end at ",
+                         previousEnd, ")");
+    if (!rangeInside(file_.size(), s->offset(), s->size()))
+      return headerError(s, who, ": offset ", s->offset(), " + size ", s->size(),
+                         " goes past the end of the file (", file_.size(), " bytes)");
+    previousEnd = s->offset() + s->size();
+  }
+  // Every byte is covered: header and sections by CRCs, the rest must be zero.
+  uint64_t cursor = headerEnd_;
+  auto checkZero = [&](uint64_t end) -> Status {
+    for (uint64_t b = cursor; b < end; ++b)
+      if (file_[b] != 0)
+        return error("padding", b, "padding byte is not zero");
+    return rt::okStatus();
+  };
+  for (uint32_t i = 0; i < sizeOf(sections); ++i) {
+    const fb::Section *s = sections->Get(i);
+    DLC_RETURN_IF_ERROR(checkZero(s->offset()));
+    uint32_t sectionCrc = rt::crc32(file_.subspan(s->offset(), s->size()));
+    if (sectionCrc != s->crc32())
+      return error(s->name()->str(), s->offset(),
+                   strCat("checksum mismatch over ", s->size(), " bytes (stored ",
+                          hex32(s->crc32()), ", computed ", hex32(sectionCrc), ")"));
+    cursor = s->offset() + s->size();
+  }
+  return checkZero(file_.size());
+}
+
+//===----------------------------------------------------------------------===//
+// 4. Semantics
+//===----------------------------------------------------------------------===//
+
+Status Checker::checkShape(const void *where, const std::string &who, fb::DType dtype,
+                           const flatbuffers::Vector<int64_t> *shape, TensorInfo *info) const {
+  uint64_t elementSize = dtypeSize(dtype);
+  if (elementSize == 0)
+    return headerError(where, who, ": unknown dtype ", static_cast<int>(dtype));
+  uint32_t rank = sizeOf(shape);
+  if (rank > kMaxRank)
+    return headerError(shape, who, ": rank ", rank, " is over the limit of ", kMaxRank);
+  uint64_t bytes = elementSize;
+  for (uint32_t d = 0; d < rank; ++d) {
+    int64_t dim = shape->Get(d);
+    if (dim < 0)
+      return headerError(shape, who, ": dimension ", d, " is negative (", dim, ")");
+    if (mulOverflows(bytes, static_cast<uint64_t>(dim), &bytes) || bytes > kMaxTensorBytes)
+      return headerError(shape, who, ": shape ", shapeString(shape->data(), rank), " of ",
+                         dtypeName(dtype), " is over the 2^48-byte limit for a tensor");
+  }
+  info->dtype = dtype;
+  info->shape.clear();
+  if (shape)
+    info->shape.assign(shape->begin(), shape->end());
+  info->bytes = bytes;
+  return rt::okStatus();
+}
+
+Status Checker::checkTensors(
+    const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSpec>> *specs, const char *list,
+    std::vector<TensorInfo> *out) const {
+  std::set<std::string> names;
+  for (uint32_t i = 0; i < sizeOf(specs); ++i) {
+    const fb::TensorSpec *t = specs->Get(i);
+    TensorInfo info;
+    info.name = t->name()->str();
+    std::string who = strCat(list, "[", i, "] ('", info.name, "')");
+    if (info.name.empty())
+      return headerError(t, who, ": empty name");
+    if (!names.insert(info.name).second)
+      return headerError(t, who, ": a second ", list, " of this name");
+    DLC_RETURN_IF_ERROR(checkShape(t, who, t->dtype(), t->shape(), &info));
+    out->push_back(std::move(info));
+  }
+  return rt::okStatus();
+}
+
+Status Checker::checkWeights() {
+  const auto *weights = facts_->root->weights();
+  uint64_t sectionSize = 0;
+  if (facts_->weightSection >= 0)
+    sectionSize = facts_->root->sections()->Get(facts_->weightSection)->size();
+  for (uint32_t i = 0; i < sizeOf(weights); ++i) {
+    const fb::Weight *w = weights->Get(i);
+    TensorInfo info;
+    info.name = w->name()->str();
+    std::string who = strCat("weights[", i, "] ('", info.name, "')");
+    if (info.name.empty())
+      return headerError(w, who, ": empty name");
+    DLC_RETURN_IF_ERROR(checkShape(w, who, w->dtype(), w->shape(), &info));
+    if (facts_->weightSection < 0)
+      return headerError(w, who, ": the module has no weights section");
+    if (w->size() != info.bytes)
+      return headerError(w, who, ": size ", w->size(), " is not the ", info.bytes,
+                         " bytes of its shape");
+    if (w->offset() % kSectionAlignment != 0)
+      return headerError(w, who, ": offset ", w->offset(), " is not a multiple of 64");
+    if (!rangeInside(sectionSize, w->offset(), w->size()))
+      return headerError(w, who, ": offset ", w->offset(), " + size ", w->size(),
+                         " goes past the end of the weights section (", sectionSize, " bytes)");
+    facts_->weights.push_back(std::move(info));
+  }
+  return rt::okStatus();
+}
+
+Status Checker::checkKernels() const {
+  const auto *kernels = facts_->root->kernels();
+  const auto *sections = facts_->root->sections();
+  for (uint32_t i = 0; i < sizeOf(kernels); ++i) {
+    const fb::Kernel *k = kernels->Get(i);
+    std::string who = strCat("kernels[", i, "] ('", k->name()->str(), "')");
+    if (k->name()->size() == 0)
+      return headerError(k, who, ": empty name");
+    if (k->entry()->size() == 0)
+      return headerError(k, who, ": empty entry symbol");
+    if (k->target() != fb::Target::cpu && k->target() != fb::Target::cuda)
+      return headerError(k, who, ": unknown target ", static_cast<int>(k->target()));
+    const bool cpu = k->target() == fb::Target::cpu;
+    if (sizeOf(k->binaries()) == 0 && (!k->source() || k->source()->size() == 0))
+      return headerError(k, who, ": neither a binary nor source");
+    for (uint32_t b = 0; b < sizeOf(k->binaries()); ++b) {
+      const fb::KernelBinary *bin = k->binaries()->Get(b);
+      std::string whoBin = strCat(who, ".binaries[", b, "]");
+      bool formatFits = cpu ? bin->format() == fb::BinaryFormat::shared_object
+                            : (bin->format() == fb::BinaryFormat::ptx ||
+                               bin->format() == fb::BinaryFormat::cubin);
+      if (!formatFits)
+        return headerError(bin, whoBin, ": format ", static_cast<int>(bin->format()),
+                           " is not one for target ", fb::EnumNameTarget(k->target()));
+      if (bin->arch()->size() == 0)
+        return headerError(bin, whoBin, ": empty architecture");
+      if (bin->section() >= sizeOf(sections))
+        return headerError(bin, whoBin, ": section index ", bin->section(),
+                           " is out of range (", sizeOf(sections), " sections)");
+      if (sections->Get(bin->section())->kind() != fb::SectionKind::binary)
+        return headerError(bin, whoBin, ": section ", bin->section(), " is not a binary section");
+    }
+    if (sizeOf(k->args()) > kMaxKernelArgs)
+      return headerError(k, who, ": ", sizeOf(k->args()), " arguments, over the limit of ",
+                         kMaxKernelArgs);
+    for (uint32_t a = 0; a < sizeOf(k->args()); ++a) {
+      const fb::KernelArg *arg = k->args()->Get(a);
+      if (arg->access() > fb::Access::read_write)
+        return headerError(arg, who, ".args[", a, "]: unknown access ",
+                           static_cast<int>(arg->access()));
+      if (arg->bytes() > kMaxTensorBytes)
+        return headerError(arg, who, ".args[", a, "]: ", arg->bytes(),
+                           " bytes is over the 2^48-byte limit");
+    }
+    if (cpu) {
+      if (const fb::CpuLaunch *launch = k->cpu()) {
+        if (launch->parallel_extent() < 1)
+          return headerError(launch, who, ": parallel extent ", launch->parallel_extent(),
+                             " is not positive");
+        if (launch->grain() < 1)
+          return headerError(launch, who, ": grain ", launch->grain(), " is not positive");
+      }
+    } else {
+      const fb::CudaLaunch *launch = k->cuda();
+      if (!launch || !launch->grid() || !launch->block())
+        return headerError(k, who, ": a CUDA kernel without grid and block dimensions");
+      const fb::Dim3 *g = launch->grid(), *bl = launch->block();
+      if (!g->x() || !g->y() || !g->z() || !bl->x() || !bl->y() || !bl->z())
+        return headerError(launch, who, ": a grid or block dimension is 0");
+      if (g->y() > 65535 || g->z() > 65535 ||
+          uint64_t(bl->x()) * bl->y() * bl->z() > 1024 || bl->z() > 64)
+        return headerError(launch, who, ": grid or block over CUDA's limits");
+    }
+  }
+  return rt::okStatus();
+}
+
+Status Checker::checkMeshAndCollectives(uint64_t *rankCount) const {
+  const fb::Module *m = facts_->root;
+  uint64_t ranks = 1;
+  std::set<std::string> axes;
+  for (uint32_t i = 0; i < sizeOf(m->mesh()); ++i) {
+    const fb::MeshAxis *axis = m->mesh()->Get(i);
+    std::string who = strCat("mesh[", i, "] ('", axis->name()->str(), "')");
+    if (axis->name()->size() == 0 || !axes.insert(axis->name()->str()).second)
+      return headerError(axis, who, ": empty or repeated axis name");
+    if (axis->size() == 0 || mulOverflows(ranks, axis->size(), &ranks) || ranks > (1u << 20))
+      return headerError(axis, who, ": size ", axis->size(),
+                         " makes the mesh empty or over 2^20 devices");
+  }
+  *rankCount = ranks;
+
+  std::vector<CollectiveDesc> descs;
+  for (uint32_t i = 0; i < sizeOf(m->collectives()); ++i) {
+    const fb::CollectiveInfo *c = m->collectives()->Get(i);
+    std::string who = strCat("collectives[", i, "]");
+    if (c->op() == fb::CollectiveOp::invalid || c->op() > fb::CollectiveOp::recv)
+      return headerError(c, who, ": unknown op ", static_cast<int>(c->op()));
+    if (c->reduce() > fb::ReduceOp::avg)
+      return headerError(c, who, ": unknown reduction ", static_cast<int>(c->reduce()));
+    if (dtypeSize(c->dtype()) == 0)
+      return headerError(c, who, ": unknown dtype ", static_cast<int>(c->dtype()));
+    if (c->count() < 0)
+      return headerError(c, who, ": negative count ", c->count());
+    if (c->peer() < -1 || (c->peer() >= 0 && static_cast<uint64_t>(c->peer()) >= ranks))
+      return headerError(c, who, ": peer ", c->peer(), " is not a rank of the mesh");
+    CollectiveDesc d;
+    d.op = c->op();
+    d.reduce = c->reduce();
+    d.dtype = c->dtype();
+    d.count = c->count();
+    d.peer = c->peer();
+    for (uint32_t a = 0; a < sizeOf(c->axes()); ++a) {
+      std::string axis = c->axes()->Get(a)->str();
+      if (!axes.count(axis))
+        return headerError(c, who, ": axis '", axis, "' is not an axis of the mesh");
+      d.axes.push_back(axis);
+    }
+    descs.push_back(std::move(d));
+  }
+  uint64_t hash = collectivesHash(descs);
+  if (m->collectives_hash() != hash && !(descs.empty() && m->collectives_hash() == 0))
+    return headerError(m, "collectives_hash ", m->collectives_hash(),
+                       " does not match the list of collectives (hash ", hash, ")");
+  return rt::okStatus();
+}
+
+Status Checker::checkRef(const fb::BufferRef *ref, const fb::Plan *plan, const std::string &who,
+                         uint64_t *limitOut) const {
+  uint64_t limit = 0;
+  const std::vector<TensorInfo> *tensors = nullptr;
+  switch (ref->space()) {
+  case fb::BufferSpace::arena:
+    if (ref->index() != 0)
+      return headerError(ref, who, ": arena index ", ref->index(), " is not 0");
+    limit = plan->arena_size();
+    break;
+  case fb::BufferSpace::input:
+    tensors = &facts_->inputs;
+    break;
+  case fb::BufferSpace::output:
+    tensors = &facts_->outputs;
+    break;
+  case fb::BufferSpace::weight:
+    tensors = &facts_->weights;
+    break;
+  default:
+    return headerError(ref, who, ": unknown buffer space ", static_cast<int>(ref->space()));
+  }
+  if (tensors) {
+    if (ref->index() >= tensors->size())
+      return headerError(ref, who, ": ", spaceName(ref->space()), " index ", ref->index(),
+                         " is out of range (", tensors->size(), " ", spaceName(ref->space()),
+                         "s)");
+    limit = (*tensors)[ref->index()].bytes;
+  }
+  if (!rangeInside(limit, ref->offset(), ref->bytes()))
+    return headerError(ref, who, ": offset ", ref->offset(), " + ", ref->bytes(),
+                       " bytes goes past the end of ", spaceName(ref->space()), " ",
+                       ref->index(), " (", limit, " bytes)");
+  if (limitOut)
+    *limitOut = limit;
+  return rt::okStatus();
+}
+
+Status Checker::checkPlan(uint32_t rank, const fb::Plan *plan) const {
+  std::string whoPlan = strCat("plans[", rank, "]");
+  if (plan->arena_size() > kMaxTensorBytes)
+    return headerError(plan, whoPlan, ": arena size ", plan->arena_size(),
+                       " is over the 2^48-byte limit");
+  uint32_t alignment = plan->arena_alignment();
+  if (!rt::isPowerOfTwo(alignment) || alignment < kSectionAlignment ||
+      alignment > kMaxArenaAlignment)
+    return headerError(plan, whoPlan, ": arena alignment ", alignment,
+                       " is not a power of two in [64, 2^20]");
+  const auto *types = plan->commands_type();
+  const auto *commands = plan->commands();
+  const auto *kernels = facts_->root->kernels();
+  for (uint32_t c = 0; c < sizeOf(commands); ++c) {
+    std::string who = strCat(whoPlan, ".commands[", c, "]");
+    // The union's table is only verified for known types: until the type is
+    // known, point at the offset slot in the vector, never through it.
+    const void *slot = commands->Data() + sizeof(flatbuffers::uoffset_t) * c;
+    switch (types->Get(c)) {
+    case fb::Command::Launch: {
+      const auto *launch = commands->GetAs<fb::Launch>(c);
+      const void *where = launch;
+      if (launch->kernel() >= sizeOf(kernels))
+        return headerError(where, who, ": kernel index ", launch->kernel(),
+                           " is out of range (", sizeOf(kernels), " kernels)");
+      const fb::Kernel *k = kernels->Get(launch->kernel());
+      if (sizeOf(launch->args()) != sizeOf(k->args()))
+        return headerError(where, who, ": ", sizeOf(launch->args()),
+                           " buffers for kernel '", k->name()->str(), "', which takes ",
+                           sizeOf(k->args()));
+      for (uint32_t a = 0; a < sizeOf(launch->args()); ++a) {
+        const fb::BufferRef *ref = launch->args()->Get(a);
+        const fb::KernelArg *arg = k->args()->Get(a);
+        std::string whoArg = strCat(who, ".args[", a, "]");
+        DLC_RETURN_IF_ERROR(checkRef(ref, plan, whoArg, nullptr));
+        if (ref->bytes() < arg->bytes())
+          return headerError(ref, whoArg, ": ", ref->bytes(), " bytes, but kernel '",
+                             k->name()->str(), "' accesses ", arg->bytes());
+        if (arg->access() != fb::Access::read &&
+            (ref->space() == fb::BufferSpace::input || ref->space() == fb::BufferSpace::weight))
+          return headerError(ref, whoArg, ": kernel '", k->name()->str(), "' writes to ",
+                             spaceName(ref->space()), " ", ref->index(), ", which is read-only");
+      }
+      break;
+    }
+    case fb::Command::Copy: {
+      const auto *copy = commands->GetAs<fb::Copy>(c);
+      const void *where = copy;
+      if (!copy->src() || !copy->dst())
+        return headerError(where, who, ": a copy without src or dst");
+      DLC_RETURN_IF_ERROR(checkRef(copy->src(), plan, who + ".src", nullptr));
+      DLC_RETURN_IF_ERROR(checkRef(copy->dst(), plan, who + ".dst", nullptr));
+      if (copy->bytes() > copy->src()->bytes() || copy->bytes() > copy->dst()->bytes())
+        return headerError(where, who, ": copies ", copy->bytes(),
+                           " bytes, more than its src or dst holds");
+      if (copy->dst()->space() == fb::BufferSpace::input ||
+          copy->dst()->space() == fb::BufferSpace::weight)
+        return headerError(copy->dst(), who, ".dst: ", spaceName(copy->dst()->space()),
+                           " is read-only");
+      const fb::BufferRef *s = copy->src(), *d = copy->dst();
+      if (s->space() == d->space() && s->index() == d->index() && copy->bytes() > 0 &&
+          s->offset() < d->offset() + copy->bytes() && d->offset() < s->offset() + copy->bytes())
+        return headerError(where, who, ": source and destination overlap");
+      break;
+    }
+    case fb::Command::LibraryCall: {
+      const auto *call = commands->GetAs<fb::LibraryCall>(c);
+      const void *where = call;
+      if (call->name()->size() == 0)
+        return headerError(where, who, ": a library call without a name");
+      for (uint32_t a = 0; a < sizeOf(call->args()); ++a)
+        DLC_RETURN_IF_ERROR(checkRef(call->args()->Get(a), plan, strCat(who, ".args[", a, "]"),
+                                     nullptr));
+      break;
+    }
+    case fb::Command::Collective: {
+      const auto *coll = commands->GetAs<fb::Collective>(c);
+      const void *where = coll;
+      if (coll->sequence() >= sizeOf(facts_->root->collectives()))
+        return headerError(where, who, ": collective ", coll->sequence(),
+                           " is out of range (", sizeOf(facts_->root->collectives()),
+                           " collectives)");
+      if (coll->send())
+        DLC_RETURN_IF_ERROR(checkRef(coll->send(), plan, who + ".send", nullptr));
+      if (coll->recv())
+        DLC_RETURN_IF_ERROR(checkRef(coll->recv(), plan, who + ".recv", nullptr));
+      break;
+    }
+    default:
+      return headerError(slot, who,
+                         ": unknown command type ", static_cast<int>(types->Get(c)));
+    }
+  }
+  return rt::okStatus();
+}
+
+Status Checker::checkSemantics() {
+  const fb::Module *m = facts_->root;
+  if (m->format_version() != facts_->prelude.major)
+    return headerError(m, "format_version ", m->format_version(),
+                       " differs from the prelude's ", facts_->prelude.major);
+  DLC_RETURN_IF_ERROR(checkTensors(m->inputs(), "inputs", &facts_->inputs));
+  DLC_RETURN_IF_ERROR(checkTensors(m->outputs(), "outputs", &facts_->outputs));
+  DLC_RETURN_IF_ERROR(checkWeights());
+  DLC_RETURN_IF_ERROR(checkKernels());
+  uint64_t ranks = 1;
+  DLC_RETURN_IF_ERROR(checkMeshAndCollectives(&ranks));
+  if (sizeOf(m->plans()) != ranks)
+    return headerError(m, sizeOf(m->plans()), " plans for a mesh of ", ranks,
+                       ranks == 1 ? " device" : " devices");
+  for (uint32_t r = 0; r < sizeOf(m->plans()); ++r)
+    DLC_RETURN_IF_ERROR(checkPlan(r, m->plans()->Get(r)));
+  return rt::okStatus();
+}
+
+/// Copies bytes into 64-byte-aligned memory.
+Status copyAligned(ByteSpan bytes, rt::AlignedBuffer *out) {
+  DLC_RETURN_IF_ERROR(rt::AlignedBuffer::allocate(bytes.size(), kSectionAlignment, out));
+  if (!bytes.empty())
+    std::memcpy(out->data(), bytes.data(), bytes.size());
+  return rt::okStatus();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LoadedModule
+//===----------------------------------------------------------------------===//
+
+LoadedModule::~LoadedModule() {
+  if (mapping_)
+    munmap(mapping_, mappingSize_);
+}
+
+Status LoadedModule::init() {
+  Facts facts;
+  DLC_RETURN_IF_ERROR(Checker(file_, label_).run(&facts));
+  minor_ = facts.prelude.minor;
+  root_ = facts.root;
+  inputs_ = std::move(facts.inputs);
+  outputs_ = std::move(facts.outputs);
+  weights_ = std::move(facts.weights);
+  if (facts.weightSection >= 0)
+    weightSection_ = sectionData(static_cast<uint32_t>(facts.weightSection));
+  if (rt::logEnabled())
+    rt::log(rt::LogLevel::kInfo,
+            strCat("loaded module '", root_->name() ? root_->name()->str() : "", "' from ",
+                   label_, ": ", file_.size(), " bytes, ", inputs_.size(), " inputs, ",
+                   outputs_.size(), " outputs, ", weights_.size(), " weights"));
+  return rt::okStatus();
+}
+
+ByteSpan LoadedModule::weightData(uint32_t i) const {
+  const fb::Weight *w = root_->weights()->Get(i);
+  return weightSection_.subspan(w->offset(), w->size());
+}
+
+ByteSpan LoadedModule::sectionData(uint32_t i) const {
+  const fb::Section *s = root_->sections()->Get(i);
+  return file_.subspan(s->offset(), s->size());
+}
+
+Status readModuleFile(const std::string &path, std::shared_ptr<const LoadedModule> *out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return rt::notFound("cannot open '", path, "': ", std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return rt::invalidArgument("'", path, "' is not a regular file");
+  }
+  std::shared_ptr<LoadedModule> module(new LoadedModule());
+  module->label_ = path;
+  if (st.st_size > 0) {
+    void *p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      close(fd);
+      return rt::resourceExhausted("cannot map '", path, "': ", std::strerror(err));
+    }
+    module->mapping_ = p;
+    module->mappingSize_ = static_cast<size_t>(st.st_size);
+    module->file_ = ByteSpan(static_cast<const uint8_t *>(p), module->mappingSize_);
+  }
+  close(fd);
+  DLC_RETURN_IF_ERROR(module->init());
+  *out = std::move(module);
+  return rt::okStatus();
+}
+
+Status readModuleMemory(ByteSpan bytes, std::shared_ptr<const LoadedModule> *out,
+                        const std::string &label) {
+  std::shared_ptr<LoadedModule> module(new LoadedModule());
+  module->label_ = label;
+  DLC_RETURN_IF_ERROR(copyAligned(bytes, &module->copy_));
+  module->file_ = ByteSpan(module->copy_.data(), bytes.size());
+  DLC_RETURN_IF_ERROR(module->init());
+  *out = std::move(module);
+  return rt::okStatus();
+}
+
+Status verifyModuleBytes(ByteSpan bytes, const std::string &label) {
+  rt::AlignedBuffer copy;
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % 8 != 0) {
+    DLC_RETURN_IF_ERROR(copyAligned(bytes, &copy));
+    bytes = ByteSpan(copy.data(), bytes.size());
+  }
+  Facts facts;
+  return Checker(bytes, label).run(&facts);
+}
+
+} // namespace dlc::format

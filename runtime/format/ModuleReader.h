@@ -1,0 +1,98 @@
+//===- ModuleReader.h - Load and check a .dlcm file -------------*- C++ -*-===//
+//
+// Loading checks, in this order, before anything is allocated for running:
+//
+//   1. the prelude: identifier "DLCM", a size of at least 64 bytes, the
+//      prelude's CRC, the format's major version, the header's position,
+//      and the file size it records (a truncated file stops here);
+//   2. the FlatBuffers header: identifier, then the FlatBuffers verifier
+//      (every offset, vector and string inside the header's bytes);
+//   3. checksums: the header's CRC, then the section table (each section
+//      64-aligned, in order, inside the file), each section's CRC, and zero
+//      padding between sections, so that every byte of the file is checked;
+//   4. semantics: every index, offset, size, dtype and shape against the
+//      file (ModuleReader.cpp: validateSemantics lists them all).
+//
+// Checks against a device (arena size against its memory, a binary for its
+// architecture) come when a session is created (runtime/executor/Session.h).
+// Every error is INVALID_MODULE with a message
+//   "<file>: section '<name>' at byte <offset>: <what is wrong>".
+// A module that passes holds code (kernel binaries) that will run in this
+// process: the checks protect against corrupt files, not against trusting a
+// module from an untrusted source.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/base/Memory.h"
+#include "runtime/base/Span.h"
+#include "runtime/base/Status.h"
+#include "runtime/format/ModuleFormat.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::format {
+
+/// A tensor of the signature or a weight, with its byte size computed.
+struct TensorInfo {
+  std::string name;
+  fb::DType dtype = fb::DType::invalid;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+};
+
+/// A module that passed every check against its file. Immutable and
+/// thread-safe to read; share it through shared_ptr.
+class LoadedModule {
+public:
+  ~LoadedModule();
+  LoadedModule(const LoadedModule &) = delete;
+  LoadedModule &operator=(const LoadedModule &) = delete;
+
+  /// The path it was read from, or "<memory>".
+  const std::string &label() const { return label_; }
+  ByteSpan fileBytes() const { return file_; }
+  uint16_t minorVersion() const { return minor_; }
+  const fb::Module &root() const { return *root_; }
+
+  const std::vector<TensorInfo> &inputs() const { return inputs_; }
+  const std::vector<TensorInfo> &outputs() const { return outputs_; }
+  const std::vector<TensorInfo> &weights() const { return weights_; }
+  /// The bytes of weight `i` (64-byte aligned in memory).
+  ByteSpan weightData(uint32_t i) const;
+  /// The bytes of Module.sections[i].
+  ByteSpan sectionData(uint32_t i) const;
+
+private:
+  friend Status readModuleFile(const std::string &, std::shared_ptr<const LoadedModule> *);
+  friend Status readModuleMemory(ByteSpan, std::shared_ptr<const LoadedModule> *,
+                                 const std::string &);
+  LoadedModule() = default;
+  Status init();
+
+  std::string label_;
+  ByteSpan file_;
+  void *mapping_ = nullptr; ///< munmap'd on destruction when set
+  size_t mappingSize_ = 0;
+  rt::AlignedBuffer copy_;  ///< or the bytes are owned here
+  uint16_t minor_ = 0;
+  const fb::Module *root_ = nullptr;
+  std::vector<TensorInfo> inputs_, outputs_, weights_;
+  ByteSpan weightSection_;
+};
+
+/// Maps the file read-only (weights are used in place) and checks it. The
+/// file must not change while the module is loaded.
+Status readModuleFile(const std::string &path, std::shared_ptr<const LoadedModule> *out);
+
+/// Copies `bytes` into 64-byte-aligned memory and checks them.
+Status readModuleMemory(ByteSpan bytes, std::shared_ptr<const LoadedModule> *out,
+                        const std::string &label = "<memory>");
+
+/// Runs every check on `bytes` in place (copying only when they are not
+/// 8-byte aligned) and keeps nothing.
+Status verifyModuleBytes(ByteSpan bytes, const std::string &label = "<memory>");
+
+} // namespace dlc::format

@@ -1,0 +1,257 @@
+//===- ModuleWriter.cpp - Build a .dlcm file ------------------------------===//
+//
+// 1. Concatenate the section contents (weights 64-aligned, then binaries).
+// 2. Build the FlatBuffers header with every field present (ForceDefaults),
+//    so that patching a section's offset and CRC in place cannot change its
+//    size; then lay the sections out after it and patch them in.
+// 3. Checksum the header and write the prelude; optionally run the reader.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/format/ModuleWriter.h"
+
+#include "runtime/base/Checksum.h"
+#include "runtime/base/Memory.h"
+#include "runtime/format/ModuleReader.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace dlc::format {
+
+using rt::alignUp;
+using rt::strCat;
+
+uint32_t ModuleWriter::addInput(TensorDesc tensor) {
+  inputs_.push_back(std::move(tensor));
+  return static_cast<uint32_t>(inputs_.size() - 1);
+}
+
+uint32_t ModuleWriter::addOutput(TensorDesc tensor) {
+  outputs_.push_back(std::move(tensor));
+  return static_cast<uint32_t>(outputs_.size() - 1);
+}
+
+uint32_t ModuleWriter::addWeight(TensorDesc tensor, std::vector<uint8_t> bytes) {
+  weights_.push_back({std::move(tensor), std::move(bytes)});
+  return static_cast<uint32_t>(weights_.size() - 1);
+}
+
+uint32_t ModuleWriter::addBinary(std::string name, fb::BinaryFormat format, std::string arch,
+                                 std::vector<uint8_t> bytes) {
+  binaries_.push_back({std::move(name), format, std::move(arch), std::move(bytes)});
+  return static_cast<uint32_t>(binaries_.size() - 1);
+}
+
+uint32_t ModuleWriter::addKernel(KernelDesc kernel) {
+  kernels_.push_back(std::move(kernel));
+  return static_cast<uint32_t>(kernels_.size() - 1);
+}
+
+uint32_t ModuleWriter::addPlan(PlanDesc plan) {
+  plans_.push_back(std::move(plan));
+  return static_cast<uint32_t>(plans_.size() - 1);
+}
+
+uint32_t ModuleWriter::addCollective(CollectiveDesc collective) {
+  collectives_.push_back(std::move(collective));
+  return static_cast<uint32_t>(collectives_.size() - 1);
+}
+
+namespace {
+
+using Builder = flatbuffers::FlatBufferBuilder;
+
+flatbuffers::Offset<fb::TensorSpec> buildTensor(Builder &b, const TensorDesc &t) {
+  return fb::CreateTensorSpecDirect(b, t.name.c_str(), t.dtype, &t.shape);
+}
+
+flatbuffers::Offset<flatbuffers::Vector<const fb::BufferRef *>>
+buildRefs(Builder &b, const std::vector<BufferRef> &refs) {
+  return b.CreateVectorOfStructs(refs.data(), refs.size());
+}
+
+struct CommandBuilder {
+  Builder &b;
+  flatbuffers::Offset<void> operator()(const LaunchDesc &c) const {
+    return fb::CreateLaunch(b, c.kernel, buildRefs(b, c.args)).Union();
+  }
+  flatbuffers::Offset<void> operator()(const CopyDesc &c) const {
+    return fb::CreateCopy(b, &c.src, &c.dst, c.bytes).Union();
+  }
+  flatbuffers::Offset<void> operator()(const LibraryCallDesc &c) const {
+    auto name = b.CreateString(c.name);
+    return fb::CreateLibraryCall(b, name, buildRefs(b, c.args)).Union();
+  }
+  flatbuffers::Offset<void> operator()(const CollectiveCommandDesc &c) const {
+    return fb::CreateCollective(b, c.sequence, &c.send, &c.recv).Union();
+  }
+};
+
+fb::Command commandType(const CommandDesc &c) {
+  switch (c.index()) {
+  case 0:
+    return fb::Command::Launch;
+  case 1:
+    return fb::Command::Copy;
+  case 2:
+    return fb::Command::LibraryCall;
+  default:
+    return fb::Command::Collective;
+  }
+}
+
+} // namespace
+
+Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
+  // 1. Section contents.
+  struct SectionContent {
+    std::string name;
+    fb::SectionKind kind;
+    const std::vector<uint8_t> *bytes;
+  };
+  std::vector<uint8_t> weightBlob;
+  std::vector<uint64_t> weightOffsets;
+  for (const Weight &w : weights_) {
+    uint64_t offset = alignUp(weightBlob.size(), kSectionAlignment);
+    weightBlob.resize(offset);
+    weightBlob.insert(weightBlob.end(), w.bytes.begin(), w.bytes.end());
+    weightOffsets.push_back(offset);
+  }
+  std::vector<SectionContent> sections;
+  if (!weights_.empty())
+    sections.push_back({"weights", fb::SectionKind::weights, &weightBlob});
+  const uint32_t firstBinarySection = static_cast<uint32_t>(sections.size());
+  for (const Binary &bin : binaries_)
+    sections.push_back({bin.name, fb::SectionKind::binary, &bin.bytes});
+
+  // 2. The header, every field present.
+  Builder b(16384);
+  b.ForceDefaults(true);
+  std::vector<flatbuffers::Offset<fb::TensorSpec>> inputs, outputs;
+  for (const TensorDesc &t : inputs_)
+    inputs.push_back(buildTensor(b, t));
+  for (const TensorDesc &t : outputs_)
+    outputs.push_back(buildTensor(b, t));
+
+  std::vector<flatbuffers::Offset<fb::Weight>> weights;
+  for (size_t i = 0; i < weights_.size(); ++i) {
+    const Weight &w = weights_[i];
+    weights.push_back(fb::CreateWeightDirect(b, w.tensor.name.c_str(), w.tensor.dtype,
+                                             &w.tensor.shape, weightOffsets[i], w.bytes.size()));
+  }
+
+  std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+  for (const KernelDesc &k : kernels_) {
+    std::vector<flatbuffers::Offset<fb::KernelBinary>> binaries;
+    for (uint32_t id : k.binaries) {
+      // An id past the end is written as a section index past the end: the
+      // reader rejects it (tests rely on writing such modules).
+      const Binary *bin = id < binaries_.size() ? &binaries_[id] : nullptr;
+      binaries.push_back(fb::CreateKernelBinaryDirect(
+          b, bin ? bin->format : fb::BinaryFormat::shared_object, bin ? bin->arch.c_str() : "",
+          firstBinarySection + id));
+    }
+    std::vector<flatbuffers::Offset<fb::KernelArg>> args;
+    for (const KernelArgDesc &a : k.args)
+      args.push_back(fb::CreateKernelArgDirect(b, a.name.c_str(), a.access, a.bytes));
+    auto cpu = fb::CreateCpuLaunch(b, k.parallelExtent, k.grain);
+    fb::Dim3 grid(k.grid[0], k.grid[1], k.grid[2]), block(k.block[0], k.block[1], k.block[2]);
+    auto cuda = fb::CreateCudaLaunch(b, &grid, &block, k.dynamicSharedMemory);
+    kernels.push_back(fb::CreateKernelDirect(b, k.name.c_str(), k.target, k.source.c_str(),
+                                             &binaries, k.entry.c_str(), &args, cpu, cuda));
+  }
+
+  std::vector<flatbuffers::Offset<fb::Plan>> plans;
+  for (const PlanDesc &p : plans_) {
+    std::vector<fb::Command> types;
+    std::vector<flatbuffers::Offset<void>> commands;
+    for (const CommandDesc &c : p.commands) {
+      types.push_back(commandType(c));
+      commands.push_back(std::visit(CommandBuilder{b}, c));
+    }
+    plans.push_back(fb::CreatePlanDirect(b, p.arenaSize, p.arenaAlignment, &types, &commands));
+  }
+
+  std::vector<flatbuffers::Offset<fb::MeshAxis>> mesh;
+  for (const MeshAxisDesc &axis : mesh_)
+    mesh.push_back(fb::CreateMeshAxisDirect(b, axis.name.c_str(), axis.size));
+  std::vector<flatbuffers::Offset<fb::CollectiveInfo>> collectives;
+  for (const CollectiveDesc &c : collectives_) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> axes;
+    for (const std::string &axis : c.axes)
+      axes.push_back(b.CreateString(axis));
+    collectives.push_back(
+        fb::CreateCollectiveInfoDirect(b, c.op, c.reduce, c.dtype, c.count, &axes, c.peer));
+  }
+
+  std::vector<flatbuffers::Offset<fb::Section>> sectionTable;
+  for (const SectionContent &s : sections)
+    sectionTable.push_back(fb::CreateSectionDirect(b, s.name.c_str(), s.kind, 0, s.bytes->size(), 0));
+
+  const uint16_t major = overrides_.setFormatMajor ? overrides_.formatMajor : kFormatMajor;
+  auto root = fb::CreateModuleDirect(b, major, name_.c_str(), producer_.c_str(), &inputs, &outputs,
+                                     &weights, &kernels, &plans, &mesh, &collectives,
+                                     collectivesHash(collectives_), &sectionTable);
+  b.Finish(root, fb::ModuleIdentifier());
+
+  // Layout: prelude, header, then each section 64-aligned.
+  const uint64_t headerSize = b.GetSize();
+  if (headerSize > kMaxHeaderSize)
+    return rt::resourceExhausted("the module header is ", headerSize, " bytes, over 2 GiB");
+  std::vector<uint64_t> offsets;
+  uint64_t end = kHeaderOffset + headerSize;
+  for (const SectionContent &s : sections) {
+    uint64_t offset = alignUp(end, kSectionAlignment);
+    offsets.push_back(offset);
+    end = offset + s.bytes->size();
+  }
+  std::vector<uint8_t> file(end, 0);
+  std::memcpy(file.data() + kHeaderOffset, b.GetBufferPointer(), headerSize);
+  fb::Module *mutableRoot = fb::GetMutableModule(file.data() + kHeaderOffset);
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const std::vector<uint8_t> &bytes = *sections[i].bytes;
+    if (!bytes.empty())
+      std::memcpy(file.data() + offsets[i], bytes.data(), bytes.size());
+    fb::Section *s = mutableRoot->mutable_sections()->GetMutableObject(static_cast<uint32_t>(i));
+    if (!s->mutate_offset(offsets[i]) ||
+        !s->mutate_crc32(rt::crc32(rt::ByteSpan(file.data() + offsets[i], bytes.size()))))
+      return rt::internalError("section fields missing from the header being written");
+  }
+
+  // 3. Prelude.
+  Prelude p{};
+  std::memcpy(p.magic, kMagic, 4);
+  p.major = major;
+  p.minor = kFormatMinor;
+  p.headerOffset = kHeaderOffset;
+  p.headerSize = headerSize;
+  p.fileSize = file.size();
+  p.headerCrc32 = rt::crc32(rt::ByteSpan(file.data() + kHeaderOffset, headerSize));
+  encodePrelude(p, file.data());
+
+  if (verify)
+    DLC_RETURN_IF_ERROR(verifyModuleBytes(rt::ByteSpan(file.data(), file.size()),
+                                          strCat("module '", name_, "' being written")));
+  *out = std::move(file);
+  return rt::okStatus();
+}
+
+Status ModuleWriter::writeFile(const std::string &path, bool verify) const {
+  std::vector<uint8_t> bytes;
+  DLC_RETURN_IF_ERROR(serialize(&bytes, verify));
+  std::string tmp = path + ".tmp";
+  FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    return rt::notFound("cannot write '", tmp, "': ", std::strerror(errno));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return rt::resourceExhausted("cannot write '", path, "': ", std::strerror(errno));
+  }
+  return rt::okStatus();
+}
+
+} // namespace dlc::format

@@ -1,0 +1,176 @@
+//===- ModuleWriter.h - Build a .dlcm file ----------------------*- C++ -*-===//
+//
+// The builder the compiler (codegen/) uses to write a module: describe the
+// signature, weights (their bytes), binaries, kernels and per-rank plans in
+// plain C++ values, then serialize. The writer lays out the file (prelude,
+// FlatBuffers header, 64-byte-aligned sections), computes every checksum and
+// the collectives hash, and by default runs the reader's checks on the
+// result, so a compiler bug is caught when the module is written rather than
+// when it is run. No LLVM or MLIR here: the compiler links DlcRuntimeFormat.
+//
+// Example (an element-wise add on the CPU):
+//
+//   ModuleWriter w;
+//   w.setName("add");
+//   w.addInput({"a", fb::DType::f32, {4}});
+//   w.addInput({"b", fb::DType::f32, {4}});
+//   w.addOutput({"c", fb::DType::f32, {4}});
+//   uint32_t so = w.addBinary("kernels.so", fb::BinaryFormat::shared_object,
+//                             "x86_64", soBytes);
+//   KernelDesc k;
+//   k.name = "add"; k.entry = "dlc_add"; k.binaries = {so};
+//   k.args = {{"a", fb::Access::read, 16}, {"b", fb::Access::read, 16},
+//             {"c", fb::Access::write, 16}};
+//   k.parallelExtent = 4;
+//   uint32_t add = w.addKernel(k);
+//   PlanDesc plan;
+//   plan.commands.push_back(LaunchDesc{add, {inputRef(0, 0, 16),
+//       inputRef(1, 0, 16), outputRef(0, 0, 16)}});
+//   w.addPlan(plan);
+//   Status s = w.writeFile("add.dlcm");
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/base/Status.h"
+#include "runtime/format/ModuleFormat.h"
+
+#include <array>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dlc::format {
+
+using rt::Status;
+
+struct TensorDesc {
+  std::string name;
+  fb::DType dtype = fb::DType::f32;
+  std::vector<int64_t> shape;
+};
+
+struct KernelArgDesc {
+  std::string name;
+  fb::Access access = fb::Access::read;
+  uint64_t bytes = 0; ///< the most the kernel touches through this argument
+};
+
+struct KernelDesc {
+  std::string name;
+  fb::Target target = fb::Target::cpu;
+  std::string source;
+  std::string entry;            ///< extern "C" symbol
+  std::vector<uint32_t> binaries; ///< ids from ModuleWriter::addBinary
+  std::vector<KernelArgDesc> args;
+  // target cpu
+  int64_t parallelExtent = 1;
+  int64_t grain = 1;
+  // target cuda
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t dynamicSharedMemory = 0;
+};
+
+/// BufferRef is the generated struct: fb::BufferRef(space, index, offset, bytes).
+using BufferRef = fb::BufferRef;
+inline BufferRef arenaRef(uint64_t offset, uint64_t bytes) {
+  return BufferRef(fb::BufferSpace::arena, 0, offset, bytes);
+}
+inline BufferRef inputRef(uint32_t index, uint64_t offset, uint64_t bytes) {
+  return BufferRef(fb::BufferSpace::input, index, offset, bytes);
+}
+inline BufferRef outputRef(uint32_t index, uint64_t offset, uint64_t bytes) {
+  return BufferRef(fb::BufferSpace::output, index, offset, bytes);
+}
+inline BufferRef weightRef(uint32_t index, uint64_t offset, uint64_t bytes) {
+  return BufferRef(fb::BufferSpace::weight, index, offset, bytes);
+}
+
+struct LaunchDesc {
+  uint32_t kernel = 0;
+  std::vector<BufferRef> args;
+};
+struct CopyDesc {
+  BufferRef src;
+  BufferRef dst;
+  uint64_t bytes = 0;
+};
+struct LibraryCallDesc {
+  std::string name;
+  std::vector<BufferRef> args;
+};
+struct CollectiveCommandDesc {
+  uint32_t sequence = 0;
+  BufferRef send;
+  BufferRef recv;
+};
+using CommandDesc = std::variant<LaunchDesc, CopyDesc, LibraryCallDesc, CollectiveCommandDesc>;
+
+struct PlanDesc {
+  uint64_t arenaSize = 0;
+  uint32_t arenaAlignment = 64;
+  std::vector<CommandDesc> commands;
+};
+
+struct MeshAxisDesc {
+  std::string name;
+  uint32_t size = 1;
+};
+
+class ModuleWriter {
+public:
+  void setName(std::string name) { name_ = std::move(name); }
+  void setProducer(std::string producer) { producer_ = std::move(producer); }
+
+  /// Each returns the new entry's index.
+  uint32_t addInput(TensorDesc tensor);
+  uint32_t addOutput(TensorDesc tensor);
+  /// `bytes` are the weight's contents, row-major (placed 64-aligned).
+  uint32_t addWeight(TensorDesc tensor, std::vector<uint8_t> bytes);
+  /// Compiled code stored in its own section named `name`; returns the id a
+  /// KernelDesc lists in `binaries`.
+  uint32_t addBinary(std::string name, fb::BinaryFormat format, std::string arch,
+                     std::vector<uint8_t> bytes);
+  uint32_t addKernel(KernelDesc kernel);
+  /// Plans are per rank, in rank order.
+  uint32_t addPlan(PlanDesc plan);
+  void setMesh(std::vector<MeshAxisDesc> mesh) { mesh_ = std::move(mesh); }
+  uint32_t addCollective(CollectiveDesc collective);
+
+  /// Lays out the file. With `verify`, runs verifyModuleBytes on the result
+  /// and returns its error (INVALID_MODULE) for a module that would not load.
+  Status serialize(std::vector<uint8_t> *out, bool verify = true) const;
+  /// serialize, then write to a temporary file beside `path` and rename it.
+  Status writeFile(const std::string &path, bool verify = true) const;
+
+  /// For tests that build hostile modules: overrides applied after layout.
+  struct Overrides {
+    bool setFormatMajor = false;
+    uint16_t formatMajor = 0;
+  };
+  void setOverrides(Overrides overrides) { overrides_ = overrides; }
+
+private:
+  struct Weight {
+    TensorDesc tensor;
+    std::vector<uint8_t> bytes;
+  };
+  struct Binary {
+    std::string name;
+    fb::BinaryFormat format;
+    std::string arch;
+    std::vector<uint8_t> bytes;
+  };
+  std::string name_, producer_ = "dlc";
+  std::vector<TensorDesc> inputs_, outputs_;
+  std::vector<Weight> weights_;
+  std::vector<Binary> binaries_;
+  std::vector<KernelDesc> kernels_;
+  std::vector<PlanDesc> plans_;
+  std::vector<MeshAxisDesc> mesh_;
+  std::vector<CollectiveDesc> collectives_;
+  Overrides overrides_;
+};
+
+} // namespace dlc::format

@@ -1,0 +1,120 @@
+//===- Device.h - The hardware abstraction layer's interfaces ---*- C++ -*-===//
+//
+// What the executor needs from a device, and nothing about modules: memory
+// (Buffer), loaded code (Executable), ordered work (Stream) and completion
+// (Event). The CPU device (hal/cpu) runs everything synchronously on the
+// calling thread plus its thread pool; a CUDA device will put work on
+// streams and use events between them.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/base/Span.h"
+#include "runtime/base/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::rt::hal {
+
+/// Device memory. Host-visible on the CPU (hostData() non-null).
+class Buffer {
+public:
+  virtual ~Buffer() = default;
+  virtual uint64_t size() const = 0;
+  /// The memory as a host pointer, or nullptr when the host cannot touch it.
+  virtual uint8_t *hostData() = 0;
+  /// The address kernels are given (a host pointer on the CPU).
+  virtual void *devicePointer() = 0;
+};
+
+enum class BinaryFormat { kSharedObject, kPtx, kCubin };
+
+/// One kernel of an executable: where its code is and how to launch it.
+struct KernelSpec {
+  std::string name;
+  std::string entry;       ///< exported symbol
+  uint32_t binary = 0;     ///< index into ExecutableSpec::binaries
+  uint32_t argCount = 0;
+  int64_t parallelExtent = 1; ///< CPU: the range split over the thread pool
+  int64_t grain = 1;
+  uint32_t grid[3] = {1, 1, 1}; ///< CUDA
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t dynamicSharedMemory = 0;
+};
+
+struct BinarySpec {
+  std::string name;
+  BinaryFormat format = BinaryFormat::kSharedObject;
+  std::string arch;
+  ByteSpan bytes; ///< borrowed for the duration of loadExecutable
+};
+
+struct ExecutableSpec {
+  std::vector<BinarySpec> binaries;
+  std::vector<KernelSpec> kernels;
+};
+
+/// A set of loaded kernels, addressed by their index in ExecutableSpec.
+class Executable {
+public:
+  virtual ~Executable() = default;
+  virtual uint32_t kernelCount() const = 0;
+};
+
+/// Signalled when the work recorded before it on a stream has finished.
+class Event {
+public:
+  virtual ~Event() = default;
+  /// Blocks until signalled.
+  virtual Status wait() = 0;
+};
+
+/// An ordered queue of work on one device. Pointers are device pointers.
+class Stream {
+public:
+  virtual ~Stream() = default;
+  /// Runs kernel `kernel` of `executable` with `args` (argCount pointers).
+  virtual Status dispatch(const Executable &executable, uint32_t kernel, void *const *args,
+                          uint32_t argCount) = 0;
+  virtual Status copy(void *dst, const void *src, uint64_t bytes) = 0;
+  virtual Status record(Event &event) = 0;
+  /// Later work on this stream waits for `event`.
+  virtual Status waitEvent(Event &event) = 0;
+  /// Blocks until everything queued has finished; reports the first fault.
+  virtual Status synchronize() = 0;
+};
+
+struct DeviceLimits {
+  uint64_t maxAllocationBytes = 0; ///< the largest one arena may be
+  uint32_t concurrency = 1;        ///< threads (CPU) or SMs (CUDA)
+};
+
+struct DeviceOptions {
+  uint32_t numThreads = 0;         ///< CPU: 0 = one per core
+  uint64_t maxMemoryBytes = 0;     ///< 0 = the device's memory
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+  /// "cpu", "cuda:0", ...
+  virtual const std::string &name() const = 0;
+  virtual const DeviceLimits &limits() const = 0;
+  /// Whether this device can run code in `format` built for `arch`.
+  virtual bool acceptsBinary(BinaryFormat format, const std::string &arch) const = 0;
+
+  virtual Status allocate(uint64_t size, uint64_t alignment, std::unique_ptr<Buffer> *out) = 0;
+  virtual Status loadExecutable(const ExecutableSpec &spec, std::unique_ptr<Executable> *out) = 0;
+  virtual Status createStream(std::unique_ptr<Stream> *out) = 0;
+  virtual Status createEvent(std::unique_ptr<Event> *out) = 0;
+};
+
+/// Creates the device a string names: "cpu"; "cuda", "cuda:N" and
+/// "cuda-emu" are UNAVAILABLE in this build; anything else INVALID_ARGUMENT.
+Status createDevice(const std::string &spec, const DeviceOptions &options,
+                    std::unique_ptr<Device> *out);
+
+} // namespace dlc::rt::hal
