@@ -3,6 +3,7 @@
 #include "driver/Commands.h"
 
 #include "driver/ModelLoader.h"
+#include "driver/PlanReport.h"
 #include "driver/TensorFiles.h"
 #include "driver/TensorReport.h"
 #include "ir/DlcDialect.h"
@@ -10,9 +11,11 @@
 #include "oracle/Interpreter.h"
 #include "oracle/kernels/Kernels.h"
 #include "passes/FlopCount.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -42,7 +45,7 @@ static std::string withCommas(int64_t value) {
 
 /// 1.93e9 -> "1.93 G".
 static std::string humanCount(double value) {
-  const char *units[] = {"", " K", " M", " G", " T", " P"};
+  const char *units[] = {" ", " K", " M", " G", " T", " P"};
   int unit = 0;
   while (value >= 1000 && unit < 5) {
     value /= 1000;
@@ -134,9 +137,55 @@ ExitCode runCheck(const CommonOptions &options, MLIRContext &context,
 // compile
 //===----------------------------------------------------------------------===//
 
+/// Builds the model, runs the dlc-compile pipeline and prints the plan
+/// report; `defaultDims` binds unbound dimensions to 1 (and says so).
+static ExitCode planAndReport(const CommonOptions &options, bool defaultDims,
+                              MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                              llvm::raw_ostream &os) {
+  dlg::BuildOptions build;
+  build.dims = options.dims;
+  build.defaultUnboundDimsToOne = defaultDims;
+  ExitCode code;
+  auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
+  if (!model)
+    return code;
+  ModuleOp module = *model->built.module;
+  func::FuncOp func = entryGraph(module);
+  int64_t kernelsBefore = countKernels(func);
+  if (failed(runCompilePipeline(module)))
+    return kExitInternalError;
+  os << "plan for graph " << func.getSymName() << " (" << options.modelPath
+     << "), one device";
+  for (auto [i, dim] : llvm::enumerate(model->built.dims)) {
+    os << (i ? ", " : ", at ") << dim.first << "=" << dim.second;
+    if (llvm::is_contained(model->built.defaultedDims, dim.first))
+      os << " (unbound, taken as 1)";
+  }
+  os << "\n";
+  printPlanReport(summarizePlan(func, kernelsBefore), os);
+  return kExitSuccess;
+}
+
+ExitCode runPlan(const CommonOptions &options, MLIRContext &context,
+                 llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os) {
+  return planAndReport(options, /*defaultDims=*/true, context, sourceMgr, os);
+}
+
+/// Runs the graph → kernels passes (buildFusionPipeline) on `module`, with
+/// MLIR's pass-manager flags; errors go to the diagnostic handler.
+static LogicalResult runFusionPipeline(ModuleOp module) {
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  buildFusionPipeline(pm.nest<func::FuncOp>());
+  return pm.run(module);
+}
+
 ExitCode runCompile(const CommonOptions &options,
                     const CompileOptions &compile, MLIRContext &context,
                     llvm::SourceMgr &sourceMgr) {
+  if (compile.stats && compile.emit.empty())
+    return planAndReport(options, false, context, sourceMgr, llvm::outs());
   std::error_code ec;
   llvm::raw_fd_ostream out(compile.output, ec, llvm::sys::fs::OF_Text);
   if (ec)
@@ -148,17 +197,26 @@ ExitCode runCompile(const CommonOptions &options,
     if (!ast)
       return code;
     out << dlg::dumpModule(*ast);
-    return kExitSuccess;
+    out.flush();
+    return compile.stats
+               ? planAndReport(options, false, context, sourceMgr, llvm::outs())
+               : kExitSuccess;
   }
-  if (compile.emit == "mlir") {
+  if (compile.emit == "mlir" || compile.emit == "fused") {
     dlg::BuildOptions build;
     build.dims = options.dims;
     ExitCode code;
     auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
     if (!model)
       return code;
+    if (compile.emit == "fused" &&
+        failed(runFusionPipeline(*model->built.module)))
+      return kExitInternalError;
     model->built.module->print(out);
-    return kExitSuccess;
+    out.flush();
+    return compile.stats
+               ? planAndReport(options, false, context, sourceMgr, llvm::outs())
+               : kExitSuccess;
   }
   if (compile.emit.empty())
     return fail(context, kExitBadInput,
@@ -166,7 +224,7 @@ ExitCode runCompile(const CommonOptions &options,
                 "modules is not built yet)");
   return fail(context, kExitBadInput,
               "unknown --emit stage '" + compile.emit +
-                  "' (expected ast or mlir)");
+                  "' (expected ast, mlir or fused)");
 }
 
 //===----------------------------------------------------------------------===//
@@ -216,6 +274,9 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 "device '" + run.device +
                     "' is not available yet: use --device reference (the "
                     "float64 oracle)");
+  if (run.stage != "graph" && run.stage != "fused")
+    return fail(context, kExitBadInput,
+                "--stage must be graph or fused, not '" + run.stage + "'");
   std::map<std::string, std::string> inputFiles, outputFiles, expectedFiles;
   if (!parseNamedFiles(context, run.inputs, "input", inputFiles) ||
       !parseNamedFiles(context, run.outputs, "output", outputFiles) ||
@@ -239,6 +300,8 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
   auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
   if (!model)
     return code;
+  if (run.stage == "fused" && failed(runFusionPipeline(*model->built.module)))
+    return kExitInternalError;
   func::FuncOp func = entryGraph(*model->built.module);
 
   std::vector<oracle::Tensor> inputs;

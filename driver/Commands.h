@@ -41,12 +41,21 @@ struct CompileOptions {
   std::string emit;
   /// Where to write; "-" is standard output.
   std::string output = "-";
+  /// `--stats`: run the dlc-compile pipeline and print its plan report.
+  bool stats = false;
 };
 
-/// `dlc compile M --emit=...`: prints a stage of the pipeline.
+/// `dlc compile M --emit=...`: prints a stage of the pipeline; with
+/// `--stats`, then runs the dlc-compile pipeline and prints runPlan's report.
 ExitCode runCompile(const CommonOptions &options,
                     const CompileOptions &compile, mlir::MLIRContext &context,
                     llvm::SourceMgr &sourceMgr);
+
+/// `dlc plan M`: runs the dlc-compile pipeline (the plan verifier included)
+/// and prints kernels before and after fusion, the arena against its lower
+/// bound and the naive sum, and the weights (driver/PlanReport.h).
+ExitCode runPlan(const CommonOptions &options, mlir::MLIRContext &context,
+                 llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os);
 
 struct RunOptions {
   std::string device = "reference";
@@ -58,6 +67,9 @@ struct RunOptions {
   std::string saveParams;
   /// How many leading values to print per output.
   unsigned showValues = 8;
+  /// The IR the oracle evaluates: `graph` (as built) or `fused` (after the
+  /// fusion pipeline: canonicalise, fold constants, CSE, dlc-fuse).
+  std::string stage = "graph";
 };
 
 /// `dlc run M`: evaluates the model on seeded random or given inputs, prints

@@ -52,6 +52,11 @@ std::optional<dlg::Module> parseModelFile(const std::string &path,
         << diagnostic.message;
     return std::nullopt;
   }
+  if (module->graphs.empty()) {
+    mlir::emitError(FileLineColLoc::get(&context, path, 1, 1))
+        << "the file defines no graph";
+    return std::nullopt;
+  }
   return module;
 }
 

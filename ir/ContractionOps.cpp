@@ -65,16 +65,16 @@ static LogicalResult checkList(std::optional<Location> loc, StringRef opName,
 /// Output size of a sliding window along one dimension, or a failure that
 /// says the window does not fit.
 static FailureOr<int64_t> windowOutputSize(std::optional<Location> loc,
-                                           StringRef opName, int64_t size,
+                                           StringRef opName, StringRef dimName,
+                                           int64_t size,
                                            int64_t padBefore, int64_t padAfter,
                                            int64_t window, int64_t stride,
                                            int64_t dilation) {
   int64_t span = dilation * (window - 1) + 1;
   int64_t padded = size + padBefore + padAfter;
   if (padded < span)
-    return opError(loc, opName, "window of ", span,
-                   " does not fit an input dimension of ", size,
-                   " padded to ", padded);
+    return opError(loc, opName, "a window of ", span, " does not fit the ",
+                   dimName, " of the input, ", size, " padded to ", padded);
   return (padded - span) / stride + 1;
 }
 
@@ -110,9 +110,9 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
                    " must divide the input channels (", c,
                    ") and the output channels (", o, ")");
   if (w.getDimSize(1) * groups != c)
-    return opError(loc, opName, "weights expect ", w.getDimSize(1) * groups,
-                   " input channels, x has ", c, ": x is ", formatType(x),
-                   ", w is ", formatType(w));
+    return opError(loc, opName, "the weights take ", w.getDimSize(1) * groups,
+                   " input channel(s) but x has ", c, ": x is ", formatType(x),
+                   ", w is ", formatType(w), " with groups = ", groups);
   if (Value bias = adaptor.getBias()) {
     auto b = getRankedType(bias);
     if (!b || b.getRank() != 1 || b.getDimSize(0) != o ||
@@ -122,11 +122,13 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   }
   ArrayRef<int64_t> s = adaptor.getStrides(), p = adaptor.getPadding(),
                     d = adaptor.getDilations();
-  auto oh = windowOutputSize(loc, opName, x.getDimSize(2), p[0], p[2],
-                             w.getDimSize(2), s[0], d[0]);
-  auto ow = windowOutputSize(loc, opName, x.getDimSize(3), p[1], p[3],
+  auto oh = windowOutputSize(loc, opName, "height", x.getDimSize(2), p[0],
+                             p[2], w.getDimSize(2), s[0], d[0]);
+  if (failed(oh))
+    return failure();
+  auto ow = windowOutputSize(loc, opName, "width", x.getDimSize(3), p[1], p[3],
                              w.getDimSize(3), s[1], d[1]);
-  if (failed(oh) || failed(ow))
+  if (failed(ow))
     return failure();
   types.push_back(RankedTensorType::get({x.getDimSize(0), o, *oh, *ow},
                                         x.getElementType()));
@@ -158,11 +160,13 @@ static LogicalResult inferPool(std::optional<Location> loc, StringRef opName,
     if (padding[i] >= kernel[i] || padding[i + 2] >= kernel[i])
       return opError(loc, opName, "padding ", formatShape(padding),
                      " must be smaller than the kernel ", formatShape(kernel));
-  auto oh = windowOutputSize(loc, opName, x.getDimSize(2), padding[0],
-                             padding[2], kernel[0], strides[0], 1);
-  auto ow = windowOutputSize(loc, opName, x.getDimSize(3), padding[1],
+  auto oh = windowOutputSize(loc, opName, "height", x.getDimSize(2),
+                             padding[0], padding[2], kernel[0], strides[0], 1);
+  if (failed(oh))
+    return failure();
+  auto ow = windowOutputSize(loc, opName, "width", x.getDimSize(3), padding[1],
                              padding[3], kernel[1], strides[1], 1);
-  if (failed(oh) || failed(ow))
+  if (failed(ow))
     return failure();
   types.push_back(RankedTensorType::get(
       {x.getDimSize(0), x.getDimSize(1), *oh, *ow}, x.getElementType()));

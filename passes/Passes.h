@@ -16,6 +16,11 @@ namespace dlc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// The graph → kernels half of the compile pipeline, on a func.func pass
+/// manager: canonicalise, fold constants, CSE, fuse. `dlc run --stage=fused`
+/// evaluates its output.
+void buildFusionPipeline(mlir::OpPassManager &graph);
+
 /// The graph → planned-kernels pipeline that `dlc compile` runs: canonicalise,
 /// fold constants, CSE, fuse, schedule, plan memory, verify the plan.
 void buildCompilePipeline(mlir::OpPassManager &pm);

@@ -15,9 +15,13 @@ def DlcFoldConstants : Pass<"dlc-fold-constants", "mlir::func::FuncOp"> {
   let description = [{
     An op whose operands are all compile-time constants (`dlc.constant`,
     `dlc.iota`, or the results of ops folded before it) is evaluated with
-    the oracle's kernels and replaced by a `dlc.constant`. Parameters and
-    inputs are never folded. Tensors larger than `max-elements` stay
-    computed, so constants do not bloat the module.
+    the oracle's kernels and replaced by a `dlc.constant` of the op's type
+    (the kernels round to that type once, as at run time, so folding never
+    changes a value). Parameters and inputs are never folded; an iota is
+    only materialised when an op reading it folds. Results larger than
+    `max-elements` stay computed, so constants do not bloat the module, and
+    an evaluation that fails (integer division by zero, an index out of
+    range) leaves the op for the run to report.
 
     Before:
     ```mlir
@@ -40,14 +44,28 @@ def DlcFoldConstants : Pass<"dlc-fold-constants", "mlir::func::FuncOp"> {
 def DlcFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Groups ops into dlc.fusion regions, one region per kernel.";
   let description = [{
-    Forms fusion regions from (a) element-wise and broadcast chains, (b)
-    reductions with their element-wise prologue and epilogue (softmax,
-    log_softmax, layer_norm and rms_norm each become one kernel), (c)
-    matmul and conv2d with their epilogue (bias, activation, residual add,
-    scale), and (d) the attention pattern (matmul, scale, mask, softmax,
-    matmul). Regions never form cycles and never duplicate expensive
-    producers; a value needed both inside and outside becomes an extra
-    result of its region.
+    Every op of the graph but `dlc.param`, `dlc.constant` and the return
+    ends up in exactly one `dlc.fusion` (a lone op is a one-op region), so
+    the regions are the kernels. Regions are formed from (a) element-wise
+    chains of one shape, (b) reductions and normalisations over one set of
+    rows with their element-wise prologue and epilogue (softmax,
+    log_softmax, layer_norm, rms_norm, and their decomposed forms, each
+    become one kernel), (c) matmul and conv2d with their epilogue (bias,
+    activation, residual add, scale), and (d) attention (matmul, scale,
+    mask, softmax over the last axis, matmul) when the score matrix is not
+    needed outside. `kind` is `elementwise`, `reduction`, `contraction`,
+    `convolution`, `attention` or `data_movement`.
+
+    Legality (passes/fusion/Legality.h): one expensive anchor per region
+    (matmul, conv2d, pooling; two matmuls only in attention); nothing is
+    recomputed (no element-wise prologue into a matmul or conv, no
+    element-wise op of another shape); a reduced value meets a full one only
+    broadcast along its own rows; reshape, transpose and broadcast_to join a
+    region only as a remapping of its loads or stores. Regions never form
+    cycles and never duplicate an op; a value needed both inside and
+    outside becomes an extra result of its region. Merges are tried in a
+    fixed order (attention, contraction epilogues, row kernels, the rest),
+    each in program order, so the output is deterministic.
 
     Before:
     ```mlir
@@ -139,6 +157,8 @@ def DlcPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
            "Let element-wise kernels write over an operand that dies there">,
     Option<"exactLimit", "exact-limit", "unsigned", /*default=*/"12",
            "Largest number of allocations packed by exact search as well">,
+    Option<"localSearch", "local-search", "unsigned", /*default=*/"200",
+           "Perturbations of the best heuristic order that are tried">,
   ];
 }
 

@@ -10,12 +10,16 @@ using namespace mlir;
 
 namespace dlc {
 
-void buildCompilePipeline(OpPassManager &pm) {
-  OpPassManager &graph = pm.nest<func::FuncOp>();
+void buildFusionPipeline(OpPassManager &graph) {
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createDlcFoldConstants());
   graph.addPass(createCSEPass());
   graph.addPass(createDlcFuse());
+}
+
+void buildCompilePipeline(OpPassManager &pm) {
+  OpPassManager &graph = pm.nest<func::FuncOp>();
+  buildFusionPipeline(graph);
   graph.addPass(createDlcSchedule());
   graph.addPass(createDlcPlanMemory());
   graph.addPass(createDlcVerifyMemoryPlan());

@@ -50,6 +50,7 @@ struct DlcPlanMemoryPass : dlc::impl::DlcPlanMemoryBase<DlcPlanMemoryPass> {
       ranges.push_back({a.size, a.first, a.last});
     PackingOptions options;
     options.exactLimit = exactLimit;
+    options.perturbations = localSearch;
     Packing packing =
         packer == "best" ? packBest(ranges, options) : packGreedyBySize(ranges);
 

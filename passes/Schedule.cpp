@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <tuple>
 
 namespace dlc {
@@ -54,12 +55,10 @@ enum class Rule { minLiveAfter, minLiveDuring, depthFirst };
 /// the ops nested in it.
 static KernelGraph buildKernelGraph(Block &body) {
   KernelGraph g;
-  llvm::DenseMap<Operation *, unsigned> indexOf;
   llvm::DenseMap<Value, unsigned> bufferOf;
   for (Operation &op : body) {
     if (!isKernel(&op))
       continue;
-    indexOf[&op] = g.kernels.size();
     g.kernels.push_back(&op);
   }
   size_t n = g.kernels.size();
@@ -181,6 +180,73 @@ static SmallVector<Operation *> listSchedule(const KernelGraph &g, Rule rule) {
   return order;
 }
 
+/// A topological order of `g` built from the end: at each step back, of the
+/// kernels whose readers are all placed, the one that leaves the fewest
+/// bytes live before it (ties: the latest in program order). Kernels that
+/// create memory from little (an iota, a broadcast) thus run just before
+/// their readers.
+static SmallVector<Operation *> reverseListSchedule(const KernelGraph &g) {
+  size_t n = g.kernels.size();
+  std::vector<unsigned> usersLeft(n);
+  for (unsigned k = 0; k < n; ++k)
+    usersLeft[k] = g.users[k].size();
+  std::vector<bool> live(g.size.size());
+  int64_t liveBytes = 0;
+  for (unsigned b = 0; b < g.size.size(); ++b)
+    if (g.isOutput[b]) {
+      live[b] = true;
+      liveBytes += g.size[b];
+    }
+  SmallVector<unsigned> ready;
+  for (unsigned k = 0; k < n; ++k)
+    if (!usersLeft[k])
+      ready.push_back(k);
+  // The bytes live while kernel k runs, and before it.
+  auto simulate = [&](unsigned k) {
+    int64_t during = liveBytes, before;
+    for (unsigned b : g.results[k])
+      if (!live[b])
+        during += g.size[b];
+    for (unsigned b : g.reads[k])
+      if (!live[b])
+        during += g.size[b];
+    before = during;
+    for (unsigned b : g.results[k])
+      before -= g.size[b];
+    return std::make_pair(during, before);
+  };
+  SmallVector<Operation *> order;
+  while (!ready.empty()) {
+    unsigned bestAt = 0;
+    std::tuple<int64_t, int64_t, int64_t> bestKey;
+    for (auto [at, k] : llvm::enumerate(ready)) {
+      auto [during, before] = simulate(k);
+      std::tuple<int64_t, int64_t, int64_t> key{before, during, -int64_t(k)};
+      if (at == 0 || key < bestKey) {
+        bestKey = key;
+        bestAt = at;
+      }
+    }
+    unsigned k = ready[bestAt];
+    ready.erase(ready.begin() + bestAt);
+    liveBytes = simulate(k).second;
+    for (unsigned b : g.results[k])
+      live[b] = false;
+    SmallVector<unsigned, 4> producers;
+    for (unsigned b : g.reads[k]) {
+      live[b] = true;
+      if (!llvm::is_contained(producers, g.producer[b]))
+        producers.push_back(g.producer[b]);
+    }
+    for (unsigned producer : producers)
+      if (--usersLeft[producer] == 0)
+        ready.push_back(producer);
+    order.push_back(g.kernels[k]);
+  }
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
 /// The peak the memory planner will see for kernels run in `order`.
 static int64_t peakOf(ArrayRef<Operation *> order) {
   BufferLiveness liveness = analyzeBuffers(order);
@@ -223,8 +289,8 @@ struct DlcSchedulePass : dlc::impl::DlcScheduleBase<DlcSchedulePass> {
   using DlcScheduleBase::DlcScheduleBase;
 
   /// 1. Build the kernel graph in program order.
-  /// 2. List-schedule it by each rule; with the program order, these are
-  ///    the candidates.
+  /// 2. List-schedule it forward by each rule, and backward from the
+  ///    outputs; with the program order, these are the candidates.
   /// 3. Keep the candidate with the smallest peak (the earliest on ties, so
   ///    the program order stays unless another order is better).
   /// 4. Move the ops; parameters and constants follow their first reader.
@@ -238,8 +304,11 @@ struct DlcSchedulePass : dlc::impl::DlcScheduleBase<DlcSchedulePass> {
       return;
     SmallVector<Operation *> best = graph.kernels;
     int64_t bestPeak = peakOf(best);
-    for (Rule rule : {Rule::minLiveAfter, Rule::minLiveDuring, Rule::depthFirst}) {
-      SmallVector<Operation *> order = listSchedule(graph, rule);
+    SmallVector<SmallVector<Operation *>> candidates;
+    for (Rule rule : {Rule::minLiveAfter, Rule::minLiveDuring, Rule::depthFirst})
+      candidates.push_back(listSchedule(graph, rule));
+    candidates.push_back(reverseListSchedule(graph));
+    for (SmallVector<Operation *> &order : candidates) {
       int64_t peak = peakOf(order);
       if (peak < bestPeak) {
         bestPeak = peak;

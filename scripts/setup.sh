@@ -12,6 +12,8 @@ DEBIAN_PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   # The runtime's module format and the CPU backend's GEMM/convolution
   libflatbuffers-dev flatbuffers-compiler libopenblas-dev libdnnl-dev
+  # The runtime's C API takes DLPack tensors (dlpack/dlpack.h)
+  libdlpack-dev
 )
 PYTHON_PACKAGES=(numpy)
 

@@ -17,8 +17,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dlc_obj_root, "test")
 
 llvm_config.use_default_substitutions()
-llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.dlc_tools_dir, append_path=False)
+# The build's tools first, then LLVM's (FileCheck, not), then the system's.
+config.environment["PATH"] = os.pathsep.join(
+    [config.dlc_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%dlc_src", config.dlc_src_root))
 config.substitutions.append(

@@ -34,7 +34,7 @@ static bool foldElementwise(NodeImporter &n, Type resultElement,
   }
   if (args.empty())
     return false;
-  SmallVector<int64_t> shape(args[0]->shape);
+  SmallVector<int64_t> shape(args[0]->shape.begin(), args[0]->shape.end());
   for (const Constant *c : args) {
     auto next = broadcastShapes(shape, c->shape);
     if (!next)

@@ -270,7 +270,8 @@ FailureOr<Constant> GraphState::readConstant(const ::onnx::TensorProto &t,
   auto bytes = tensorBytes(t, loc);
   if (failed(bytes))
     return failure();
-  Constant c = Constant::empty(*element, {t.dims().begin(), t.dims().end()});
+  Constant c = Constant::empty(
+      *element, std::vector<int64_t>(t.dims().begin(), t.dims().end()));
   size_t width = elementBytes(t.data_type());
   int64_t n = c.numel();
   const char *p = bytes->data();
@@ -315,8 +316,8 @@ FailureOr<Value> GraphState::materializeInitializer(const std::string &name,
                                     "initializer '" + name + "'");
   if (failed(element))
     return failure();
-  auto type = RankedTensorType::get({t.dims().begin(), t.dims().end()},
-                                    *element);
+  auto type = RankedTensorType::get(
+      SmallVector<int64_t>(t.dims().begin(), t.dims().end()), *element);
   ElementsAttr value;
   // Small tensors print inline; large ones live in a resource blob so that
   // printed IR stays readable.
@@ -339,7 +340,7 @@ FailureOr<Value> GraphState::materializeInitializer(const std::string &name,
   auto init = builder.getDictionaryAttr(
       {builder.getNamedAttr("kind", builder.getStringAttr("data")),
        builder.getNamedAttr("value", value)});
-  auto op = builder.create<ParamOp>(loc, TypeRange{type},
+  auto op = builder.create<ParamOp>(loc, TypeRange(type),
                                     builder.getStringAttr(name), init);
   entry.value = op.getResult();
   return entry.value;
@@ -404,7 +405,7 @@ RankedTensorType NodeImporter::inputType(size_t i) {
     return {};
   TensorEntry &entry = found->second;
   if (entry.value)
-    return cast<RankedTensorType>(entry.value.getType());
+    return llvm::cast<RankedTensorType>(entry.value.getType());
   if (entry.constant)
     return entry.constant->type();
   if (entry.initializer) {
@@ -412,7 +413,8 @@ RankedTensorType NodeImporter::inputType(size_t i) {
     if (!element)
       return {};
     return RankedTensorType::get(
-        {entry.initializer->dims().begin(), entry.initializer->dims().end()},
+        SmallVector<int64_t>(entry.initializer->dims().begin(),
+                             entry.initializer->dims().end()),
         element);
   }
   return {};
@@ -577,7 +579,7 @@ Value NodeImporter::scalar(double value, Type element) {
 Value NodeImporter::reshape(Value x, ArrayRef<int64_t> shape) {
   if (!x)
     return {};
-  auto type = cast<RankedTensorType>(x.getType());
+  auto type = llvm::cast<RankedTensorType>(x.getType());
   if (type.getShape() == shape)
     return x;
   return createTyped<ReshapeOp>(

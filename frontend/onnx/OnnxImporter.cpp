@@ -118,6 +118,7 @@ private:
   LogicalResult parse();
   LogicalResult checkExternalData();
   LogicalResult checkSupportedOps();
+  LogicalResult checkAttributes();
   LogicalResult runChecker();
   LogicalResult bindInputs(ImportResult &result);
   LogicalResult importNodes();
@@ -207,7 +208,7 @@ LogicalResult ModelImporter::checkSupportedOps() {
     missing[key].push_back(nodeName(node, i));
   }
   if (missing.empty())
-    return success();
+    return checkAttributes();
   auto diag = emitError(fileLoc);
   diag << "the model uses " << missing.size() << " op type"
        << (missing.size() == 1 ? "" : "s")
@@ -224,20 +225,37 @@ LogicalResult ModelImporter::checkSupportedOps() {
   return diag;
 }
 
+/// Every attribute of a supported node must be one its importer reads
+/// (checked before ONNX's checker, whose message would not name dlc's).
+LogicalResult ModelImporter::checkAttributes() {
+  const OpTable &table = opTable();
+  for (auto [i, node] : llvm::enumerate(model.graph().node())) {
+    const OpSpec &spec = table.at(node.op_type());
+    for (const auto &a : node.attribute())
+      if (!llvm::is_contained(spec.attributes, a.name()))
+        return emitError(NameLoc::get(StringAttr::get(&context, nodeName(node, i)),
+                                      fileLoc))
+               << "node '" << nodeName(node, i) << "' (" << node.op_type()
+               << "): attribute '" << a.name() << "' is not supported";
+  }
+  return success();
+}
+
 LogicalResult ModelImporter::runChecker() {
   // libonnx 1.12's checker knows IR versions up to 8; newer files are
   // checked by the importer alone.
   if (model.ir_version() > 8)
     return success();
+  // The checker resolves external data against the model's folder only
+  // when it reads the file itself (the paths were checked already).
+  bool external = llvm::any_of(model.graph().initializer(), [](const auto &t) {
+    return t.data_location() == ::onnx::TensorProto::EXTERNAL;
+  });
   try {
-    ::onnx::checker::CheckerContext ctx;
-    ctx.set_ir_version(static_cast<int>(model.ir_version()));
-    std::unordered_map<std::string, int> opsets;
-    for (const auto &import : model.opset_import())
-      opsets[import.domain()] = static_cast<int>(import.version());
-    ctx.set_opset_imports(opsets);
-    ctx.set_model_dir(graph->modelDir);
-    ::onnx::checker::check_model(model, ctx);
+    if (external)
+      ::onnx::checker::check_model(path);
+    else
+      ::onnx::checker::check_model(model);
   } catch (const std::exception &e) {
     return emitError(fileLoc) << "the ONNX checker rejects the model: "
                               << e.what();
@@ -470,10 +488,6 @@ LogicalResult ModelImporter::importNodes() {
     Location loc = NameLoc::get(StringAttr::get(&context, name), fileLoc);
     const OpSpec &spec = table.at(node.op_type());
     NodeImporter importer(*graph, node, loc, name);
-    for (const auto &a : node.attribute())
-      if (!llvm::is_contained(spec.attributes, a.name()))
-        return importer.error()
-               << "attribute '" << a.name() << "' is not supported";
     if (failed(spec.import(importer)))
       return failure();
     for (int k = 0; k < node.output_size(); ++k)

@@ -1,7 +1,7 @@
 //===- ShapeOps.cpp - ONNX shape arithmetic and data movement -------------===//
 //
 // Two kinds of op live here. Shape arithmetic (Shape, Size, Constant,
-// ConstantOfShape, Range, EyeLike) yields values known at import time, and
+// ConstantOfShape, Range, EyeLike, the window functions) yields values known at import time, and
 // the data-movement ops (Reshape, Concat, Gather, Slice, Squeeze,
 // Unsqueeze, Flatten) fold on such values, so the shape computations
 // PyTorch exports disappear on static shapes. Otherwise data movement maps
@@ -15,6 +15,7 @@
 
 #include "ir/ShapeUtils.h"
 
+#include <cmath>
 #include <functional>
 
 using namespace mlir;
@@ -216,6 +217,36 @@ static LogicalResult importEyeLike(NodeImporter &n) {
   for (int64_t i = 0; i < type.getDimSize(0); ++i)
     for (int64_t j = 0; j < type.getDimSize(1); ++j)
       out.pushInt(j - i == *k);
+  return n.setConstant(0, std::move(out));
+}
+
+/// HannWindow, HammingWindow, BlackmanWindow (opset 17): generalised
+/// cosine windows of `size` elements, known at import time.
+static LogicalResult importWindow(NodeImporter &n) {
+  auto size = n.constantInput(0, "size");
+  auto periodic = n.intAttr("periodic", 1);
+  auto dtype = n.intAttr("output_datatype", ::onnx::TensorProto::FLOAT);
+  if (!size || !periodic || !dtype)
+    return failure();
+  auto element = n.graph.requireElementType(*dtype, n.loc,
+                                            "attribute 'output_datatype'");
+  if (failed(element))
+    return failure();
+  double a0 = 0.5, a1 = 0.5, a2 = 0;
+  if (n.opType() == "HammingWindow")
+    a0 = 25.0 / 46, a1 = 21.0 / 46;
+  else if (n.opType() == "BlackmanWindow")
+    a0 = 0.42, a1 = 0.5, a2 = 0.08;
+  int64_t count = size->getInt(0);
+  if (count < 0)
+    return n.error() << "size " << count << " is negative";
+  double denominator = *periodic ? count : count - 1;
+  const double tau = 6.283185307179586;
+  Constant out = Constant::empty(*element, {count});
+  for (int64_t i = 0; i < count; ++i) {
+    double angle = denominator > 0 ? tau * i / denominator : 0;
+    out.push(a0 - a1 * std::cos(angle) + a2 * std::cos(2 * angle));
+  }
   return n.setConstant(0, std::move(out));
 }
 
@@ -792,6 +823,8 @@ void addShapeOps(OpTable &t) {
   t["ConstantOfShape"] = {{"value"}, importConstantOfShape};
   t["Range"] = {{}, importRange};
   t["EyeLike"] = {{"dtype", "k"}, importEyeLike};
+  for (const char *window : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    t[window] = {{"output_datatype", "periodic"}, importWindow};
   t["Reshape"] = {{"allowzero"}, importReshape};
   t["Flatten"] = {{"axis"}, importFlatten};
   t["Squeeze"] = {{"axes"}, importSqueeze};

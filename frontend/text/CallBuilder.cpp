@@ -143,6 +143,21 @@ CallBuilder::intListKw(StringRef name,
   return values;
 }
 
+FailureOr<SmallVector<int64_t>> CallBuilder::shapeKw(StringRef name) {
+  auto shape = intListKw(name, std::nullopt);
+  if (failed(shape))
+    return failure();
+  const Location &where = keyword(name)->value.loc;
+  for (int64_t d : *shape)
+    if (d < 0)
+      return error(where) << "keyword '" << name
+                          << "' needs sizes of at least 0, got "
+                          << formatShape(*shape);
+  if (failed(graph.checkShapeSize(where, *shape)))
+    return failure();
+  return shape;
+}
+
 FailureOr<Type> CallBuilder::dtypeKw(StringRef name,
                                      std::optional<Type> fallback) {
   const KwArg *kw = keyword(name);

@@ -52,6 +52,10 @@ public:
   mlir::FailureOr<int64_t> resolveDim(const Dim &dim) const;
   /// An element type by name (f32, bf16, i1, ...), or a null type.
   mlir::Type elementType(const std::string &name) const;
+  /// Fails at `l` when a tensor of `shape` would have more elements than
+  /// any device holds (2^48), so that no later size computation overflows.
+  mlir::LogicalResult checkShapeSize(const Location &l,
+                                     llvm::ArrayRef<int64_t> shape) const;
   /// The tensor type a `TypeExpr` denotes once dimensions are bound.
   mlir::FailureOr<mlir::RankedTensorType> resolveType(const TypeExpr &type) const;
 
@@ -141,6 +145,9 @@ public:
   /// A single integer is accepted as a one-element list.
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   intListKw(llvm::StringRef name, std::optional<llvm::SmallVector<int64_t>> fallback);
+  /// A tensor shape: sizes of at least 0 (or dimension names) whose product
+  /// is a sane number of elements.
+  mlir::FailureOr<llvm::SmallVector<int64_t>> shapeKw(llvm::StringRef name);
   /// An element type given by name (`to=f16`).
   mlir::FailureOr<mlir::Type> dtypeKw(llvm::StringRef name,
                                       std::optional<mlir::Type> fallback);

@@ -22,12 +22,21 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 
+#include <functional>
+
 using namespace mlir;
 
 namespace dlc::dlg {
 
 // IR types print in the .dlg notation, as AST types do.
 using dlc::formatType;
+
+/// A number as the user would write it: 3, 0.5, 1e-09.
+static std::string formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
 
 //===----------------------------------------------------------------------===//
 // GraphBuilder: locations, types, operands
@@ -66,6 +75,19 @@ Type GraphBuilder::elementType(const std::string &name) const {
       .Default(Type());
 }
 
+LogicalResult GraphBuilder::checkShapeSize(const Location &l,
+                                           ArrayRef<int64_t> shape) const {
+  constexpr int64_t kMaxElements = int64_t(1) << 48;
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && elements > kMaxElements / d)
+      return error(l) << "a tensor of shape " << formatShape(shape)
+                      << " has more than 2^48 elements";
+    elements *= d;
+  }
+  return success();
+}
+
 FailureOr<RankedTensorType>
 GraphBuilder::resolveType(const TypeExpr &type) const {
   SmallVector<int64_t> shape;
@@ -75,6 +97,8 @@ GraphBuilder::resolveType(const TypeExpr &type) const {
       return failure();
     shape.push_back(*size);
   }
+  if (failed(checkShapeSize(type.loc, shape)))
+    return failure();
   Type element = elementType(type.dtype);
   if (!element)
     return error(type.loc) << "unknown element type '" << type.dtype << "'";
@@ -93,7 +117,7 @@ FailureOr<Value> GraphBuilder::materialize(const Operand &operand,
   } else {
     if (!operand.isInteger)
       return error(operand.loc)
-             << "the number " << operand.number
+             << "the number " << formatNumber(operand.number)
              << " is not an integer, but the other operand is "
              << formatElementType(elementType) << " (use cast to convert)";
     value = DenseElementsAttr::get(
@@ -360,7 +384,7 @@ static LogicalResult buildAssign(GraphBuilder &graph, const Assign &assign) {
     return graph.error(assign.value->loc())
            << "a bare number has no shape or type: use it in an op with a "
               "tensor, e.g. x * "
-           << value->number;
+           << formatNumber(value->number);
   if (assign.names.size() != 1)
     return graph.error(assign.names[1].loc)
            << "the expression has 1 result, but " << assign.names.size()
@@ -447,6 +471,45 @@ signatureDims(const Module &module) {
   return dims;
 }
 
+/// Whether `name` appears anywhere a dimension can: in a type, or as a bare
+/// name in a keyword list (`shape=[N, 64]`).
+static bool mentionsDim(const Module &module, const std::string &name) {
+  std::function<bool(const Attr &)> inAttr = [&](const Attr &a) {
+    if (a.kind == Attr::Ident) return a.s == name;
+    return a.kind == Attr::List && llvm::any_of(a.list, inAttr);
+  };
+  std::function<bool(const Expr &)> inExpr = [&](const Expr &e) -> bool {
+    if (auto *call = e.dyn_cast<CallExpr>())
+      return llvm::any_of(call->kwargs, [&](auto &k) { return inAttr(k.value); }) ||
+             llvm::any_of(call->args, [&](auto &a) { return inExpr(*a.value); });
+    if (auto *b = e.dyn_cast<BinaryExpr>())
+      return inExpr(*b->lhs) || inExpr(*b->rhs);
+    if (auto *u = e.dyn_cast<UnaryExpr>())
+      return inExpr(*u->operand);
+    return false;
+  };
+  auto inType = [&](const TypeExpr &t) {
+    return llvm::any_of(t.dims, [&](const Dim &d) {
+      return d.isSymbolic() && d.symbol() == name;
+    });
+  };
+  auto inBody = [&](const std::vector<Stmt> &body) {
+    return llvm::any_of(body, [&](const Stmt &s) {
+      if (auto *p = std::get_if<ParamDecl>(&s)) return inType(p->type);
+      return inExpr(*std::get<Assign>(s).value);
+    });
+  };
+  auto inBindings = [&](const std::vector<Binding> &bs) {
+    return llvm::any_of(bs, [&](const Binding &b) { return inType(b.type); });
+  };
+  return llvm::any_of(module.graphs, [&](const Graph &g) {
+           return inBindings(g.inputs) || inBindings(g.outputs) || inBody(g.body);
+         }) ||
+         llvm::any_of(module.trains, [&](const TrainBlock &t) {
+           return inBindings(t.inputs) || inBody(t.body);
+         });
+}
+
 /// Binds dimensions from supplied input shapes and `--dim`.
 static FailureOr<std::map<std::string, int64_t>>
 bindDims(const Module &module, MLIRContext &context,
@@ -454,7 +517,23 @@ bindDims(const Module &module, MLIRContext &context,
   GraphBuilder scratch(context, {});
   std::map<std::string, int64_t> dims;
   std::map<std::string, std::string> boundBy;
+  std::map<std::string, Location> boundAt;
   const Graph &entry = module.graphs.front();
+  for (auto &[name, shape] : options.inputShapes) {
+    if (llvm::any_of(entry.inputs, [&](auto &b) { return b.name == name; }))
+      continue;
+    auto diag = scratch.error(entry.nameLoc)
+                << "--input " << name << ": graph '" << entry.name
+                << "' has no input named '" << name << "' (its inputs: ";
+    llvm::interleaveComma(entry.inputs, diag,
+                          [&](const Binding &b) { diag << b.name; });
+    return diag << ")";
+  }
+  for (auto &[name, size] : options.dims)
+    if (!mentionsDim(module, name))
+      return scratch.error(entry.nameLoc)
+             << "--dim " << name << "=" << size
+             << ": the model has no symbolic dimension '" << name << "'";
   for (const Binding &input : entry.inputs) {
     auto given = options.inputShapes.find(input.name);
     if (given == options.inputShapes.end())
@@ -481,13 +560,14 @@ bindDims(const Module &module, MLIRContext &context,
                << " in input '" << boundBy[dim.symbol()] << "' but " << size
                << " in input '" << input.name << "'";
       boundBy.try_emplace(dim.symbol(), input.name);
+      boundAt.try_emplace(dim.symbol(), dim.loc);
     }
   }
   auto known = signatureDims(module);
   for (auto [name, size] : options.dims) {
     auto it = dims.find(name);
     if (it != dims.end() && it->second != size)
-      return scratch.error(entry.loc)
+      return scratch.error(boundAt[name])
              << "--dim " << name << "=" << size << " disagrees with input '"
              << boundBy[name] << "', whose shape gives " << name << "="
              << it->second;

@@ -116,8 +116,10 @@ static Result buildMatmul(CallBuilder &call) {
 }
 
 /// A 2-D window parameter written as `3`, `[3]` or `[3, 5]`.
-static FailureOr<SmallVector<int64_t>> pair(CallBuilder &call, StringRef name,
-                                            SmallVector<int64_t> fallback) {
+/// Without a fallback the keyword is required.
+static FailureOr<SmallVector<int64_t>>
+pair(CallBuilder &call, StringRef name,
+     std::optional<SmallVector<int64_t>> fallback) {
   auto values = call.intListKw(name, fallback);
   if (failed(values)) return failure();
   if (values->size() == 1) values->push_back(values->front());
@@ -148,8 +150,8 @@ static Result buildConv2d(CallBuilder &call) {
     if (failed(bias)) return failure();
     operands.push_back(*bias);
   }
-  auto strides = pair(call, "stride", {1});
-  auto dilations = pair(call, "dilation", {1});
+  auto strides = pair(call, "stride", SmallVector<int64_t>{1});
+  auto dilations = pair(call, "dilation", SmallVector<int64_t>{1});
   auto padding = padding4(call);
   auto groups = call.intKw("groups", 1);
   if (failed(strides) || failed(dilations) || failed(padding) || failed(groups))
@@ -166,7 +168,7 @@ static Result buildConv2d(CallBuilder &call) {
 template <typename OpTy>
 static Result buildPool(CallBuilder &call) {
   auto x = call.tensorArg(0);
-  auto kernel = pair(call, "kernel", {});
+  auto kernel = pair(call, "kernel", std::nullopt);
   if (failed(x) || failed(kernel)) return failure();
   auto strides = pair(call, "stride", *kernel);
   auto padding = padding4(call);
@@ -271,7 +273,7 @@ static Result buildReshape(CallBuilder &call) {
 
 static Result buildBroadcastTo(CallBuilder &call) {
   auto x = call.tensorArg(0);
-  auto shape = call.intListKw("shape", std::nullopt);
+  auto shape = call.shapeKw("shape");
   if (failed(x) || failed(shape)) return failure();
   auto type = cast<RankedTensorType>(x->getType());
   return call.graph.createTyped<BroadcastToOp>(call.loc(), type.clone(*shape),
@@ -388,7 +390,7 @@ static Result buildPad(CallBuilder &call) {
 }
 
 static Result buildIota(CallBuilder &call) {
-  auto shape = call.intListKw("shape", std::nullopt);
+  auto shape = call.shapeKw("shape");
   auto axis = call.intKw("axis", 0);
   auto dtype = call.dtypeKw("dtype", call.graph.builder.getI64Type());
   if (failed(shape) || failed(axis) || failed(dtype)) return failure();

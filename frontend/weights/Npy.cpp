@@ -647,9 +647,10 @@ bool parseNpyHeader(const uint8_t *data, size_t avail, uint64_t totalSize, const
   uint64_t have = totalSize - headerEnd;
   if (have < info.dataBytes) {
     error = name + ": truncated: data needs " + std::to_string(info.dataBytes) + " bytes at byte " +
-            std::to_string(base + headerEnd) + ", " +
-            (base == 0 ? "file has " + std::to_string(totalSize)
-                       : "only " + std::to_string(have) + " available");
+            std::to_string(base + headerEnd) + " (up to byte " +
+            std::to_string(base + headerEnd + info.dataBytes) + "), but only " +
+            std::to_string(have) + " are there" +
+            (base == 0 ? " (the file has " + std::to_string(totalSize) + " bytes)" : "");
     return false;
   }
   if (have > info.dataBytes) {

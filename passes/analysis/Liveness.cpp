@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 
 using namespace mlir;
 
@@ -46,53 +47,64 @@ static bool isElementwise(Operation *op) {
              SubOp, CastOp, CompareOp, SelectOp, ReshapeOp, BroadcastToOp>(op);
 }
 
-/// Whether every value of `fusion`'s body that depends on a block argument
-/// of `n` elements also has `n` elements, and every op of the body is
-/// element-wise (or reads nothing: constants and iotas). Then a result's
-/// element i reads element i of each such argument and nothing else of it.
-static bool isElementwiseBody(FusionOp fusion, int64_t n) {
-  Block &body = fusion.getBody().front();
-  llvm::DenseSet<Value> dependent;
-  for (BlockArgument arg : body.getArguments())
-    if (numElements(arg) == n)
-      dependent.insert(arg);
+/// The values of `body` computed from `args` (which have `n` elements each)
+/// by element-wise ops alone, `args` included; none when one of them is
+/// read by an op that is not element-wise or whose result has another
+/// element count. Then element i of each value is computed from element i
+/// of the arguments and nothing else of them.
+static std::optional<llvm::DenseSet<Value>>
+elementwiseClosure(Block &body, ArrayRef<Value> args, int64_t n) {
+  llvm::DenseSet<Value> closure(args.begin(), args.end());
   for (Operation &op : body.without_terminator()) {
-    if (isa<ConstantOp, IotaOp>(op))
+    bool reads = false;
+    op.walk([&](Operation *nested) {
+      reads |= llvm::any_of(nested->getOperands(),
+                            [&](Value v) { return closure.contains(v); });
+    });
+    if (!reads)
       continue;
-    if (!isElementwise(&op) || op.getNumRegions())
-      return false;
-    if (llvm::none_of(op.getOperands(),
-                      [&](Value v) { return dependent.contains(v); }))
-      continue;
+    if (!isElementwise(&op))
+      return std::nullopt;
     for (Value result : op.getResults()) {
       if (numElements(result) != n)
-        return false;
-      dependent.insert(result);
+        return std::nullopt;
+      closure.insert(result);
     }
   }
-  return true;
+  return closure;
 }
 
 SmallVector<std::pair<unsigned, unsigned>>
 inPlaceCandidates(Operation *kernel) {
   SmallVector<std::pair<unsigned, unsigned>> pairs;
-  if (kernel->getNumResults() == 0 || kernel->getNumOperands() == 0)
+  auto fusion = dyn_cast<FusionOp>(kernel);
+  if (!fusion && !isElementwise(kernel))
     return pairs;
-  int64_t n = numElements(kernel->getResult(0));
-  if (llvm::any_of(kernel->getResults(),
-                   [&](Value r) { return numElements(r) != n; }))
-    return pairs;
-  if (auto fusion = dyn_cast<FusionOp>(kernel)) {
-    if (!isElementwiseBody(fusion, n))
-      return pairs;
-  } else if (!isElementwise(kernel)) {
-    return pairs;
+  for (OpOperand &operand : kernel->getOpOperands()) {
+    Value value = operand.get();
+    int64_t n = numElements(value);
+    std::optional<llvm::DenseSet<Value>> closure;
+    if (fusion) {
+      // Every argument bound to this value, should it be passed twice.
+      Block &body = fusion.getBody().front();
+      SmallVector<Value> args;
+      for (OpOperand &other : kernel->getOpOperands())
+        if (other.get() == value)
+          args.push_back(body.getArgument(other.getOperandNumber()));
+      closure = elementwiseClosure(body, args, n);
+      if (!closure)
+        continue;
+    }
+    for (OpResult result : kernel->getResults()) {
+      if (numElements(result) != n ||
+          tensorBytes(result.getType()) != tensorBytes(value.getType()))
+        continue;
+      if (fusion && !closure->contains(fusion.getBody().front().getTerminator()
+                                           ->getOperand(result.getResultNumber())))
+        continue;
+      pairs.push_back({operand.getOperandNumber(), result.getResultNumber()});
+    }
   }
-  for (OpResult result : kernel->getResults())
-    for (OpOperand &operand : kernel->getOpOperands())
-      if (numElements(operand.get()) == n &&
-          tensorBytes(operand.get().getType()) == tensorBytes(result.getType()))
-        pairs.push_back({operand.getOperandNumber(), result.getResultNumber()});
   return pairs;
 }
 

@@ -48,12 +48,16 @@ bool isKernel(mlir::Operation *op);
 /// The kernels of `func`'s body, in block order.
 llvm::SmallVector<mlir::Operation *> kernelsOf(mlir::func::FuncOp func);
 
-/// The (operand, result) index pairs for which `kernel` may write the result
-/// into the operand's buffer: the kernel is element-wise (an element-wise
-/// op, reshape or broadcast_to, or a dlc.fusion whose body holds only such
-/// ops), every value it computes has as many elements as the result, and
-/// the operand has the result's element count and byte size. Whether the
-/// operand's buffer may be given up (it dies here) is the caller's business.
+/// The (operand, result) index pairs for which `kernel` may write the
+/// result into the operand's buffer. Either the kernel is an element-wise
+/// op (the unary and binary ops, gelu, cast, compare, select, reshape,
+/// broadcast_to), or a dlc.fusion in which the operand is read only by
+/// such ops, through values of its own element count, and the result is
+/// one of those values; in both, the operand and the result have the same
+/// element count and byte size. So element i of the result is computed
+/// from element i of the operand alone, and a kernel that reads it just
+/// before writing it may share the buffer. Whether the operand's buffer may
+/// be given up (it dies here) is the caller's business.
 llvm::SmallVector<std::pair<unsigned, unsigned>>
 inPlaceCandidates(mlir::Operation *kernel);
 

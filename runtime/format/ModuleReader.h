@@ -35,6 +35,8 @@
 
 namespace dlc::format {
 
+using rt::Status;
+
 /// A tensor of the signature or a weight, with its byte size computed.
 struct TensorInfo {
   std::string name;

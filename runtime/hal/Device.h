@@ -87,6 +87,9 @@ public:
   virtual Status synchronize() = 0;
 };
 
+/// Which kernels a device runs (module.fbs: Kernel.target).
+enum class TargetKind { kCpu, kCuda };
+
 struct DeviceLimits {
   uint64_t maxAllocationBytes = 0; ///< the largest one arena may be
   uint32_t concurrency = 1;        ///< threads (CPU) or SMs (CUDA)
@@ -103,6 +106,7 @@ public:
   /// "cpu", "cuda:0", ...
   virtual const std::string &name() const = 0;
   virtual const DeviceLimits &limits() const = 0;
+  virtual TargetKind targetKind() const = 0;
   /// Whether this device can run code in `format` built for `arch`.
   virtual bool acceptsBinary(BinaryFormat format, const std::string &arch) const = 0;
 
@@ -111,10 +115,5 @@ public:
   virtual Status createStream(std::unique_ptr<Stream> *out) = 0;
   virtual Status createEvent(std::unique_ptr<Event> *out) = 0;
 };
-
-/// Creates the device a string names: "cpu"; "cuda", "cuda:N" and
-/// "cuda-emu" are UNAVAILABLE in this build; anything else INVALID_ARGUMENT.
-Status createDevice(const std::string &spec, const DeviceOptions &options,
-                    std::unique_ptr<Device> *out);
 
 } // namespace dlc::rt::hal

@@ -85,7 +85,7 @@ func.func @param_init_kind_not_a_string() {
 // -----
 
 func.func @param_unknown_initialiser() {
-  // expected-error @+1 {{'dlc.param' op unknown initialiser 'glorot' (expected zeros, ones, normal, uniform, xavier, he or file)}}
+  // expected-error @+1 {{'dlc.param' op unknown initialiser 'glorot' (expected zeros, ones, normal, uniform, xavier, he, file or data)}}
   %0 = dlc.param "w" {init = {kind = "glorot"}} : tensor<4xf32>
   return
 }
@@ -452,7 +452,7 @@ func.func @conv2d_zero_groups(%x: tensor<1x6x8x8xf32>, %w: tensor<6x6x3x3xf32>) 
 // -----
 
 func.func @conv2d_weight_channels_differ(%x: tensor<1x3x8x8xf32>, %w: tensor<6x1x3x3xf32>) {
-  // expected-error @+2 {{'dlc.conv2d' op weights expect 1 input channels, x has 3: x is f32[1, 3, 8, 8], w is f32[6, 1, 3, 3]}}
+  // expected-error @+2 {{'dlc.conv2d' op the weights take 1 input channel(s) but x has 3: x is f32[1, 3, 8, 8], w is f32[6, 1, 3, 3] with groups = 1}}
   // expected-error @+1 {{'dlc.conv2d' op failed to infer returned types}}
   %0 = dlc.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x6x6xf32>
   return
@@ -461,7 +461,7 @@ func.func @conv2d_weight_channels_differ(%x: tensor<1x3x8x8xf32>, %w: tensor<6x1
 // -----
 
 func.func @conv2d_grouped_weight_channels_differ(%x: tensor<1x8x8x8xf32>, %w: tensor<8x2x3x3xf32>) {
-  // expected-error @+2 {{'dlc.conv2d' op weights expect 4 input channels, x has 8: x is f32[1, 8, 8, 8], w is f32[8, 2, 3, 3]}}
+  // expected-error @+2 {{'dlc.conv2d' op the weights take 4 input channel(s) but x has 8: x is f32[1, 8, 8, 8], w is f32[8, 2, 3, 3] with groups = 2}}
   // expected-error @+1 {{'dlc.conv2d' op failed to infer returned types}}
   %0 = dlc.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x8x8x8xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x6x6xf32>
   return
@@ -479,7 +479,7 @@ func.func @conv2d_bias_shape(%x: tensor<1x1x28x28xf32>, %w: tensor<6x1x5x5xf32>,
 // -----
 
 func.func @conv2d_window_larger_than_input(%x: tensor<1x1x4x4xf32>, %w: tensor<6x1x5x5xf32>) {
-  // expected-error @+2 {{'dlc.conv2d' op window of 5 does not fit an input dimension of 4 padded to 4}}
+  // expected-error @+2 {{'dlc.conv2d' op a window of 5 does not fit the height of the input, 4 padded to 4}}
   // expected-error @+1 {{'dlc.conv2d' op failed to infer returned types}}
   %0 = dlc.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x1x4x4xf32>, tensor<6x1x5x5xf32>) -> tensor<1x6x1x1xf32>
   return
@@ -488,7 +488,7 @@ func.func @conv2d_window_larger_than_input(%x: tensor<1x1x4x4xf32>, %w: tensor<6
 // -----
 
 func.func @conv2d_dilated_window_larger_than_input(%x: tensor<1x1x8x8xf32>, %w: tensor<6x1x3x3xf32>) {
-  // expected-error @+2 {{'dlc.conv2d' op window of 9 does not fit an input dimension of 8 padded to 8}}
+  // expected-error @+2 {{'dlc.conv2d' op a window of 9 does not fit the height of the input, 8 padded to 8}}
   // expected-error @+1 {{'dlc.conv2d' op failed to infer returned types}}
   %0 = dlc.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 4, 1>, groups = 1 : i64} : (tensor<1x1x8x8xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x1x6xf32>
   return
@@ -551,7 +551,7 @@ func.func @max_pool2d_padding_not_smaller_than_kernel(%x: tensor<1x6x28x28xf32>)
 // -----
 
 func.func @avg_pool2d_window_larger_than_input(%x: tensor<1x6x2x8xf32>) {
-  // expected-error @+2 {{'dlc.avg_pool2d' op window of 3 does not fit an input dimension of 2 padded to 2}}
+  // expected-error @+2 {{'dlc.avg_pool2d' op a window of 3 does not fit the height of the input, 2 padded to 2}}
   // expected-error @+1 {{'dlc.avg_pool2d' op failed to infer returned types}}
   %0 = dlc.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>} : tensor<1x6x2x8xf32> -> tensor<1x6x1x6xf32>
   return

@@ -15,6 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/Statistic.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -26,7 +27,7 @@ using namespace dlc;
 static cl::OptionCategory category("dlc options");
 
 static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<check|compile|run>"),
+                                    cl::desc("<check|compile|plan|run>"),
                                     cl::cat(category));
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
                                       cl::desc("<model.dlg>"),
@@ -35,10 +36,14 @@ static cl::list<std::string>
     dims("dim", cl::desc("Size of a symbolic dimension, e.g. --dim N=64"),
          cl::value_desc("NAME=SIZE"), cl::cat(category));
 static cl::opt<std::string>
-    emit("emit", cl::desc("compile: the stage to print (ast, mlir)"),
+    emit("emit",
+         cl::desc("compile: the stage to print (ast, mlir, fused: after "
+                  "dlc-fuse)"),
          cl::value_desc("stage"), cl::cat(category));
 static cl::opt<std::string> outputPath("o", cl::desc("compile: output file"),
                                        cl::init("-"), cl::cat(category));
+// `compile --stats` is LLVM's own -stats flag (registering another would
+// clash with it), read through llvm::AreStatisticsEnabled().
 static cl::opt<std::string>
     device("device", cl::desc("run: where to run (reference)"),
            cl::init("reference"), cl::cat(category));
@@ -63,6 +68,11 @@ static cl::opt<std::string> saveParams(
     "save-params",
     cl::desc("run: save every parameter's value to a .npz/.safetensors file"),
     cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> stage(
+    "stage",
+    cl::desc("run: the IR the oracle evaluates: graph (as built) or fused "
+             "(after canonicalisation, constant folding, CSE and dlc-fuse)"),
+    cl::init("graph"), cl::cat(category));
 static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
                                     cl::init(8), cl::cat(category));
 
@@ -74,7 +84,13 @@ static bool parseDims(std::map<std::string, int64_t> &out) {
     if (eq != std::string::npos && eq > 0 &&
         !llvm::StringRef(arg).substr(eq + 1).getAsInteger(10, size) &&
         size >= 0) {
-      out[arg.substr(0, eq)] = size;
+      std::string name = arg.substr(0, eq);
+      auto [it, inserted] = out.try_emplace(name, size);
+      if (!inserted && it->second != size) {
+        llvm::errs() << "dlc: error: --dim " << name << " is given twice, as "
+                     << it->second << " and " << size << "\n";
+        return false;
+      }
       continue;
     }
     llvm::errs() << "dlc: error: --dim expects NAME=SIZE with a size of at "
@@ -95,7 +111,11 @@ int main(int argc, char **argv) {
           "dlc: a dataflow graph compiler for deep-learning models\n\n"
           "  dlc check M.dlg [--dim N=64]         inputs, outputs, "
           "parameters, FLOPs\n"
-          "  dlc compile M.dlg --emit=ast|mlir    print a stage\n"
+          "  dlc compile M.dlg --emit=ast|mlir|fused  print a stage\n"
+          "  dlc compile M.dlg --stats            compile; print the memory "
+          "plan's figures\n"
+          "  dlc plan M.dlg [--dim N=64]          kernels, arena, lower "
+          "bound, weights\n"
           "  dlc run M.dlg [--input x=@x.npy] [--output y=@y.npy]\n"
           "            [--expected-output y=@y.npy --rtol R --atol A] "
           "[--seed S]\n",
@@ -110,12 +130,31 @@ int main(int argc, char **argv) {
   mlir::MLIRContext context;
   dlg::loadBuilderDialects(context);
   llvm::SourceMgr sourceMgr;
+  // Errors in a source file print `file:line:col: error:`, the line and a
+  // caret; errors with no location (command line, files) `dlc: error:`.
+  // The IR of a failing op is an implementation detail users never see.
+  context.printOpOnDiagnostic(false);
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  mlir::ScopedDiagnosticHandler unlocated(
+      &context, [](mlir::Diagnostic &diagnostic) -> mlir::LogicalResult {
+        if (!llvm::isa<mlir::UnknownLoc>(diagnostic.getLocation()))
+          return mlir::failure(); // to the source manager's handler
+        llvm::errs() << "dlc: "
+                     << (diagnostic.getSeverity() ==
+                                 mlir::DiagnosticSeverity::Error
+                             ? "error: "
+                             : "note: ")
+                     << diagnostic.str() << "\n";
+        return mlir::success();
+      });
 
   if (command == "check")
     return runCheck(common, context, sourceMgr, llvm::outs());
   if (command == "compile")
-    return runCompile(common, {emit, outputPath}, context, sourceMgr);
+    return runCompile(common, {emit, outputPath, llvm::AreStatisticsEnabled()},
+                      context, sourceMgr);
+  if (command == "plan")
+    return runPlan(common, context, sourceMgr, llvm::outs());
   if (command == "run") {
     RunOptions run;
     run.device = device;
@@ -127,9 +166,10 @@ int main(int argc, char **argv) {
     run.seed = seed;
     run.saveParams = saveParams;
     run.showValues = showValues;
+    run.stage = stage;
     return runRun(common, run, context, sourceMgr, llvm::outs());
   }
   llvm::errs() << "dlc: error: unknown command '" << command
-               << "' (expected check, compile or run)\n";
+               << "' (expected check, compile, plan or run)\n";
   return kExitBadInput;
 }

@@ -1,6 +1,6 @@
-//===- Device.cpp - Device names to implementations -----------------------===//
+//===- DeviceRegistry.cpp - Device names to implementations ---------------===//
 
-#include "runtime/hal/Device.h"
+#include "runtime/hal/DeviceRegistry.h"
 
 #include "runtime/hal/cpu/CpuDevice.h"
 

@@ -1,0 +1,334 @@
+//===- Legality.cpp - which ops may share a kernel ------------------------===//
+//
+// regionKind walks the candidate ops in program order and gives every value
+// computed inside a role in one of the kernel's iteration spaces (the
+// anchor's result, or a row op's input and axes; attention has two), and
+// rejects the set as soon as a value would be needed somewhere its kernel
+// does not compute it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/fusion/Legality.h"
+
+#include "ir/DlcDialect.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace dlc::fusion {
+
+OpClass classify(Operation *op) {
+  return llvm::TypeSwitch<Operation *, OpClass>(op)
+      .Case<AbsOp, AtanOp, CeilOp, CosOp, ErfOp, ExpOp, FloorOp, GeluOp, LogOp,
+            NegOp, ReluOp, RoundOp, RsqrtOp, SigmoidOp, SiluOp, SinOp, SqrtOp,
+            TanhOp, AddOp, DivOp, MaxOp, MinOp, MulOp, PowOp, SubOp, CastOp,
+            CompareOp, SelectOp, IotaOp>(
+          [](Operation *) { return OpClass::Elementwise; })
+      .Case<ReshapeOp, TransposeOp, BroadcastToOp>(
+          [](Operation *) { return OpClass::Layout; })
+      .Case<MatmulOp>([](Operation *) { return OpClass::Contraction; })
+      .Case<Conv2dOp>([](Operation *) { return OpClass::Convolution; })
+      .Case<MaxPool2dOp, AvgPool2dOp>(
+          [](Operation *) { return OpClass::Pooling; })
+      .Case<ReduceMaxOp, ReduceMeanOp, ReduceMinOp, ReduceProdOp, ReduceSumOp,
+            SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(
+          [](Operation *) { return OpClass::Row; })
+      .Default([](Operation *) { return OpClass::Opaque; });
+}
+
+bool isFusible(Operation *op) {
+  return isa<DlcDialect>(op->getDialect()) &&
+         !isa<ParamOp, ConstantOp, FusionOp, YieldOp>(op);
+}
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// The kind of a kernel of one op.
+static StringRef singleOpKind(Operation *op) {
+  switch (classify(op)) {
+  case OpClass::Elementwise:
+    return "elementwise";
+  case OpClass::Contraction:
+    return "contraction";
+  case OpClass::Convolution:
+    return "convolution";
+  case OpClass::Pooling:
+  case OpClass::Row:
+    return "reduction";
+  case OpClass::Layout:
+    return "data_movement";
+  case OpClass::Opaque:
+    break;
+  }
+  return isa<CrossEntropyOp, MseOp>(op) ? "reduction" : "data_movement";
+}
+
+namespace {
+/// An iteration space: the full shape every thread block walks, and for
+/// row kernels the reduced axes (sorted) with the reduced shapes.
+struct Space {
+  SmallVector<int64_t> shape;
+  bool hasAxes = false;
+  SmallVector<int64_t> axes, keepShape, dropShape;
+
+  bool isFull(ArrayRef<int64_t> s) const { return s == ArrayRef(shape); }
+  bool isKept(ArrayRef<int64_t> s) const {
+    return hasAxes && s == ArrayRef(keepShape);
+  }
+  bool isReduced(ArrayRef<int64_t> s) const {
+    return hasAxes && (s == ArrayRef(keepShape) || s == ArrayRef(dropShape));
+  }
+};
+
+/// The role of a value computed in the kernel.
+struct Role {
+  enum Kind { Input, Full, Reduced, Store } kind = Input;
+  unsigned space = 0;
+};
+} // namespace
+
+/// The input a row op reduces and its reduced axes, normalised and sorted.
+static std::pair<Value, SmallVector<int64_t>> rowOf(Operation *op) {
+  auto axesFrom = [](Value x, ArrayRef<int64_t> axes) {
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    SmallVector<int64_t> result;
+    for (int64_t a : axes)
+      result.push_back(a < 0 ? a + rank : a);
+    llvm::sort(result);
+    return std::make_pair(x, result);
+  };
+  auto trailingFrom = [&](Value x, int64_t axis) {
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t a = axis < 0 ? axis + rank : axis; a < rank; ++a)
+      axes.push_back(a);
+    return axesFrom(x, axes);
+  };
+  return llvm::TypeSwitch<Operation *, std::pair<Value, SmallVector<int64_t>>>(
+             op)
+      .Case<ReduceMaxOp, ReduceMeanOp, ReduceMinOp, ReduceProdOp, ReduceSumOp>(
+          [&](auto r) { return axesFrom(r.getX(), r.getAxes()); })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
+        return axesFrom(s.getX(), {static_cast<int64_t>(s.getAxis())});
+      })
+      .Case<LayerNormOp, RmsNormOp>(
+          [&](auto n) { return trailingFrom(n.getX(), n.getAxis()); });
+}
+
+static Space rowSpace(Operation *op) {
+  auto [x, axes] = rowOf(op);
+  Space space;
+  space.shape.assign(shapeOf(x).begin(), shapeOf(x).end());
+  space.hasAxes = true;
+  space.axes = axes;
+  for (auto [i, dim] : llvm::enumerate(space.shape)) {
+    bool reduced = llvm::is_contained(axes, static_cast<int64_t>(i));
+    space.keepShape.push_back(reduced ? 1 : dim);
+    if (!reduced)
+      space.dropShape.push_back(dim);
+  }
+  return space;
+}
+
+/// The attention pattern over `anchors` (two matmuls in program order) and
+/// `rows`: the second matmul's lhs is a softmax over the last axis of the
+/// first one's result space (rows of scores), read untransposed.
+static bool isAttention(ArrayRef<Operation *> anchors,
+                        ArrayRef<Operation *> rows) {
+  auto first = dyn_cast<MatmulOp>(anchors[0]);
+  auto second = dyn_cast<MatmulOp>(anchors[1]);
+  if (!first || !second || rows.size() != 1)
+    return false;
+  auto softmax = dyn_cast<SoftmaxOp>(rows[0]);
+  if (!softmax || second.getLhs() != softmax.getResult() ||
+      second.getTransposeA())
+    return false;
+  int64_t rank = softmax.getType().getRank();
+  int64_t axis = softmax.getAxis();
+  return (axis < 0 ? axis + rank : axis) == rank - 1 &&
+         shapeOf(softmax.getX()) == shapeOf(first.getResult());
+}
+
+std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
+  if (ops.size() == 1)
+    return singleOpKind(ops.front());
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+
+  // 1. The anchors decide the iteration spaces.
+  SmallVector<Operation *> anchors, rows;
+  Operation *firstElementwise = nullptr;
+  for (Operation *op : ops) {
+    switch (classify(op)) {
+    case OpClass::Opaque:
+      return std::nullopt;
+    case OpClass::Contraction:
+    case OpClass::Convolution:
+    case OpClass::Pooling:
+      anchors.push_back(op);
+      break;
+    case OpClass::Row:
+      rows.push_back(op);
+      break;
+    case OpClass::Elementwise:
+      if (!firstElementwise)
+        firstElementwise = op;
+      break;
+    case OpClass::Layout:
+      break;
+    }
+  }
+  SmallVector<Space, 2> spaces;
+  bool attention = anchors.size() == 2;
+  if (attention) {
+    if (!isAttention(anchors, rows))
+      return std::nullopt;
+    spaces.push_back(rowSpace(rows[0]));
+    spaces.emplace_back();
+    spaces[1].shape.assign(shapeOf(anchors[1]->getResult(0)).begin(),
+                           shapeOf(anchors[1]->getResult(0)).end());
+  } else if (anchors.size() > 2 || (anchors.size() == 1 && !rows.empty())) {
+    return std::nullopt;
+  } else if (anchors.size() == 1) {
+    spaces.emplace_back();
+    spaces[0].shape.assign(shapeOf(anchors[0]->getResult(0)).begin(),
+                           shapeOf(anchors[0]->getResult(0)).end());
+  } else if (!rows.empty()) {
+    spaces.push_back(rowSpace(rows[0]));
+    for (Operation *row : rows) {
+      Space other = rowSpace(row);
+      if (other.shape != spaces[0].shape || other.axes != spaces[0].axes)
+        return std::nullopt;
+    }
+  } else if (firstElementwise) {
+    spaces.emplace_back();
+    spaces[0].shape.assign(shapeOf(firstElementwise->getResult(0)).begin(),
+                           shapeOf(firstElementwise->getResult(0)).end());
+  } else {
+    // Layout ops only: every one is a load remap of the one before.
+    return StringRef("data_movement");
+  }
+
+  // 2. Give each value computed inside a role, in program order.
+  llvm::DenseMap<Value, Role> roles;
+  auto roleOf = [&](Value v) {
+    auto found = roles.find(v);
+    return found == roles.end() ? Role{} : found->second;
+  };
+  for (Operation *op : ops) {
+    Value result = op->getResult(0);
+    switch (classify(op)) {
+    case OpClass::Opaque:
+      return std::nullopt;
+    case OpClass::Layout: {
+      // A load remap stays an input. A reduced value may switch between its
+      // keepdims and dropped shapes (reshape) or be broadcast back over its
+      // rows (broadcast_to of the keepdims shape): every element stays in
+      // its row. Anything else is a store remap.
+      Role in = roleOf(op->getOperand(0));
+      ArrayRef<int64_t> shape = shapeOf(result);
+      const Space *sp = in.kind == Role::Reduced ? &spaces[in.space] : nullptr;
+      if (in.kind == Role::Input)
+        roles[result] = Role{};
+      else if (sp && isa<ReshapeOp>(op) && sp->isReduced(shape))
+        roles[result] = in;
+      else if (sp && isa<BroadcastToOp>(op) &&
+               sp->isKept(shapeOf(op->getOperand(0))) && sp->isFull(shape))
+        roles[result] = {Role::Full, in.space};
+      else
+        roles[result] = {Role::Store, in.space};
+      break;
+    }
+    case OpClass::Contraction:
+    case OpClass::Convolution:
+    case OpClass::Pooling: {
+      unsigned space = attention && op == anchors[1] ? 1 : 0;
+      for (Value operand : op->getOperands()) {
+        Role in = roleOf(operand);
+        bool probs = space == 1 && operand == op->getOperand(0);
+        if (probs ? in.kind != Role::Full || in.space != 0
+                  : in.kind != Role::Input)
+          return std::nullopt;
+      }
+      roles[result] = {Role::Full, space};
+      break;
+    }
+    case OpClass::Row: {
+      auto [x, axes] = rowOf(op);
+      Role in = roleOf(x);
+      if (in.kind == Role::Input ? attention
+                                 : in.kind != Role::Full || in.space != 0)
+        return std::nullopt;
+      for (Value operand : op->getOperands())
+        if (operand != x && roleOf(operand).kind != Role::Input)
+          return std::nullopt;
+      bool reduces = !isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op);
+      roles[result] = {reduces ? Role::Reduced : Role::Full, 0};
+      break;
+    }
+    case OpClass::Elementwise: {
+      // The space of the operands computed inside, or for an op reading only
+      // inputs, the first space its result fits.
+      ArrayRef<int64_t> shape = shapeOf(result);
+      SmallVector<std::pair<Role, ArrayRef<int64_t>>> inside;
+      for (Value operand : op->getOperands()) {
+        Role in = roleOf(operand);
+        if (in.kind == Role::Store)
+          return std::nullopt;
+        if (in.kind != Role::Input)
+          inside.push_back({in, shapeOf(operand)});
+      }
+      std::optional<unsigned> space;
+      for (auto &[in, inShape] : inside) {
+        if (space && *space != in.space)
+          return std::nullopt;
+        space = in.space;
+      }
+      for (unsigned s = 0; !space && s < spaces.size(); ++s)
+        if (spaces[s].isFull(shape) || spaces[s].isReduced(shape))
+          space = s;
+      if (!space)
+        return std::nullopt;
+      const Space &sp = spaces[*space];
+      if (sp.isFull(shape)) {
+        // A full value: reduced operands broadcast back along their rows
+        // only in the keepdims form.
+        for (auto &[in, inShape] : inside)
+          if (in.kind == Role::Reduced && !sp.isKept(inShape))
+            return std::nullopt;
+        roles[result] = {Role::Full, *space};
+      } else if (sp.isReduced(shape)) {
+        for (auto &[in, inShape] : inside)
+          if (in.kind != Role::Reduced || inShape != shape)
+            return std::nullopt;
+        roles[result] = {Role::Reduced, *space};
+      } else {
+        return std::nullopt;
+      }
+      break;
+    }
+    }
+  }
+
+  // 3. Attention keeps the score matrix inside: nothing of space 0 leaves.
+  if (attention)
+    for (auto &[value, role] : roles)
+      if (role.kind != Role::Input && role.space == 0)
+        for (Operation *user : value.getUsers())
+          if (!members.contains(user))
+            return std::nullopt;
+
+  if (attention)
+    return StringRef("attention");
+  if (!anchors.empty())
+    return singleOpKind(anchors[0]);
+  if (!rows.empty())
+    return StringRef("reduction");
+  return StringRef("elementwise");
+}
+
+} // namespace dlc::fusion

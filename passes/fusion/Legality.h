@@ -1,0 +1,77 @@
+//===- Legality.h - which ops may share a kernel ----------------*- C++ -*-===//
+//
+// The rules dlc-fuse groups ops by. Each op has a class (what it does to the
+// elements it reads); a set of ops is a legal kernel when it has at most one
+// expensive anchor (or the attention pattern's two matmuls), and every value
+// computed inside is produced in the kernel's own iteration space, so that
+// each thread computes each value once from what it loads: no value is
+// recomputed, and none is read at another thread's position.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_PASSES_FUSION_LEGALITY_H
+#define DLC_PASSES_FUSION_LEGALITY_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace dlc::fusion {
+
+/// What an op does to the elements it reads, as far as fusion is concerned.
+enum class OpClass {
+  /// One result element from the same (broadcast) element of each operand:
+  /// unary and binary math, compare, select, cast; and iota, which reads
+  /// nothing.
+  Elementwise,
+  /// Moves elements without computing: reshape, transpose, broadcast_to. In
+  /// a kernel it is an index remapping of a load (its operand comes from
+  /// outside) or of a store (its result only leaves the kernel).
+  Layout,
+  /// matmul.
+  Contraction,
+  /// conv2d.
+  Convolution,
+  /// max_pool2d, avg_pool2d: each result element reduces a window.
+  Pooling,
+  /// reduce_*, softmax, log_softmax, layer_norm, rms_norm: a reduction over
+  /// some axes of one input (the "row"), and for the normalisations a pass
+  /// over the row again with the reduced values.
+  Row,
+  /// Everything else (gather, embedding, slice, pad, concat, the losses):
+  /// a kernel of its own.
+  Opaque,
+};
+
+OpClass classify(mlir::Operation *op);
+
+/// True for the ops dlc-fuse puts in regions: the dlc ops of a graph but
+/// params, constants and existing fusion regions.
+bool isFusible(mlir::Operation *op);
+
+/// The `kind` of a kernel holding `ops` (given in program order), or nullopt
+/// when they may not form one kernel. The rules, by the kernel's anchors:
+///  * one matmul / conv2d / pool: its operands are loaded (layout load
+///    remaps allowed, no element-wise prologue, which would be recomputed
+///    per use), and element-wise ops of exactly its result's shape form
+///    the epilogue: "contraction", "convolution", "reduction";
+///  * row ops only, all over the same input shape S and the same axes A:
+///    element-wise ops of shape S (prologue or epilogue) or of the reduced
+///    shape; a reduced value may be combined with a full one only in its
+///    keepdims form, so every use stays in its row: "reduction";
+///  * matmul → element-wise → softmax (last axis) → matmul: "attention",
+///    when nothing of the score matrix is needed outside;
+///  * element-wise ops only, all of one result shape: "elementwise";
+///    layout ops only: "data_movement".
+/// A layout op must be a load remap (its operand comes from outside, maybe
+/// through other layout ops) or a store remap (only layout ops in the
+/// kernel read it), except that a reduced value may be reshaped between its
+/// keepdims and dropped forms, or broadcast_to'd back over its rows. A
+/// single op is always a legal kernel.
+std::optional<llvm::StringRef>
+regionKind(llvm::ArrayRef<mlir::Operation *> ops);
+
+} // namespace dlc::fusion
+
+#endif // DLC_PASSES_FUSION_LEGALITY_H

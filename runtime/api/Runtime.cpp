@@ -1,0 +1,417 @@
+//===- Runtime.cpp - The C API over the executor --------------------------===//
+//
+// Every entry point catches everything: no exception crosses the C boundary.
+// DLPack tensors are checked here against the module's signature; the
+// executor gets plain pointers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/runtime.h"
+
+#include "runtime/base/Log.h"
+#include "runtime/executor/Session.h"
+#include "runtime/format/ModuleReader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <new>
+
+using dlc::format::TensorInfo;
+using dlc::rt::Status;
+using dlc::rt::StatusCode;
+using dlc::rt::strCat;
+namespace fb = dlc::fb;
+
+struct dlc_status_s {
+  dlc_status_code_t code;
+  std::string message;
+};
+
+struct dlc_module_s {
+  std::atomic<int> references{1};
+  std::shared_ptr<const dlc::format::LoadedModule> module;
+  std::string name;
+};
+
+struct dlc_session_s {
+  std::unique_ptr<dlc::rt::Session> session;
+  std::atomic<bool> busy{false};
+  std::vector<const void *> inputs;
+  std::vector<void *> outputs;
+};
+
+namespace {
+
+/// Returned when even a status cannot be allocated; dlc_status_free skips it.
+dlc_status_s gOutOfMemory{DLC_RESOURCE_EXHAUSTED, "out of memory"};
+
+dlc_status_t makeStatus(const Status &s) {
+  if (s.ok())
+    return nullptr;
+  auto *out = new (std::nothrow) dlc_status_s;
+  if (!out)
+    return &gOutOfMemory;
+  out->code = static_cast<dlc_status_code_t>(s.code());
+  try {
+    out->message = s.message();
+  } catch (...) {
+  }
+  return out;
+}
+
+dlc_status_t makeStatus(StatusCode code, const char *message) {
+  return makeStatus(Status(code, message));
+}
+
+/// Runs `body` (returning a Status) with every exception turned into one.
+template <typename F> dlc_status_t guarded(F &&body) {
+  try {
+    return makeStatus(body());
+  } catch (const std::bad_alloc &) {
+    return &gOutOfMemory;
+  } catch (const std::exception &e) {
+    return makeStatus(StatusCode::kInternal, e.what());
+  } catch (...) {
+    return makeStatus(StatusCode::kInternal, "unknown exception");
+  }
+}
+
+DLDataType toDLPack(fb::DType dtype) {
+  switch (dtype) {
+  case fb::DType::f64:
+    return {kDLFloat, 64, 1};
+  case fb::DType::f32:
+    return {kDLFloat, 32, 1};
+  case fb::DType::f16:
+    return {kDLFloat, 16, 1};
+  case fb::DType::bf16:
+    return {kDLBfloat, 16, 1};
+  case fb::DType::i64:
+    return {kDLInt, 64, 1};
+  case fb::DType::i32:
+    return {kDLInt, 32, 1};
+  case fb::DType::i8:
+    return {kDLInt, 8, 1};
+  case fb::DType::u8:
+    return {kDLUInt, 8, 1};
+  case fb::DType::i1:
+    return {DLC_DL_BOOL, 8, 1};
+  default:
+    return {0, 0, 0};
+  }
+}
+
+bool dtypeMatches(fb::DType dtype, DLDataType given) {
+  DLDataType want = toDLPack(dtype);
+  if (given.code == want.code && given.bits == want.bits && given.lanes == want.lanes)
+    return true;
+  return dtype == fb::DType::i1 && given.code == kDLUInt && given.bits == 8 && given.lanes == 1;
+}
+
+std::string dlpackName(DLDataType t) {
+  const char *code = t.code == kDLInt      ? "int"
+                     : t.code == kDLUInt   ? "uint"
+                     : t.code == kDLFloat  ? "float"
+                     : t.code == kDLBfloat ? "bfloat"
+                     : t.code == DLC_DL_BOOL ? "bool"
+                                             : "code";
+  std::string s = strCat(code, static_cast<int>(t.bits));
+  if (t.code > DLC_DL_BOOL)
+    s = strCat("code", static_cast<int>(t.code), "/", static_cast<int>(t.bits));
+  if (t.lanes != 1)
+    s += strCat("x", t.lanes);
+  return s;
+}
+
+/// Checks one tensor against the signature; returns its data pointer.
+Status checkTensor(const char *kind, size_t index, const TensorInfo &info, const DLTensor *t,
+                   void **data) {
+  std::string who = strCat(kind, " ", index, " ('", info.name, "')");
+  if (!t)
+    return dlc::rt::invalidArgument(who, ": tensor is NULL");
+  if (t->device.device_type != kDLCPU)
+    return dlc::rt::invalidArgument(who, ": device type ", static_cast<int>(t->device.device_type),
+                                    " is not kDLCPU");
+  if (!dtypeMatches(info.dtype, t->dtype))
+    return dlc::rt::invalidArgument(who, ": dtype ", dlpackName(t->dtype), " is not ",
+                                    dlc::format::dtypeName(info.dtype));
+  if (t->ndim < 0 || static_cast<size_t>(t->ndim) != info.shape.size() ||
+      (t->ndim > 0 && !t->shape))
+    return dlc::rt::invalidArgument(who, ": rank ", t->ndim, " is not ", info.shape.size());
+  for (size_t d = 0; d < info.shape.size(); ++d)
+    if (t->shape[d] != info.shape[d])
+      return dlc::rt::invalidArgument(
+          who, ": shape ", dlc::format::shapeString(t->shape, info.shape.size()), " is not ",
+          dlc::format::shapeString(info.shape.data(), info.shape.size()));
+  if (t->strides) {
+    int64_t expected = 1;
+    for (size_t d = info.shape.size(); d-- > 0;) {
+      if (info.shape[d] != 1 && t->strides[d] != expected)
+        return dlc::rt::invalidArgument(
+            who, ": strides ", dlc::format::shapeString(t->strides, info.shape.size()),
+            " are not compact row-major");
+      expected *= info.shape[d];
+    }
+  }
+  if (!t->data && info.bytes != 0)
+    return dlc::rt::invalidArgument(who, ": data is NULL");
+  *data = t->data ? static_cast<uint8_t *>(t->data) + t->byte_offset : nullptr;
+  return dlc::rt::okStatus();
+}
+
+Status tensorInfo(const dlc_module_t *module, size_t index, bool input,
+                  dlc_tensor_info_t *out) {
+  if (!module || !out)
+    return dlc::rt::invalidArgument("module or out_info is NULL");
+  const auto &list = input ? module->module->inputs() : module->module->outputs();
+  if (index >= list.size())
+    return dlc::rt::invalidArgument(input ? "input" : "output", " index ", index,
+                                    " is out of range (", list.size(), ")");
+  const TensorInfo &info = list[index];
+  out->name = info.name.c_str();
+  out->dtype = toDLPack(info.dtype);
+  out->ndim = static_cast<int32_t>(info.shape.size());
+  out->shape = info.shape.data();
+  out->size_bytes = info.bytes;
+  return dlc::rt::okStatus();
+}
+
+} // namespace
+
+extern "C" {
+
+dlc_status_code_t dlc_status_code(dlc_status_t status) {
+  return status ? status->code : DLC_OK;
+}
+
+const char *dlc_status_message(dlc_status_t status) {
+  return status ? status->message.c_str() : "";
+}
+
+int dlc_status_exit_code(dlc_status_t status) {
+  switch (dlc_status_code(status)) {
+  case DLC_OK:
+    return 0;
+  case DLC_INVALID_ARGUMENT:
+  case DLC_INVALID_MODULE:
+  case DLC_NOT_FOUND:
+    return 2;
+  case DLC_UNAVAILABLE:
+  case DLC_RESOURCE_EXHAUSTED:
+  case DLC_UNIMPLEMENTED:
+    return 3;
+  default:
+    return 70;
+  }
+}
+
+void dlc_status_free(dlc_status_t status) {
+  if (status != &gOutOfMemory)
+    delete status;
+}
+
+const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.0)"; }
+
+namespace {
+/// The embedder's callback, called through a trampoline (the C type takes a
+/// dlc_log_level_t, the runtime's an int).
+struct CLogCallback {
+  dlc_log_callback_t callback = nullptr;
+  void *user = nullptr;
+};
+CLogCallback gCLog;
+std::mutex gCLogMutex;
+
+void logTrampoline(void *user, int level, const char *message) {
+  const auto *c = static_cast<const CLogCallback *>(user);
+  c->callback(c->user, static_cast<dlc_log_level_t>(level), message);
+}
+} // namespace
+
+void dlc_set_log_callback(dlc_log_callback_t callback, void *user_data) {
+  std::lock_guard<std::mutex> lock(gCLogMutex);
+  // Unset first: when this returns, no call of the old callback is running,
+  // so gCLog can change.
+  dlc::rt::setLogCallback(nullptr, nullptr);
+  gCLog.callback = callback;
+  gCLog.user = user_data;
+  if (callback)
+    dlc::rt::setLogCallback(logTrampoline, &gCLog);
+}
+
+static dlc_status_t finishLoad(std::shared_ptr<const dlc::format::LoadedModule> loaded,
+                               dlc_module_t **out) {
+  auto *m = new dlc_module_s;
+  m->module = std::move(loaded);
+  if (const auto *name = m->module->root().name())
+    m->name = name->str();
+  *out = m;
+  return nullptr;
+}
+
+dlc_status_t dlc_module_load_file(const char *path, dlc_module_t **out_module) {
+  if (!path || !out_module)
+    return makeStatus(StatusCode::kInvalidArgument, "dlc_module_load_file: path or out_module is NULL");
+  *out_module = nullptr;
+  std::shared_ptr<const dlc::format::LoadedModule> loaded;
+  dlc_status_t s = guarded([&] { return dlc::format::readModuleFile(path, &loaded); });
+  if (s)
+    return s;
+  try {
+    return finishLoad(std::move(loaded), out_module);
+  } catch (...) {
+    return &gOutOfMemory;
+  }
+}
+
+dlc_status_t dlc_module_load_memory(const void *data, size_t size, dlc_module_t **out_module) {
+  if ((!data && size) || !out_module)
+    return makeStatus(StatusCode::kInvalidArgument,
+                      "dlc_module_load_memory: data or out_module is NULL");
+  *out_module = nullptr;
+  std::shared_ptr<const dlc::format::LoadedModule> loaded;
+  dlc_status_t s = guarded([&] {
+    return dlc::format::readModuleMemory(
+        dlc::rt::ByteSpan(static_cast<const uint8_t *>(data), size), &loaded);
+  });
+  if (s)
+    return s;
+  try {
+    return finishLoad(std::move(loaded), out_module);
+  } catch (...) {
+    return &gOutOfMemory;
+  }
+}
+
+void dlc_module_retain(dlc_module_t *module) {
+  if (module)
+    module->references.fetch_add(1, std::memory_order_relaxed);
+}
+
+void dlc_module_release(dlc_module_t *module) {
+  if (module && module->references.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete module;
+}
+
+const char *dlc_module_name(const dlc_module_t *module) {
+  return module ? module->name.c_str() : "";
+}
+
+size_t dlc_module_input_count(const dlc_module_t *module) {
+  return module ? module->module->inputs().size() : 0;
+}
+
+size_t dlc_module_output_count(const dlc_module_t *module) {
+  return module ? module->module->outputs().size() : 0;
+}
+
+dlc_status_t dlc_module_input_info(const dlc_module_t *module, size_t index,
+                                   dlc_tensor_info_t *out_info) {
+  return guarded([&] { return tensorInfo(module, index, true, out_info); });
+}
+
+dlc_status_t dlc_module_output_info(const dlc_module_t *module, size_t index,
+                                    dlc_tensor_info_t *out_info) {
+  return guarded([&] { return tensorInfo(module, index, false, out_info); });
+}
+
+void dlc_session_options_init(dlc_session_options_t *options) {
+  if (!options)
+    return;
+  options->struct_size = sizeof(dlc_session_options_t);
+  options->num_threads = 0;
+  options->max_memory_bytes = 0;
+}
+
+dlc_status_t dlc_session_create(dlc_module_t *module, const char *device,
+                                const dlc_session_options_t *options,
+                                dlc_session_t **out_session) {
+  if (!module || !device || !out_session)
+    return makeStatus(StatusCode::kInvalidArgument,
+                      "dlc_session_create: module, device or out_session is NULL");
+  *out_session = nullptr;
+  return guarded([&]() -> Status {
+    dlc::rt::SessionOptions opts;
+    if (options) {
+      if (options->struct_size < sizeof(dlc_session_options_t))
+        return dlc::rt::invalidArgument("dlc_session_options_t.struct_size is ",
+                                        options->struct_size, "; call dlc_session_options_init");
+      opts.device.numThreads = options->num_threads;
+      opts.device.maxMemoryBytes = options->max_memory_bytes;
+    }
+    auto session = std::make_unique<dlc_session_s>();
+    DLC_RETURN_IF_ERROR(
+        dlc::rt::Session::create(module->module, device, opts, &session->session));
+    *out_session = session.release();
+    return dlc::rt::okStatus();
+  });
+}
+
+void dlc_session_destroy(dlc_session_t *session) { delete session; }
+
+dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inputs,
+                             size_t num_inputs, const DLTensor *const *outputs,
+                             size_t num_outputs) {
+  if (!session)
+    return makeStatus(StatusCode::kInvalidArgument, "dlc_session_run: session is NULL");
+  if (session->busy.exchange(true, std::memory_order_acquire))
+    return makeStatus(StatusCode::kInvalidArgument,
+                      "dlc_session_run: the session is already running on another thread "
+                      "(a session is used by one thread at a time)");
+  dlc_status_t result = guarded([&]() -> Status {
+    const dlc::format::LoadedModule &m = session->session->module();
+    if (num_inputs != m.inputs().size() || num_outputs != m.outputs().size())
+      return dlc::rt::invalidArgument("dlc_session_run: ", num_inputs, " inputs and ",
+                                      num_outputs, " outputs given; the module takes ",
+                                      m.inputs().size(), " and returns ", m.outputs().size());
+    if ((num_inputs && !inputs) || (num_outputs && !outputs))
+      return dlc::rt::invalidArgument("dlc_session_run: inputs or outputs is NULL");
+    session->inputs.resize(num_inputs);
+    session->outputs.resize(num_outputs);
+    // Byte ranges, to refuse outputs that overlap anything.
+    struct Range {
+      uintptr_t begin, end;
+      bool output;
+      size_t index;
+    };
+    std::vector<Range> ranges;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      void *p = nullptr;
+      DLC_RETURN_IF_ERROR(checkTensor("input", i, m.inputs()[i], inputs[i], &p));
+      session->inputs[i] = p;
+      uintptr_t b = reinterpret_cast<uintptr_t>(p);
+      if (m.inputs()[i].bytes)
+        ranges.push_back({b, b + m.inputs()[i].bytes, false, i});
+    }
+    for (size_t i = 0; i < num_outputs; ++i) {
+      void *p = nullptr;
+      DLC_RETURN_IF_ERROR(checkTensor("output", i, m.outputs()[i], outputs[i], &p));
+      session->outputs[i] = p;
+      uintptr_t b = reinterpret_cast<uintptr_t>(p);
+      if (m.outputs()[i].bytes)
+        ranges.push_back({b, b + m.outputs()[i].bytes, true, i});
+    }
+    std::sort(ranges.begin(), ranges.end(),
+              [](const Range &a, const Range &b) { return a.begin < b.begin; });
+    // Sweep by start: a range starting before the furthest end seen so far
+    // overlaps the range that reached it; that is an error when either is an
+    // output (inputs may share memory).
+    const Range *furthest = nullptr;
+    for (const Range &r : ranges) {
+      if (furthest && r.begin < furthest->end && (r.output || furthest->output))
+        return dlc::rt::invalidArgument(
+            "dlc_session_run: ", furthest->output ? "output " : "input ", furthest->index,
+            " and ", r.output ? "output " : "input ", r.index,
+            " overlap; outputs may not overlap anything");
+      if (!furthest || r.end > furthest->end)
+        furthest = &r;
+    }
+    return session->session->run(session->inputs.data(), num_inputs, session->outputs.data(),
+                                  num_outputs);
+  });
+  session->busy.store(false, std::memory_order_release);
+  return result;
+}
+
+} // extern "C"

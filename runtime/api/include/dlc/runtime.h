@@ -1,0 +1,185 @@
+/*===- dlc/runtime.h - The dlc runtime's C API -------------------*- C -*-===*
+ *
+ * Load a compiled module (.dlcm), create a session on a device, run it on
+ * DLPack tensors. C99; the library (libdlc_runtime) depends on libc, libdl,
+ * libpthread, zlib and libstdc++ only.
+ *
+ * OWNERSHIP
+ *  - dlc_status_t: NULL means success. A non-NULL status belongs to the
+ *    caller, who frees it with dlc_status_free; its message lives until then.
+ *  - dlc_module_t: dlc_module_load_* returns a module holding one reference;
+ *    dlc_module_retain adds one, dlc_module_release drops one and frees the
+ *    module at zero. A session keeps its module alive on its own, so the
+ *    caller may release the module as soon as its sessions exist.
+ *  - dlc_session_t: created by dlc_session_create, freed by
+ *    dlc_session_destroy.
+ *  - Strings and shapes handed out by dlc_module_* queries belong to the
+ *    module and stay valid while it lives.
+ *  - Tensors passed to dlc_session_run are borrowed for the call only; the
+ *    runtime never frees or keeps them. Output memory is the caller's.
+ *  - A module loaded from a file maps the file: do not modify or truncate the
+ *    file while the module lives. dlc_module_load_memory copies the bytes.
+ *
+ * THREADING
+ *  - A module is immutable once loaded: any number of threads may query it
+ *    and create sessions from it at the same time.
+ *  - A session is used by one thread at a time. Calls on one session must not
+ *    overlap (an overlapping dlc_session_run is refused with
+ *    DLC_INVALID_ARGUMENT); different sessions run concurrently. On "cpu" each
+ *    session owns a thread pool (one thread per core unless options say).
+ *  - dlc_set_log_callback may be called at any time; the callback is called
+ *    from the thread that calls into the runtime, never two at once.
+ *
+ * ERRORS
+ *  Nothing in this API throws, aborts or prints on bad input. A corrupt or
+ *  hostile module is refused at load time with DLC_INVALID_MODULE and a
+ *  message naming the file, the section and the byte offset:
+ *    "m.dlcm: section 'header' at byte 412: inputs[0] ('x'): dimension 1 is negative (-5)"
+ *  A module holds compiled code that runs in this process: load modules from
+ *  sources you trust, as you would a shared library.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef DLC_RUNTIME_H
+#define DLC_RUNTIME_H
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define DLC_API
+#else
+#define DLC_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a function's meaning changes; additions keep it. */
+#define DLC_RUNTIME_API_VERSION 1
+
+/* DLPack 0.6 has no boolean type code; this is the value later DLPack
+ * versions gave kDLBool. The runtime reports i1 tensors as
+ * {DLC_DL_BOOL, 8, 1} and also accepts {kDLUInt, 8, 1} for them. */
+#define DLC_DL_BOOL 6
+
+/*===----------------------------------------------------------------------===
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+typedef enum dlc_status_code_t {
+  DLC_OK = 0,
+  DLC_INVALID_ARGUMENT = 1,   /* a bad call: wrong tensor, null handle, option */
+  DLC_INVALID_MODULE = 2,     /* a corrupt, hostile or unsupported module file */
+  DLC_NOT_FOUND = 3,          /* a file that cannot be opened */
+  DLC_UNAVAILABLE = 4,        /* the device does not exist in this build/machine */
+  DLC_RESOURCE_EXHAUSTED = 5, /* out of memory, or over a device limit */
+  DLC_UNIMPLEMENTED = 6,      /* a valid module needs what this runtime lacks */
+  DLC_INTERNAL = 7            /* a bug in the runtime */
+} dlc_status_code_t;
+
+typedef struct dlc_status_s *dlc_status_t;
+
+/* DLC_OK for NULL. */
+DLC_API dlc_status_code_t dlc_status_code(dlc_status_t status);
+/* "" for NULL. */
+DLC_API const char *dlc_status_message(dlc_status_t status);
+/* The exit code the dlc tools use for it: 0 OK; 2 bad input (invalid
+ * argument, invalid module, not found); 3 runtime fault (unavailable,
+ * resource exhausted, unimplemented); 70 internal error. */
+DLC_API int dlc_status_exit_code(dlc_status_t status);
+/* Accepts NULL. */
+DLC_API void dlc_status_free(dlc_status_t status);
+
+/* "0.1.0 (module format 1.0)" */
+DLC_API const char *dlc_runtime_version(void);
+
+/*===----------------------------------------------------------------------===
+ * Logging
+ *===----------------------------------------------------------------------===*/
+
+typedef enum dlc_log_level_t {
+  DLC_LOG_ERROR = 0,
+  DLC_LOG_WARNING = 1,
+  DLC_LOG_INFO = 2,
+  DLC_LOG_DEBUG = 3
+} dlc_log_level_t;
+
+typedef void (*dlc_log_callback_t)(void *user_data, dlc_log_level_t level,
+                                   const char *message);
+
+/* Process-wide. NULL (the default) drops every message. */
+DLC_API void dlc_set_log_callback(dlc_log_callback_t callback, void *user_data);
+
+/*===----------------------------------------------------------------------===
+ * Modules
+ *===----------------------------------------------------------------------===*/
+
+typedef struct dlc_module_s dlc_module_t;
+
+/* Loads and verifies (identifier and version, FlatBuffers verifier,
+ * checksums, then every index, offset, size and shape against the file). */
+DLC_API dlc_status_t dlc_module_load_file(const char *path, dlc_module_t **out_module);
+DLC_API dlc_status_t dlc_module_load_memory(const void *data, size_t size,
+                                            dlc_module_t **out_module);
+/* Both accept NULL. */
+DLC_API void dlc_module_retain(dlc_module_t *module);
+DLC_API void dlc_module_release(dlc_module_t *module);
+
+/* The module's name ("" when it has none). */
+DLC_API const char *dlc_module_name(const dlc_module_t *module);
+
+typedef struct dlc_tensor_info_t {
+  const char *name;
+  DLDataType dtype;
+  int32_t ndim;
+  const int64_t *shape; /* ndim entries */
+  uint64_t size_bytes;  /* product(shape) * element size */
+} dlc_tensor_info_t;
+
+DLC_API size_t dlc_module_input_count(const dlc_module_t *module);
+DLC_API size_t dlc_module_output_count(const dlc_module_t *module);
+DLC_API dlc_status_t dlc_module_input_info(const dlc_module_t *module, size_t index,
+                                           dlc_tensor_info_t *out_info);
+DLC_API dlc_status_t dlc_module_output_info(const dlc_module_t *module, size_t index,
+                                            dlc_tensor_info_t *out_info);
+
+/*===----------------------------------------------------------------------===
+ * Sessions
+ *===----------------------------------------------------------------------===*/
+
+typedef struct dlc_session_s dlc_session_t;
+
+typedef struct dlc_session_options_t {
+  uint32_t struct_size;      /* sizeof(dlc_session_options_t); set by _init */
+  uint32_t num_threads;      /* cpu: worker threads, 0 = one per core */
+  uint64_t max_memory_bytes; /* 0 = the device's memory */
+} dlc_session_options_t;
+
+DLC_API void dlc_session_options_init(dlc_session_options_t *options);
+
+/* device: "cpu"; "cuda:N", "cuda" and "cuda-emu" return DLC_UNAVAILABLE in
+ * this version. Checks the module against the device (its arena against the
+ * memory limit, a loadable binary for every kernel) before allocating, then
+ * allocates the plan's arena and loads the kernels. options may be NULL. */
+DLC_API dlc_status_t dlc_session_create(dlc_module_t *module, const char *device,
+                                        const dlc_session_options_t *options,
+                                        dlc_session_t **out_session);
+/* Accepts NULL. */
+DLC_API void dlc_session_destroy(dlc_session_t *session);
+
+/* Runs the module once. inputs[i] must match input i exactly: dtype, ndim,
+ * shape, a CPU device (kDLCPU), compact row-major strides (or NULL
+ * strides), non-NULL data unless empty. outputs[i] likewise, and the runtime
+ * writes its result into outputs[i]->data. Outputs must not overlap each other
+ * or any input. Returns when the results are in the outputs. */
+DLC_API dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inputs,
+                                     size_t num_inputs, const DLTensor *const *outputs,
+                                     size_t num_outputs);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLC_RUNTIME_H */

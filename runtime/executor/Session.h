@@ -1,0 +1,81 @@
+//===- Session.h - Run a module's plan on a device --------------*- C++ -*-===//
+//
+// Creating a session checks the module against the device, before anything
+// is allocated: one plan (multi-rank modules need a communicator, which this
+// runtime does not have yet), the arena within the device's memory limit,
+// every launched kernel targeting this device with a binary it can load,
+// no command the runtime cannot execute yet. Then it allocates the one arena
+// the plan is sized for, loads the kernels, and resolves the commands into a
+// flat list that `run` walks without touching the FlatBuffers header again.
+//
+// A session is used by one thread at a time; any number of sessions may share
+// one LoadedModule.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/base/Status.h"
+#include "runtime/format/ModuleReader.h"
+#include "runtime/hal/Device.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::rt {
+
+struct SessionOptions {
+  hal::DeviceOptions device;
+};
+
+class Session {
+public:
+  ~Session();
+
+  static Status create(std::shared_ptr<const format::LoadedModule> module,
+                       const std::string &device, const SessionOptions &options,
+                       std::unique_ptr<Session> *out);
+
+  const format::LoadedModule &module() const { return *module_; }
+  hal::Device &device() { return *device_; }
+  uint64_t arenaSize() const;
+
+  /// Runs the plan. `inputs[i]` points at input i's bytes (module().inputs()[i].bytes
+  /// of them), `outputs[i]` at room for output i's. The caller has checked the
+  /// sizes and that outputs overlap nothing else (the C API does).
+  Status run(const void *const *inputs, size_t inputCount, void *const *outputs,
+             size_t outputCount);
+
+private:
+  Session() = default;
+  Status resolve();
+
+  /// A BufferRef with its space and index, ready to add to a base pointer.
+  struct Ref {
+    uint8_t space; ///< fb::BufferSpace
+    uint32_t index;
+    uint64_t offset;
+  };
+  struct Step {
+    enum Kind : uint8_t { kLaunch, kCopy } kind;
+    uint32_t kernel = 0;   ///< index into the executable
+    uint32_t firstArg = 0; ///< into refs_
+    uint32_t argCount = 0;
+    Ref src{}, dst{};
+    uint64_t bytes = 0;
+  };
+
+  std::shared_ptr<const format::LoadedModule> module_;
+  std::unique_ptr<hal::Device> device_;
+  std::unique_ptr<hal::Stream> stream_;
+  std::unique_ptr<hal::Executable> executable_;
+  std::unique_ptr<hal::Buffer> arena_;
+  std::vector<Step> steps_;
+  std::vector<Ref> refs_;
+  std::vector<void *> weightPointers_;
+  // Scratch for run(): base pointers per space, argument pointers per launch.
+  std::vector<const void *> inputPointers_;
+  std::vector<void *> outputPointers_, argPointers_;
+};
+
+} // namespace dlc::rt

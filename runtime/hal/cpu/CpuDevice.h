@@ -1,0 +1,29 @@
+//===- CpuDevice.h - The host CPU as a device -------------------*- C++ -*-===//
+//
+// Memory is host memory; an executable is a shared object loaded from the
+// module's bytes (memfd_create, or a temporary file, then dlopen); a launch
+// calls the kernel's entry over [0, parallel_extent) split across a thread
+// pool (ThreadPool.h), with the kernel ABI of
+// docs/design/2026-11-22-module-format.md:
+//
+//   extern "C" void entry(void *const *buffers, int64_t begin, int64_t end);
+//
+// Streams run work synchronously on the calling thread (plus the pool), so
+// events are signalled as soon as they are recorded.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/hal/Device.h"
+
+namespace dlc::rt::hal::cpu {
+
+/// The signature of every CPU kernel entry point.
+using KernelEntry = void (*)(void *const *buffers, int64_t begin, int64_t end);
+
+/// The architecture name CPU binaries for this host carry ("x86_64", "aarch64").
+const char *hostArch();
+
+Status createCpuDevice(const DeviceOptions &options, std::unique_ptr<Device> *out);
+
+} // namespace dlc::rt::hal::cpu

@@ -1,0 +1,50 @@
+//===- ThreadPool.h - Split a range over worker threads ---------*- C++ -*-===//
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace dlc::rt::hal::cpu {
+
+/// `threads` workers in all, the calling thread being one of them (so a pool
+/// of 1 starts no thread). parallelFor is called by one thread at a time.
+class ThreadPool {
+public:
+  explicit ThreadPool(uint32_t threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  uint32_t threadCount() const { return static_cast<uint32_t>(workers_.size()) + 1; }
+
+  /// Calls fn(begin, end) over chunks that partition [0, extent): each chunk
+  /// starts at a multiple of `grain` and holds at least `grain` iterations
+  /// except the last; at most threadCount() chunks, run concurrently.
+  /// Returns when all have returned. extent >= 1, grain >= 1.
+  void parallelFor(int64_t extent, int64_t grain,
+                   const std::function<void(int64_t, int64_t)> &fn);
+
+  /// The chunk size parallelFor uses (exposed for tests).
+  static int64_t chunkSize(int64_t extent, int64_t grain, uint32_t threads);
+
+private:
+  void workerLoop();
+  void runChunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  // The job of the current generation.
+  const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
+  int64_t extent_ = 0, chunk_ = 1, chunkCount_ = 0;
+  int64_t nextChunk_ = 0; ///< guarded by mutex_
+  int64_t pending_ = 0;   ///< chunks not yet finished, guarded by mutex_
+};
+
+} // namespace dlc::rt::hal::cpu

@@ -1,0 +1,259 @@
+//===- ApiTest.cpp - The C API (dlc/runtime.h) and its C++ wrapper --------===//
+
+#include "dlc/runtime.h"
+#include "dlc/runtime.hpp"
+#include "test/unit/runtime/TestModules.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using dlc::testing::Bytes;
+
+Bytes variant(const std::string &name) {
+  Bytes b;
+  dlc::rt::Status s = dlc::testing::buildVariant(name, &b);
+  EXPECT_TRUE(s.ok()) << s.toString();
+  return b;
+}
+
+/// A DLTensor over `data` with `shape` (kept alive by the caller).
+DLTensor tensor(float *data, std::vector<int64_t> &shape) {
+  DLTensor t{};
+  t.data = data;
+  t.device = {kDLCPU, 0};
+  t.ndim = static_cast<int>(shape.size());
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = shape.data();
+  return t;
+}
+
+/// Takes a status, returns "<code>: <message>" and frees it.
+std::string describe(dlc_status_t s) {
+  std::string out = std::to_string(dlc_status_code(s)) + ": " + dlc_status_message(s);
+  dlc_status_free(s);
+  return out;
+}
+
+class Api : public ::testing::Test {
+public:
+  void SetUp() override {
+    Bytes b = variant("add");
+    ASSERT_EQ(dlc_module_load_memory(b.data(), b.size(), &module), nullptr);
+    ASSERT_EQ(dlc_session_create(module, "cpu", nullptr, &session), nullptr);
+    a = tensor(av.data(), shape);
+    b2 = tensor(bv.data(), shape);
+    c = tensor(cv.data(), shape);
+  }
+  void TearDown() override {
+    dlc_session_destroy(session);
+    dlc_module_release(module);
+  }
+  dlc_status_t run() {
+    const DLTensor *in[] = {&a, &b2};
+    const DLTensor *out[] = {&c};
+    return dlc_session_run(session, in, 2, out, 1);
+  }
+
+  dlc_module_t *module = nullptr;
+  dlc_session_t *session = nullptr;
+  std::vector<int64_t> shape = {6};
+  std::vector<float> av{1, 2, 3, 4, 5, 6}, bv{6, 5, 4, 3, 2, 1}, cv = std::vector<float>(6);
+  DLTensor a, b2, c;
+};
+
+TEST_F(Api, SignatureQueries) {
+  EXPECT_STREQ(dlc_module_name(module), "add");
+  ASSERT_EQ(dlc_module_input_count(module), 2u);
+  ASSERT_EQ(dlc_module_output_count(module), 1u);
+  dlc_tensor_info_t info;
+  ASSERT_EQ(dlc_module_input_info(module, 1, &info), nullptr);
+  EXPECT_STREQ(info.name, "b");
+  EXPECT_EQ(info.dtype.code, kDLFloat);
+  EXPECT_EQ(info.dtype.bits, 32);
+  EXPECT_EQ(info.ndim, 1);
+  EXPECT_EQ(info.shape[0], 6);
+  EXPECT_EQ(info.size_bytes, 24u);
+  dlc_status_t s = dlc_module_output_info(module, 5, &info);
+  EXPECT_EQ(dlc_status_code(s), DLC_INVALID_ARGUMENT);
+  EXPECT_NE(describe(s).find("output index 5 is out of range (1)"), std::string::npos);
+}
+
+TEST_F(Api, RunsWithDLPackTensors) {
+  ASSERT_EQ(run(), nullptr);
+  EXPECT_EQ(cv, std::vector<float>(6, 7));
+  // Explicit compact strides and a byte offset are accepted.
+  std::vector<int64_t> strides = {1};
+  std::vector<float> padded(7, 0);
+  c = tensor(padded.data(), shape);
+  c.strides = strides.data();
+  c.byte_offset = 4;
+  ASSERT_EQ(run(), nullptr);
+  EXPECT_EQ(padded, (std::vector<float>{0, 7, 7, 7, 7, 7, 7}));
+}
+
+TEST_F(Api, BadTensorsAreRefusedNamingTheArgument) {
+  std::vector<int64_t> wrongShape = {5}, strides = {2};
+  struct Case {
+    std::function<void(Api &)> edit;
+    const char *message;
+  };
+  std::vector<Case> cases = {
+      {[](Api &t) { t.a.dtype = {kDLFloat, 64, 1}; }, "input 0 ('a'): dtype float64 is not f32"},
+      {[](Api &t) { t.a.dtype = {kDLInt, 32, 1}; }, "input 0 ('a'): dtype int32 is not f32"},
+      {[&](Api &t) { t.b2.shape = wrongShape.data(); }, "input 1 ('b'): shape [5] is not [6]"},
+      {[](Api &t) { t.c.ndim = 2; }, "output 0 ('c'): rank 2 is not 1"},
+      {[&](Api &t) { t.a.strides = strides.data(); }, "strides [2] are not compact row-major"},
+      {[](Api &t) { t.a.device = {kDLCUDA, 0}; }, "device type 2 is not kDLCPU"},
+      {[](Api &t) { t.c.data = nullptr; }, "output 0 ('c'): data is NULL"},
+      {[](Api &t) { t.c.data = t.av.data() + 2; }, "input 0 and output 0 overlap"},
+  };
+  for (const Case &k : cases) {
+    TearDown();
+    SetUp();
+    k.edit(*this);
+    dlc_status_t s = run();
+    EXPECT_EQ(dlc_status_code(s), DLC_INVALID_ARGUMENT);
+    EXPECT_EQ(dlc_status_exit_code(s), 2);
+    std::string d = describe(s);
+    EXPECT_NE(d.find(k.message), std::string::npos) << d;
+  }
+  // Inputs may share memory.
+  TearDown();
+  SetUp();
+  b2.data = av.data();
+  EXPECT_EQ(run(), nullptr);
+  EXPECT_EQ(cv, (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  // Wrong counts and NULLs.
+  dlc_status_t s = dlc_session_run(session, nullptr, 0, nullptr, 0);
+  EXPECT_NE(describe(s).find("0 inputs and 0 outputs given"), std::string::npos);
+  s = dlc_session_run(nullptr, nullptr, 0, nullptr, 0);
+  EXPECT_EQ(dlc_status_code(s), DLC_INVALID_ARGUMENT);
+  dlc_status_free(s);
+}
+
+TEST(ApiLoad, CorruptModulesFromMemoryAndFile) {
+  Bytes b = variant("add");
+  b[b.size() - 3] ^= 0x10; // inside the kernel binary
+  dlc_module_t *m = reinterpret_cast<dlc_module_t *>(0x1);
+  dlc_status_t s = dlc_module_load_memory(b.data(), b.size(), &m);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_EQ(dlc_status_code(s), DLC_INVALID_MODULE);
+  EXPECT_EQ(dlc_status_exit_code(s), 2);
+  std::string d = describe(s);
+  EXPECT_NE(d.find("<memory>: section 'kernels.so' at byte"), std::string::npos) << d;
+  EXPECT_NE(d.find("checksum mismatch"), std::string::npos) << d;
+
+  std::string path = ::testing::TempDir() + "/api-corrupt.dlcm";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(b.data()),
+                                              static_cast<std::streamsize>(b.size()));
+  s = dlc_module_load_file(path.c_str(), &m);
+  d = describe(s);
+  EXPECT_NE(d.find(path + ": section 'kernels.so' at byte"), std::string::npos) << d;
+  std::remove(path.c_str());
+
+  s = dlc_module_load_file("/nonexistent.dlcm", &m);
+  EXPECT_EQ(dlc_status_code(s), DLC_NOT_FOUND);
+  dlc_status_free(s);
+  s = dlc_module_load_memory(nullptr, 10, &m);
+  EXPECT_EQ(dlc_status_code(s), DLC_INVALID_ARGUMENT);
+  dlc_status_free(s);
+}
+
+TEST(ApiLoad, ModuleOutlivesItsReleaseWhileASessionHoldsIt) {
+  Bytes b = variant("add");
+  dlc_module_t *m = nullptr;
+  ASSERT_EQ(dlc_module_load_memory(b.data(), b.size(), &m), nullptr);
+  dlc_session_options_t options;
+  dlc_session_options_init(&options);
+  options.num_threads = 2;
+  dlc_session_t *s = nullptr;
+  ASSERT_EQ(dlc_session_create(m, "cpu", &options, &s), nullptr);
+  dlc_module_release(m); // the session keeps what it needs
+  std::vector<int64_t> shape = {6};
+  std::vector<float> x(6, 1), y(6, 2), z(6);
+  DLTensor tx = tensor(x.data(), shape), ty = tensor(y.data(), shape), tz = tensor(z.data(), shape);
+  const DLTensor *in[] = {&tx, &ty};
+  const DLTensor *out[] = {&tz};
+  ASSERT_EQ(dlc_session_run(s, in, 2, out, 1), nullptr);
+  EXPECT_EQ(z, std::vector<float>(6, 3));
+  dlc_session_destroy(s);
+}
+
+TEST(ApiLoad, DevicesAndOptions) {
+  Bytes b = variant("add");
+  dlc_module_t *m = nullptr;
+  ASSERT_EQ(dlc_module_load_memory(b.data(), b.size(), &m), nullptr);
+  dlc_session_t *s = nullptr;
+  dlc_status_t st = dlc_session_create(m, "cuda:0", nullptr, &s);
+  EXPECT_EQ(dlc_status_code(st), DLC_UNAVAILABLE);
+  EXPECT_EQ(dlc_status_exit_code(st), 3);
+  EXPECT_NE(describe(st).find("device 'cuda:0' is not available"), std::string::npos);
+  st = dlc_session_create(m, "cuda-emu", nullptr, &s);
+  EXPECT_EQ(dlc_status_code(st), DLC_UNAVAILABLE);
+  dlc_status_free(st);
+  dlc_session_options_t options{};
+  options.struct_size = 4; // not initialised
+  st = dlc_session_create(m, "cpu", &options, &s);
+  EXPECT_NE(describe(st).find("call dlc_session_options_init"), std::string::npos);
+  EXPECT_EQ(s, nullptr);
+  dlc_module_release(m);
+}
+
+TEST(ApiLoad, StatusHelpersAcceptNull) {
+  EXPECT_EQ(dlc_status_code(nullptr), DLC_OK);
+  EXPECT_STREQ(dlc_status_message(nullptr), "");
+  EXPECT_EQ(dlc_status_exit_code(nullptr), 0);
+  dlc_status_free(nullptr);
+  dlc_module_release(nullptr);
+  dlc_session_destroy(nullptr);
+  EXPECT_NE(std::string(dlc_runtime_version()).find("module format 1.0"), std::string::npos);
+}
+
+TEST(ApiLoad, LogCallbackHearsLoads) {
+  std::vector<std::string> messages;
+  dlc_set_log_callback(
+      [](void *user, dlc_log_level_t, const char *message) {
+        static_cast<std::vector<std::string> *>(user)->push_back(message);
+      },
+      &messages);
+  Bytes b = variant("add");
+  dlc_module_t *m = nullptr;
+  ASSERT_EQ(dlc_module_load_memory(b.data(), b.size(), &m), nullptr);
+  dlc_set_log_callback(nullptr, nullptr);
+  dlc_module_release(m);
+  ASSERT_FALSE(messages.empty());
+  EXPECT_NE(messages[0].find("loaded module 'add'"), std::string::npos) << messages[0];
+}
+
+TEST(CppWrapper, RunsAndThrowsDlcErrors) {
+  Bytes b = variant("add");
+  dlc::Module module = dlc::Module::loadMemory(b.data(), b.size());
+  dlc::Module copy = module;
+  EXPECT_EQ(copy.inputCount(), 2u);
+  EXPECT_STREQ(copy.output(0).name, "c");
+  dlc::Session session(copy, "cpu", 1);
+  std::vector<int64_t> shape = {6};
+  std::vector<float> x(6, 2), y(6, 3), z(6);
+  DLTensor tx = tensor(x.data(), shape), ty = tensor(y.data(), shape), tz = tensor(z.data(), shape);
+  session.run({&tx, &ty}, {&tz});
+  EXPECT_EQ(z, std::vector<float>(6, 5));
+  try {
+    session.run({&tx}, {&tz});
+    FAIL() << "no exception";
+  } catch (const dlc::Error &e) {
+    EXPECT_EQ(e.code(), DLC_INVALID_ARGUMENT);
+    EXPECT_EQ(e.exitCode(), 2);
+  }
+  Bytes bad(b.begin(), b.begin() + 100);
+  EXPECT_THROW(dlc::Module::loadMemory(bad.data(), bad.size()), dlc::Error);
+  EXPECT_THROW(dlc::Session(module, "cuda:0"), dlc::Error);
+}
+
+} // namespace

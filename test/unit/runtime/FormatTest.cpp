@@ -1,0 +1,185 @@
+//===- FormatTest.cpp - runtime/format: writer → reader -------------------===//
+
+#include "runtime/base/Checksum.h"
+#include "runtime/format/ModuleReader.h"
+#include "runtime/format/ModuleWriter.h"
+#include "test/unit/runtime/TestModules.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace dlc::format {
+namespace {
+
+using testing::Bytes;
+
+Bytes mlpBytes() {
+  ModuleWriter w;
+  EXPECT_TRUE(testing::buildMlpModule(4, 8, 5, &w).ok());
+  Bytes bytes;
+  Status s = w.serialize(&bytes);
+  EXPECT_TRUE(s.ok()) << s.toString();
+  return bytes;
+}
+
+TEST(ModuleFormat, PreludeAndIdentifiersSitWhereTheDocumentSays) {
+  Bytes b = mlpBytes();
+  ASSERT_GE(b.size(), 128u);
+  EXPECT_EQ(std::memcmp(b.data(), "DLCM", 4), 0);
+  EXPECT_EQ(b[4], kFormatMajor);
+  EXPECT_EQ(b[5], 0);
+  EXPECT_EQ(std::memcmp(b.data() + 68, "DLCM", 4), 0); // FlatBuffers identifier
+  Prelude p = decodePrelude(b.data());
+  EXPECT_EQ(p.headerOffset, 64u);
+  EXPECT_EQ(p.fileSize, b.size());
+  const fb::Module *m = fb::GetModule(b.data() + 64);
+  ASSERT_EQ(m->sections()->size(), 2u);
+  EXPECT_EQ(m->sections()->Get(0)->name()->str(), "weights");
+  EXPECT_EQ(m->sections()->Get(1)->name()->str(), "kernels.so");
+  for (const fb::Section *s : *m->sections()) {
+    EXPECT_EQ(s->offset() % 64, 0u);
+    EXPECT_GE(s->offset(), 64 + p.headerSize);
+  }
+  // The kernel binary is the ELF the host compiler produced.
+  EXPECT_EQ(std::memcmp(b.data() + m->sections()->Get(1)->offset(), "\x7f" "ELF", 4), 0);
+}
+
+TEST(ModuleFormat, EncodePreludeRoundTrips) {
+  Prelude p{};
+  std::memcpy(p.magic, kMagic, 4);
+  p.major = 1;
+  p.minor = 3;
+  p.headerOffset = 64;
+  p.headerSize = 1234;
+  p.fileSize = 99999;
+  p.headerCrc32 = 0xdeadbeef;
+  uint8_t bytes[64];
+  encodePrelude(p, bytes);
+  Prelude q = decodePrelude(bytes);
+  EXPECT_EQ(q.minor, 3);
+  EXPECT_EQ(q.headerSize, 1234u);
+  EXPECT_EQ(q.fileSize, 99999u);
+  EXPECT_EQ(q.headerCrc32, 0xdeadbeefu);
+}
+
+TEST(ModuleReader, ReadsBackWhatTheWriterWrote) {
+  Bytes b = mlpBytes();
+  std::shared_ptr<const LoadedModule> m;
+  Status s = readModuleMemory(rt::ByteSpan(b.data(), b.size()), &m, "mlp.dlcm");
+  ASSERT_TRUE(s.ok()) << s.toString();
+  EXPECT_EQ(m->label(), "mlp.dlcm");
+  EXPECT_EQ(m->root().name()->str(), "mlp");
+  EXPECT_EQ(m->root().format_version(), kFormatMajor);
+  ASSERT_EQ(m->inputs().size(), 1u);
+  EXPECT_EQ(m->inputs()[0].name, "x");
+  EXPECT_EQ(m->inputs()[0].shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(m->inputs()[0].bytes, 128u);
+  ASSERT_EQ(m->outputs().size(), 2u);
+  EXPECT_EQ(m->outputs()[1].name, "h");
+  ASSERT_EQ(m->weights().size(), 2u);
+  rt::ByteSpan w = m->weightData(0), bias = m->weightData(1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(bias.data()) % 64, 0u);
+  ASSERT_EQ(w.size(), 8u * 5 * 4);
+  for (int64_t i = 0; i < 40; ++i) {
+    float v;
+    std::memcpy(&v, w.data() + 4 * i, 4);
+    EXPECT_EQ(v, testing::mlpWeight(i));
+  }
+  const fb::Kernel *k = m->root().kernels()->Get(0);
+  EXPECT_EQ(k->entry()->str(), "dlc_test_matmul");
+  EXPECT_EQ(k->target(), fb::Target::cpu);
+  EXPECT_EQ(k->cpu()->parallel_extent(), 4);
+  EXPECT_EQ(k->args()->size(), 3u);
+  EXPECT_EQ(k->args()->Get(2)->access(), fb::Access::write);
+  const fb::Plan *plan = m->root().plans()->Get(0);
+  EXPECT_EQ(plan->arena_size(), 64u + 80u);
+  ASSERT_EQ(plan->commands()->size(), 3u);
+  EXPECT_EQ(plan->commands_type()->Get(2), fb::Command::Copy);
+  const fb::Copy *copy = plan->commands()->GetAs<fb::Copy>(2);
+  EXPECT_EQ(copy->src()->space(), fb::BufferSpace::arena);
+  EXPECT_EQ(copy->src()->offset(), 64u);
+  EXPECT_EQ(copy->dst()->space(), fb::BufferSpace::output);
+  EXPECT_EQ(copy->dst()->index(), 1u);
+}
+
+TEST(ModuleReader, VerifiesUnalignedBytesByCopying) {
+  Bytes b = mlpBytes();
+  Bytes shifted(b.size() + 1);
+  std::memcpy(shifted.data() + 1, b.data(), b.size());
+  Status s = verifyModuleBytes(rt::ByteSpan(shifted.data() + 1, b.size()));
+  EXPECT_TRUE(s.ok()) << s.toString();
+}
+
+TEST(ModuleReader, FileNotFound) {
+  std::shared_ptr<const LoadedModule> m;
+  Status s = readModuleFile("/nonexistent/x.dlcm", &m);
+  EXPECT_EQ(s.code(), rt::StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("/nonexistent/x.dlcm"), std::string::npos);
+}
+
+TEST(ModuleWriter, MeshAndCollectivesRoundTripWithTheirHash) {
+  ModuleWriter w;
+  ASSERT_TRUE(testing::buildAddModule(4, &w).ok());
+  // A mesh of 2 devices needs 2 plans: add a second copy of the plan.
+  w.setMesh({{"data", 2}});
+  PlanDesc second;
+  second.arenaSize = 0;
+  w.addPlan(second);
+  CollectiveDesc c;
+  c.op = fb::CollectiveOp::all_reduce;
+  c.count = 16;
+  c.axes = {"data"};
+  w.addCollective(c);
+  Bytes b;
+  Status s = w.serialize(&b);
+  ASSERT_TRUE(s.ok()) << s.toString();
+  const fb::Module *m = fb::GetModule(b.data() + 64);
+  EXPECT_EQ(m->collectives_hash(), collectivesHash({c}));
+  EXPECT_EQ(m->mesh()->Get(0)->size(), 2u);
+}
+
+TEST(ModuleWriter, CollectivesHashDependsOnEveryField) {
+  CollectiveDesc a;
+  a.axes = {"data"};
+  uint64_t base = collectivesHash({a});
+  EXPECT_EQ(collectivesHash({}), rt::kFnvOffset);
+  CollectiveDesc b = a;
+  b.count = 1;
+  EXPECT_NE(collectivesHash({b}), base);
+  b = a;
+  b.axes = {"model"};
+  EXPECT_NE(collectivesHash({b}), base);
+  b = a;
+  b.reduce = fb::ReduceOp::max;
+  EXPECT_NE(collectivesHash({b}), base);
+  EXPECT_NE(collectivesHash({a, a}), base);
+}
+
+TEST(ModuleWriter, RefusesToWriteAModuleTheReaderWouldReject) {
+  ModuleWriter w;
+  ASSERT_TRUE(testing::buildAddModule(4, &w).ok());
+  PlanDesc extra; // a second plan without a mesh
+  w.addPlan(extra);
+  Bytes b;
+  Status s = w.serialize(&b);
+  EXPECT_EQ(s.code(), rt::StatusCode::kInvalidModule);
+  EXPECT_NE(s.message().find("2 plans for a mesh of 1 device"), std::string::npos) << s.message();
+  EXPECT_TRUE(w.serialize(&b, /*verify=*/false).ok());
+}
+
+TEST(ModuleWriter, WriteFileThenReadFile) {
+  ModuleWriter w;
+  ASSERT_TRUE(testing::buildAddModule(4, &w).ok());
+  std::string path = ::testing::TempDir() + "/add-roundtrip.dlcm";
+  ASSERT_TRUE(w.writeFile(path).ok());
+  std::shared_ptr<const LoadedModule> m;
+  Status s = readModuleFile(path, &m);
+  ASSERT_TRUE(s.ok()) << s.toString();
+  EXPECT_EQ(m->inputs().size(), 2u);
+  std::remove(path.c_str());
+}
+
+} // namespace
+} // namespace dlc::format
