@@ -104,15 +104,15 @@ struct DlcFoldConstantsPass
     Block &body = getOperation().getBody().front();
     // Diagnostics of evaluations that fail are dropped (step 2): those at
     // the op being evaluated; anything else goes on to the next handler.
-    Location evaluating = UnknownLoc::get(&getContext());
+    std::optional<Location> evaluating;
     ScopedDiagnosticHandler quiet(&getContext(), [&](Diagnostic &diag) {
-      return success(diag.getLocation() == evaluating);
+      return success(evaluating && diag.getLocation() == *evaluating);
     });
     oracle::ParamStore noParams;
     auto evaluate = [&](Operation *op, const std::vector<oracle::Tensor> &in) {
       evaluating = op->getLoc();
       auto value = oracle::evaluateOp(op, in, noParams);
-      evaluating = UnknownLoc::get(&getContext());
+      evaluating.reset();
       return value;
     };
     llvm::DenseMap<Value, oracle::Tensor> known;

@@ -91,11 +91,12 @@ def DlcSchedule : Pass<"dlc-schedule", "mlir::func::FuncOp"> {
     Reorders the kernels of a graph (its top-level ops but parameters,
     constants and the return: every op before fusion, the `dlc.fusion`
     regions after) into a topological order chosen by memory-aware list
-    scheduling. Each heuristic repeatedly runs, of the kernels whose inputs
-    are ready, the one that leaves the fewest live bytes after it (or
-    while it runs, or that continues the branch just computed); the order
-    whose peak of live arena bytes (as `dlc-plan-memory` counts them, in
-    place reuse included) is smallest wins, the program order on ties.
+    scheduling. Three heuristics repeatedly run, of the kernels whose
+    inputs are ready, the one that leaves the fewest live bytes after it
+    (or while it runs, or that continues the branch just computed); a
+    fourth builds the order backward from the outputs. The order whose
+    peak of live arena bytes (as `dlc-plan-memory` counts them, in-place
+    reuse included) is smallest wins, the program order on ties.
     Parameters and constants move to just before their first reader.
 
     Before (both large intermediates live at once):

@@ -41,6 +41,8 @@ struct DlcPlanMemoryPass : dlc::impl::DlcPlanMemoryBase<DlcPlanMemoryPass> {
                        << "' (expected best or greedy-by-size)";
       return signalPassFailure();
     }
+    if (failed(checkStaticResults(func)))
+      return signalPassFailure();
     BufferLiveness liveness = analyzeBuffers(kernelsOf(func));
     if (inPlace)
       groupAllocations(liveness, chooseInPlace(liveness));

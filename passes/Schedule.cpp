@@ -298,6 +298,8 @@ struct DlcSchedulePass : dlc::impl::DlcScheduleBase<DlcSchedulePass> {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    if (failed(checkStaticResults(func)))
+      return signalPassFailure();
     Block &body = func.getBody().front();
     KernelGraph graph = buildKernelGraph(body);
     if (graph.kernels.size() < 2)

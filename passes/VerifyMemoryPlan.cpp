@@ -63,6 +63,8 @@ struct DlcVerifyMemoryPlanPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    if (failed(checkStaticResults(func)))
+      return signalPassFailure();
     ValueNamer name(func);
     bool ok = true;
     auto arenaAttr = func->getAttrOfType<IntegerAttr>("dlc.arena_size");

@@ -545,8 +545,11 @@ ImportResult ModelImporter::run() {
     return result;
   auto module = ModuleOp::create(fileLoc);
   OwningOpRef<ModuleOp> owned(module);
-  if (failed(bindInputs(result)))
+  if (failed(bindInputs(result))) {
+    if (func)
+      func.erase();
     return result;
+  }
   module.push_back(func);
   if (failed(importNodes()) || failed(buildOutputs()))
     return result;

@@ -33,6 +33,17 @@ SmallVector<Operation *> kernelsOf(func::FuncOp func) {
   return kernels;
 }
 
+LogicalResult checkStaticResults(func::FuncOp func) {
+  for (Operation *kernel : kernelsOf(func))
+    for (Type type : kernel->getResultTypes()) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || !tensor.hasStaticShape())
+        return kernel->emitOpError("has a result of type ")
+               << type << ": memory planning needs statically shaped tensors";
+    }
+  return success();
+}
+
 static int64_t numElements(Value v) {
   return cast<RankedTensorType>(v.getType()).getNumElements();
 }

@@ -48,6 +48,11 @@ bool isKernel(mlir::Operation *op);
 /// The kernels of `func`'s body, in block order.
 llvm::SmallVector<mlir::Operation *> kernelsOf(mlir::func::FuncOp func);
 
+/// Fails, with an error at the first kernel whose result is not a
+/// statically shaped tensor (which has no size to plan), unless every
+/// kernel result of `func` is one.
+mlir::LogicalResult checkStaticResults(mlir::func::FuncOp func);
+
 /// The (operand, result) index pairs for which `kernel` may write the
 /// result into the operand's buffer. Either the kernel is an element-wise
 /// op (the unary and binary ops, gelu, cast, compare, select, reshape,

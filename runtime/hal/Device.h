@@ -3,8 +3,9 @@
 // What the executor needs from a device, and nothing about modules: memory
 // (Buffer), loaded code (Executable), ordered work (Stream) and completion
 // (Event). The CPU device (hal/cpu) runs everything synchronously on the
-// calling thread plus its thread pool; a CUDA device will put work on
-// streams and use events between them.
+// calling thread plus its thread pool; the CUDA device (hal/cuda) puts work
+// on a stream and can capture it into a graph (Graph) to replay; cuda-emu
+// (hal/cuda_emu) runs CUDA kernels on the CPU with host memory.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -34,9 +35,19 @@ enum class BinaryFormat { kSharedObject, kPtx, kCubin };
 
 /// One kernel of an executable: where its code is and how to launch it.
 struct KernelSpec {
+  /// `binary` when the kernel has no binary the device loads: the device
+  /// compiles `source` (Device::compilesSource()).
+  static constexpr uint32_t kNoBinary = 0xffffffffu;
+
   std::string name;
   std::string entry;       ///< exported symbol
-  uint32_t binary = 0;     ///< index into ExecutableSpec::binaries
+  uint32_t binary = 0;     ///< index into ExecutableSpec::binaries, or kNoBinary
+  /// The kernel's source (module.fbs Kernel.source, or the file that
+  /// DLC_KERNEL_OVERRIDE_DIR holds for it); may be empty.
+  std::string source;
+  /// True when `source` came from DLC_KERNEL_OVERRIDE_DIR: the device must
+  /// compile it instead of loading `binary`.
+  bool sourceOverridden = false;
   uint32_t argCount = 0;
   int64_t parallelExtent = 1; ///< CPU: the range split over the thread pool
   int64_t grain = 1;
@@ -72,7 +83,15 @@ public:
   virtual Status wait() = 0;
 };
 
-/// An ordered queue of work on one device. Pointers are device pointers.
+/// Work recorded from a stream (Stream::beginCapture/endCapture), replayed
+/// as a whole; a CUDA Graph on CUDA.
+class Graph {
+public:
+  virtual ~Graph() = default;
+};
+
+/// An ordered queue of work on one device. Pointers are device pointers,
+/// except that copy() also takes host pointers on either side.
 class Stream {
 public:
   virtual ~Stream() = default;
@@ -85,6 +104,16 @@ public:
   virtual Status waitEvent(Event &event) = 0;
   /// Blocks until everything queued has finished; reports the first fault.
   virtual Status synchronize() = 0;
+
+  /// Whether beginCapture/endCapture/launchGraph work on this stream.
+  virtual bool supportsGraphs() const { return false; }
+  /// Work queued until endCapture is recorded into a graph, not run.
+  virtual Status beginCapture() { return unimplemented("this stream cannot capture graphs"); }
+  virtual Status endCapture(std::unique_ptr<Graph> *) {
+    return unimplemented("this stream cannot capture graphs");
+  }
+  /// Queues every command of `graph` (with the pointers it was captured with).
+  virtual Status launchGraph(Graph &) { return unimplemented("this stream cannot run graphs"); }
 };
 
 /// Which kernels a device runs (module.fbs: Kernel.target).
@@ -109,6 +138,16 @@ public:
   virtual TargetKind targetKind() const = 0;
   /// Whether this device can run code in `format` built for `arch`.
   virtual bool acceptsBinary(BinaryFormat format, const std::string &arch) const = 0;
+  /// Among binaries it accepts, which the device prefers: the highest rank
+  /// wins (CUDA: the exact cubin, then the newest PTX); -1 = cannot load.
+  virtual int binaryRank(BinaryFormat format, const std::string &arch) const {
+    return acceptsBinary(format, arch) ? 0 : -1;
+  }
+  /// Whether the device compiles kernel sources at load time (CUDA: NVRTC).
+  virtual bool compilesSource() const { return false; }
+  /// Whether kernels use host memory directly (cpu, cuda-emu); when false,
+  /// weights are uploaded and inputs/outputs staged through device buffers.
+  virtual bool sharesHostMemory() const { return true; }
 
   virtual Status allocate(uint64_t size, uint64_t alignment, std::unique_ptr<Buffer> *out) = 0;
   virtual Status loadExecutable(const ExecutableSpec &spec, std::unique_ptr<Executable> *out) = 0;

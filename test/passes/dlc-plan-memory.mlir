@@ -3,8 +3,10 @@
 // RUN: dlc-opt %s --split-input-file --dlc-plan-memory="local-search=0" --dlc-verify-memory-plan | FileCheck %s --check-prefix=EXACT
 // RUN: dlc-opt %s --split-input-file --dlc-plan-memory="in-place=false" --dlc-verify-memory-plan | FileCheck %s --check-prefix=NOINPLACE
 // RUN: not dlc-opt %s --split-input-file --dlc-plan-memory="packer=tetris" 2>&1 | FileCheck %s --check-prefix=BADPACKER
+// RUN: not dlc-opt %S/Inputs/dynamic-shape.mlir --dlc-plan-memory 2>&1 | FileCheck %s --check-prefix=BADSHAPE
 
 // BADPACKER: error: unknown packer 'tetris' (expected best or greedy-by-size)
+// BADSHAPE: error: 'dlc.exp' op has a result of type 'tensor<?xf32>': memory planning needs statically shaped tensors
 
 // Parameters and graph inputs are not in the arena; add and relu write over
 // the operand that dies at them, so the chain shares one buffer.
@@ -163,3 +165,4 @@ func.func @only_search_reaches_the_bound(%x: tensor<64xf32>, %y: tensor<192xf32>
   %b5 = dlc.concat %b3, %b4 {axis = 0 : i64} : (tensor<128xf32>, tensor<192xf32>) -> tensor<320xf32>
   return %b5 : tensor<320xf32>
 }
+

@@ -1,0 +1,76 @@
+//===- CTarget.h - what a C-like kernel target says differently -*- C++ -*-===//
+//
+// The kernel emitters write C-like source once; a target overrides only
+// what differs between C++ for the host and CUDA C++ (tinygrad's renderer
+// split): qualifiers and signature of a kernel, how a call iterates over its
+// share of the parallel extent, the names of element types and of math
+// functions, and the conversions between stored and computed elements.
+//
+// Element types: every dlc dtype has a storage type (how it sits in memory)
+// and a compute type (what element-wise math runs in): f64 in double; f32,
+// f16 and bf16 in float, rounded to the storage type at every op's result as
+// the oracle rounds; integers in int64_t, wrapped to i32 at every op's
+// result; i1 in bool. Reductions and normalisations accumulate in double.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_COMMON_CTARGET_H
+#define DLC_CODEGEN_COMMON_CTARGET_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace dlc::codegen {
+
+enum class ElemKind { F64, F32, F16, BF16, I64, I32, I1 };
+
+ElemKind elemKindOf(mlir::Type elementType);
+bool isFloatKind(ElemKind kind);
+/// Bytes of one stored element (i1: one byte).
+int64_t elemBytes(ElemKind kind);
+/// "f32", "i1", ...
+const char *elemKindName(ElemKind kind);
+
+class CTarget {
+public:
+  virtual ~CTarget();
+
+  /// Source text every module starts with: includes, conversion helpers.
+  virtual std::string prelude() const = 0;
+  /// `extern "C" void NAME(void *const *buffers, int64_t begin, int64_t end)`
+  /// on the CPU; `extern "C" __global__ void NAME(...)` on CUDA.
+  virtual std::string kernelSignature(llvm::StringRef entry) const = 0;
+  /// The loop header over the indices of [0, extent) that this call owns,
+  /// without the opening brace: CPU `for (int64_t p = begin; p < end; ++p)`,
+  /// CUDA a grid-stride loop. `extent` is a C expression.
+  virtual std::string parallelLoop(llvm::StringRef var,
+                                   llvm::StringRef extent) const = 0;
+  /// The first and one-past-last parallel index of this call, as C
+  /// expressions valid after the loop head's declarations (CPU: `begin`,
+  /// `end`). Kernels that work on a contiguous block of rows use these.
+  virtual std::string rangeBegin() const = 0;
+  virtual std::string rangeEnd() const = 0;
+
+  /// How an element sits in memory: `float`, `_Float16` / `__half`,
+  /// `uint16_t` / `__nv_bfloat16`, `uint8_t` for i1.
+  virtual std::string storageType(ElemKind kind) const = 0;
+  /// What element-wise math runs in (see the file comment).
+  virtual std::string computeType(ElemKind kind) const;
+  /// A stored element (an lvalue expression) as its compute type.
+  virtual std::string load(ElemKind kind, llvm::StringRef stored) const;
+  /// A compute-type value as the stored type.
+  virtual std::string store(ElemKind kind, llvm::StringRef value) const;
+  /// A computed value rounded as the op's result dtype rounds it (f16/bf16
+  /// round-trip through the storage type; i32 wraps; others unchanged).
+  virtual std::string round(ElemKind kind, llvm::StringRef value) const;
+  /// A math function of the compute type: ("exp", F32) -> "expf".
+  virtual std::string math(llvm::StringRef function, ElemKind kind) const;
+  /// A literal of the compute type (inf and NaN spelled portably).
+  virtual std::string literal(ElemKind kind, double value) const;
+};
+
+} // namespace dlc::codegen
+
+#endif // DLC_CODEGEN_COMMON_CTARGET_H

@@ -1,0 +1,417 @@
+//===- Elemental.cpp - values at a multi-index, as C expressions ----------===//
+
+#include "codegen/common/Elemental.h"
+
+#include "ir/DlcDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+
+static std::vector<int64_t> shapeOf(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return {shape.begin(), shape.end()};
+}
+static ElemKind kindOf(Value v) {
+  return elemKindOf(cast<RankedTensorType>(v.getType()).getElementType());
+}
+
+std::string dlc::codegen::shapeText(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+static std::string locationText(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return llvm::formatv("{0}:{1}:{2}",
+                         llvm::sys::path::filename(file.getFilename().getValue()),
+                         file.getLine(), file.getColumn())
+        .str();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      return locationText(fused.getLocations().front());
+  return "";
+}
+
+std::string dlc::codegen::describeOp(Operation *op) {
+  std::string where = locationText(op->getLoc());
+  std::string name = op->getName().getStringRef().str();
+  return where.empty() ? name : name + " at " + where;
+}
+
+std::string dlc::codegen::flatIndex(const std::vector<int64_t> &shape,
+                                    const Index &index) {
+  std::string flat;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (flat.empty() || flat == "0")
+      flat = index[d];
+    else if (shape[d] == 1)
+      continue;
+    else
+      flat = "(" + flat + ") * " + std::to_string(shape[d]) + " + " + index[d];
+  }
+  return flat.empty() ? "0" : flat;
+}
+
+std::string dlc::codegen::elementAt(const Buffer &buffer,
+                                    const std::string &flat) {
+  if (buffer.base.empty())
+    return buffer.ptr + "[" + flat + "]";
+  return buffer.ptr + "[" + flat + " - " + buffer.base + "]";
+}
+
+std::string ElementalEmitter::comment(Operation *op) {
+  return op ? "  // " + describeOp(op) : "";
+}
+
+std::string ElementalEmitter::define(ElemKind kind, const std::string &expr,
+                                     Operation *op) {
+  std::string name = out.fresh("v");
+  out.line("const " + target.computeType(kind) + " " + name + " = " + expr +
+           ";" + comment(op));
+  return name;
+}
+
+std::string ElementalEmitter::defineIndex(const std::string &expr) {
+  std::string name = out.fresh("j");
+  out.line("const int64_t " + name + " = " + expr + ";");
+  return name;
+}
+
+std::string ElementalEmitter::emit(Value value, const Index &index) {
+  std::pair<void *, std::string> key{value.getAsOpaquePointer(),
+                                     llvm::join(index, ",")};
+  for (auto scope = memo.rbegin(); scope != memo.rend(); ++scope) {
+    auto found = scope->find(key);
+    if (found != scope->end())
+      return found->second;
+  }
+  std::string result = compute(value, index);
+  memo.back()[key] = result;
+  return result;
+}
+
+/// `operand` of an op with result `result` broadcast to `index` (NumPy rules).
+std::string ElementalEmitter::operandAt(Value operand, Value result,
+                                        const Index &index) {
+  std::vector<int64_t> in = shapeOf(operand), out = shapeOf(result);
+  Index mapped;
+  size_t skip = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    mapped.push_back(in[d] == 1 && out[d + skip] != 1 ? "0" : index[d + skip]);
+  return emit(operand, mapped);
+}
+
+std::string ElementalEmitter::unary(Operation *op, const std::string &x,
+                                    ElemKind kind) {
+  auto m = [&](const char *f) { return target.math(f, kind); };
+  std::string one = target.literal(kind, 1), zero = target.literal(kind, 0);
+  bool isFloat = isFloatKind(kind);
+  auto sigmoid = [&]() {
+    return "(" + x + " >= " + zero + " ? " + one + " / (" + one + " + " +
+           m("exp") + "(-" + x + ")) : " + m("exp") + "(" + x + ") / (" + one +
+           " + " + m("exp") + "(" + x + ")))";
+  };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([&](NegOp) { return "-" + x; })
+      .Case([&](AbsOp) {
+        return isFloat ? m("fabs") + "(" + x + ")"
+                       : "(" + x + " < 0 ? -" + x + " : " + x + ")";
+      })
+      .Case([&](ExpOp) { return m("exp") + "(" + x + ")"; })
+      .Case([&](LogOp) { return m("log") + "(" + x + ")"; })
+      .Case([&](SqrtOp) { return m("sqrt") + "(" + x + ")"; })
+      .Case([&](RsqrtOp) { return one + " / " + m("sqrt") + "(" + x + ")"; })
+      .Case([&](TanhOp) { return m("tanh") + "(" + x + ")"; })
+      .Case([&](ErfOp) { return m("erf") + "(" + x + ")"; })
+      .Case([&](FloorOp) { return m("floor") + "(" + x + ")"; })
+      .Case([&](CeilOp) { return m("ceil") + "(" + x + ")"; })
+      .Case([&](RoundOp) { return m("nearbyint") + "(" + x + ")"; })
+      .Case([&](SinOp) { return m("sin") + "(" + x + ")"; })
+      .Case([&](CosOp) { return m("cos") + "(" + x + ")"; })
+      .Case([&](AtanOp) { return m("atan") + "(" + x + ")"; })
+      .Case([&](SigmoidOp) { return sigmoid(); })
+      .Case([&](SiluOp) { return x + " * " + sigmoid(); })
+      .Case([&](ReluOp) {
+        // NaN stays NaN, as in the oracle.
+        return isFloat ? "(" + x + " > " + zero + " || " + x + " != " + x +
+                             " ? " + x + " : " + zero + ")"
+                       : "(" + x + " > 0 ? " + x + " : 0)";
+      })
+      .Case([&](GeluOp g) {
+        std::string half = target.literal(kind, 0.5);
+        if (g.getApproximation() == GeluApproximation::tanh)
+          return half + " * " + x + " * (" + one + " + " + m("tanh") + "(" +
+                 target.literal(kind, 0.7978845608028654) + " * (" + x + " + " +
+                 target.literal(kind, 0.044715) + " * " + x + " * " + x +
+                 " * " + x + ")))";
+        return half + " * " + x + " * (" + one + " + " + m("erf") + "(" + x +
+               " / " + target.literal(kind, 1.4142135623730951) + "))";
+      })
+      .Default([&](Operation *) -> std::string {
+        llvm::report_fatal_error("codegen: not a unary op");
+      });
+}
+
+std::string ElementalEmitter::binary(Operation *op, const std::string &a,
+                                     const std::string &b, ElemKind kind) {
+  bool isFloat = isFloatKind(kind);
+  auto wrap = [&](const char *sign) {
+    return "(int64_t)((uint64_t)" + a + " " + sign + " (uint64_t)" + b + ")";
+  };
+  auto nanOr = [&](const std::string &pick) {
+    return "(" + a + " != " + a + " || " + b + " != " + b + " ? " +
+           target.literal(kind, NAN) + " : " + pick + ")";
+  };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([&](AddOp) { return isFloat ? a + " + " + b : wrap("+"); })
+      .Case([&](SubOp) { return isFloat ? a + " - " + b : wrap("-"); })
+      .Case([&](MulOp) { return isFloat ? a + " * " + b : wrap("*"); })
+      .Case([&](DivOp) {
+        return isFloat ? a + " / " + b : "dlc_idiv(" + a + ", " + b + ")";
+      })
+      .Case([&](PowOp) {
+        return isFloat ? target.math("pow", kind) + "(" + a + ", " + b + ")"
+                       : "dlc_ipow(" + a + ", " + b + ")";
+      })
+      .Case([&](MaxOp) {
+        std::string pick = "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+        return isFloat ? nanOr(pick) : pick;
+      })
+      .Case([&](MinOp) {
+        std::string pick = "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+        return isFloat ? nanOr(pick) : pick;
+      })
+      .Case([&](CompareOp c) {
+        const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
+        return a + " " + ops[(int)c.getPredicate()] + " " + b;
+      })
+      .Default([&](Operation *) -> std::string {
+        llvm::report_fatal_error("codegen: not a binary op");
+      });
+}
+
+std::string ElementalEmitter::cast(const std::string &x, ElemKind from,
+                                   ElemKind to) {
+  if (to == ElemKind::I1)
+    return "(" + x + " != 0)";
+  if (isFloatKind(from) && !isFloatKind(to))
+    return "dlc_float_to_int((double)" + x + ")"; // NaN 0, truncate, saturate
+  return "(" + target.computeType(to) + ")" + x;
+}
+
+std::string ElementalEmitter::compute(Value value, const Index &index) {
+  auto found = buffers.find(value);
+  if (found != buffers.end()) {
+    const Buffer &buffer = found->second;
+    return define(buffer.kind,
+                  target.load(buffer.kind,
+                              elementAt(buffer, flatIndex(buffer.shape, index))),
+                  nullptr);
+  }
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    llvm::report_fatal_error("codegen: a block argument without a buffer");
+  ElemKind kind = kindOf(value);
+  std::vector<int64_t> shape = shapeOf(value);
+
+  // Element-wise.
+  if (op->getNumOperands() == 1 &&
+      isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, FloorOp,
+          CeilOp, RoundOp, SinOp, CosOp, AtanOp, SigmoidOp, SiluOp, ReluOp,
+          GeluOp>(op)) {
+    std::string x = emit(op->getOperand(0), index);
+    return define(kind, target.round(kind, unary(op, x, kind)), op);
+  }
+  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp>(op)) {
+    std::string a = operandAt(op->getOperand(0), value, index);
+    std::string b = operandAt(op->getOperand(1), value, index);
+    ElemKind operandKind = kindOf(op->getOperand(0));
+    return define(kind, target.round(kind, binary(op, a, b, operandKind)), op);
+  }
+  if (auto select = dyn_cast<SelectOp>(op)) {
+    std::string c = operandAt(select.getCond(), value, index);
+    std::string t = operandAt(select.getOnTrue(), value, index);
+    std::string f = operandAt(select.getOnFalse(), value, index);
+    return define(kind, c + " ? " + t + " : " + f, op);
+  }
+  if (auto castOp = dyn_cast<CastOp>(op)) {
+    std::string x = emit(castOp.getX(), index);
+    return define(kind,
+                  target.round(kind, cast(x, kindOf(castOp.getX()), kind)), op);
+  }
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense)
+      llvm::report_fatal_error("codegen: a constant that is not dense");
+    auto asDouble = [&](int64_t i) -> double {
+      if (isFloatKind(kind))
+        return (dense.getValues<APFloat>().begin() + i)->convertToDouble();
+      return (double)(dense.getValues<APInt>().begin() + i)->getSExtValue();
+    };
+    if (dense.isSplat())
+      return target.literal(kind, asDouble(0));
+    std::string name = out.fresh("c");
+    std::string list;
+    for (int64_t i = 0; i < dense.getNumElements(); ++i)
+      list += (i ? ", " : "") + target.literal(kind, asDouble(i));
+    statics += "  static const " + target.computeType(kind) + " " + name +
+               "[] = {" + list + "};" + comment(op) + "\n";
+    return define(kind, name + "[" + flatIndex(shape, index) + "]", op);
+  }
+  if (auto iota = dyn_cast<IotaOp>(op)) {
+    int64_t axis = iota.getAxis() < 0 ? iota.getAxis() + shape.size()
+                                      : iota.getAxis();
+    return define(kind, "(" + target.computeType(kind) + ")" + index[axis], op);
+  }
+
+  // Layout: remap the index.
+  if (auto broadcast = dyn_cast<BroadcastToOp>(op))
+    return operandAt(broadcast.getX(), value, index);
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    Index in(index.size());
+    for (auto [i, p] : llvm::enumerate(transpose.getPerm()))
+      in[p] = index[i];
+    return emit(transpose.getX(), in);
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    std::vector<int64_t> inShape = shapeOf(reshape.getX());
+    // Leading dimensions both shapes share pass through; the rest goes
+    // through the flat index of the remaining dimensions.
+    size_t same = 0;
+    while (same < inShape.size() && same < shape.size() &&
+           inShape[same] == shape[same])
+      ++same;
+    Index in(index.begin(), index.begin() + same);
+    std::vector<int64_t> restOut(shape.begin() + same, shape.end());
+    Index restIndex(index.begin() + same, index.end());
+    std::string flat = restOut.empty() ? "0" : flatIndex(restOut, restIndex);
+    if (same < inShape.size() && flat != "0" &&
+        llvm::any_of(restIndex, [](auto &) { return true; }) &&
+        inShape.size() - same > 1)
+      flat = defineIndex(flat);
+    int64_t stride = 1;
+    std::vector<std::string> tail;
+    for (size_t d = inShape.size(); d-- > same;) {
+      std::string e = stride == 1 ? flat : "(" + flat + ") / " + std::to_string(stride);
+      if (d != same)
+        e = "(" + e + ") % " + std::to_string(inShape[d]);
+      tail.push_back(inShape[d] == 1 ? "0" : e);
+      stride *= inShape[d];
+    }
+    in.insert(in.end(), tail.rbegin(), tail.rend());
+    return emit(reshape.getX(), in);
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    Index in;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t start = slice.getStarts()[d], step = slice.getStrides()[d];
+      std::string e = index[d];
+      if (step != 1)
+        e = e + " * " + std::to_string(step);
+      if (start != 0)
+        e = e + " + " + std::to_string(start);
+      in.push_back(e);
+    }
+    return emit(slice.getX(), in);
+  }
+
+  // Data-dependent or conditional: nested scopes.
+  if (auto pad = dyn_cast<PadOp>(op)) {
+    std::vector<int64_t> inShape = shapeOf(pad.getX());
+    Index in;
+    std::string inside;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t low = pad.getLow()[d];
+      std::string e = low ? "(" + index[d] + " - " + std::to_string(low) + ")"
+                          : index[d];
+      in.push_back(e);
+      if (low)
+        inside += (inside.empty() ? "" : " && ") + e + " >= 0";
+      if (low || pad.getHigh()[d])
+        inside += (inside.empty() ? "" : " && ") + e + " < " +
+                  std::to_string(inShape[d]);
+    }
+    std::string name = out.fresh("v");
+    // The oracle rounds the padding value to the dtype.
+    out.line(target.computeType(kind) + " " + name + " = " +
+             target.round(kind, target.literal(kind, pad.getValue().convertToDouble())) +
+             ";" + comment(op));
+    out.open("if (" + (inside.empty() ? std::string("true") : inside) + ")");
+    pushScope();
+    out.line(name + " = " + emit(pad.getX(), in) + ";");
+    popScope();
+    out.close();
+    return name;
+  }
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    int64_t axis = concat.getAxis() < 0 ? concat.getAxis() + shape.size()
+                                        : concat.getAxis();
+    std::string name = out.fresh("v");
+    out.line(target.computeType(kind) + " " + name + ";" + comment(op));
+    int64_t start = 0;
+    auto inputs = concat.getInputs();
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      int64_t size = shapeOf(input)[axis];
+      Index in = index;
+      if (start)
+        in[axis] = "(" + index[axis] + " - " + std::to_string(start) + ")";
+      std::string head =
+          i + 1 == inputs.size()
+              ? (i ? "else" : "")
+              : (i ? "else if (" : "if (") + index[axis] + " < " +
+                    std::to_string(start + size) + ")";
+      if (head.empty()) {
+        out.line(name + " = " + emit(input, in) + ";");
+      } else {
+        out.open(head);
+        pushScope();
+        out.line(name + " = " + emit(input, in) + ";");
+        popScope();
+        out.close();
+      }
+      start += size;
+    }
+    return name;
+  }
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    std::vector<int64_t> xShape = shapeOf(gather.getX());
+    int64_t axis = gather.getAxis() < 0 ? gather.getAxis() + xShape.size()
+                                        : gather.getAxis();
+    size_t idxRank = shapeOf(gather.getIndices()).size();
+    Index at(index.begin() + axis, index.begin() + axis + idxRank);
+    std::string raw = emit(gather.getIndices(), at);
+    // Negative indices count from the end; others out of range are clamped
+    // (the oracle reports them; a kernel cannot).
+    std::string j = defineIndex(
+        "dlc_clamp_index(" + raw + " < 0 ? " + raw + " + " +
+        std::to_string(xShape[axis]) + " : " + raw + ", " +
+        std::to_string(xShape[axis]) + ")");
+    Index in(index.begin(), index.begin() + axis);
+    in.push_back(j);
+    in.insert(in.end(), index.begin() + axis + idxRank, index.end());
+    return emit(gather.getX(), in);
+  }
+  if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
+    std::vector<int64_t> table = shapeOf(embedding.getTable());
+    Index at(index.begin(), index.end() - 1);
+    std::string id = emit(embedding.getIds(), at);
+    std::string row = defineIndex("dlc_clamp_index(" + id + ", " +
+                                  std::to_string(table[0]) + ")");
+    return emit(embedding.getTable(), {row, index.back()});
+  }
+  llvm::report_fatal_error(llvm::Twine("codegen: '") +
+                           op->getName().getStringRef() +
+                           "' is not elemental and has no buffer");
+}

@@ -1,0 +1,232 @@
+//===- KernelAnalysis.cpp - stages and the parallel split of a kernel -----===//
+
+#include "codegen/common/KernelAnalysis.h"
+
+#include "ir/DlcDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+static int64_t normalize(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+KernelView dlc::codegen::viewKernel(Operation *op) {
+  KernelView view;
+  view.op = op;
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    Block &block = fusion.getBody().front();
+    view.args.assign(block.getArguments().begin(), block.getArguments().end());
+    for (Operation &inner : block.without_terminator())
+      view.body.push_back(&inner);
+    Operation *yield = block.getTerminator();
+    view.results.assign(yield->getOperands().begin(),
+                        yield->getOperands().end());
+  } else {
+    view.args.assign(op->getOperands().begin(), op->getOperands().end());
+    view.body.push_back(op);
+    view.results.assign(op->getResults().begin(), op->getResults().end());
+  }
+  view.inplace.assign(view.results.size(), -1);
+  if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("dlc.inplace"))
+    for (auto [i, operand] : llvm::enumerate(attr.asArrayRef()))
+      if (i < view.inplace.size())
+        view.inplace[i] = operand;
+  return view;
+}
+
+bool dlc::codegen::isStage(Operation *op) {
+  return isa<MatmulOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, ReduceSumOp,
+             ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, SoftmaxOp,
+             LogSoftmaxOp, LayerNormOp, RmsNormOp, CrossEntropyOp, MseOp>(op);
+}
+
+/// The largest split a stage allows on its result (the rows it computes
+/// independently), and which of its operands must be whole (read across
+/// rows: those may not depend on another stage of a split kernel).
+static unsigned stageLimit(Operation *op, SmallVectorImpl<Value> &whole,
+                           SmallVectorImpl<Value> &rowwise) {
+  int64_t rank = shapeOf(op->getResult(0)).size();
+  return llvm::TypeSwitch<Operation *, unsigned>(op)
+      .Case([&](MatmulOp o) -> unsigned {
+        // Row m of the result reads row m of lhs and all of rhs (per batch).
+        whole.push_back(o.getRhs());
+        bool lhsAligned = shapeOf(o.getLhs()).size() == (size_t)rank &&
+                          !o.getTransposeA();
+        (lhsAligned ? rowwise : whole).push_back(o.getLhs());
+        return lhsAligned ? rank - 1 : 0;
+      })
+      .Case([&](Conv2dOp o) -> unsigned {
+        rowwise.push_back(o.getX());
+        whole.push_back(o.getW());
+        if (o.getBias())
+          whole.push_back(o.getBias());
+        return 1;
+      })
+      .Case<MaxPool2dOp, AvgPool2dOp>([&](Operation *o) -> unsigned {
+        rowwise.push_back(o->getOperand(0));
+        return 2;
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
+          [&](Operation *o) -> unsigned {
+            rowwise.push_back(o->getOperand(0));
+            auto axes = o->getAttrOfType<DenseI64ArrayAttr>("axes");
+            int64_t inRank = shapeOf(o->getOperand(0)).size();
+            int64_t first = inRank;
+            for (int64_t a : axes.asArrayRef())
+              first = std::min(first, normalize(a, inRank));
+            return std::min<int64_t>(first, rank);
+          })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) -> unsigned {
+        rowwise.push_back(o->getOperand(0));
+        auto axis = o->getAttrOfType<IntegerAttr>("axis");
+        return normalize(axis ? axis.getInt() : -1, rank);
+      })
+      .Case<LayerNormOp, RmsNormOp>([&](Operation *o) -> unsigned {
+        rowwise.push_back(o->getOperand(0));
+        for (Value v : o->getOperands().drop_front())
+          whole.push_back(v);
+        auto axis = o->getAttrOfType<IntegerAttr>("axis");
+        return normalize(axis ? axis.getInt() : -1, rank);
+      })
+      .Default([&](Operation *o) -> unsigned {
+        for (Value v : o->getOperands())
+          whole.push_back(v);
+        return 0; // losses: one call
+      });
+}
+
+/// The number of leading dimensions on which `a` and `b` agree.
+static unsigned commonPrefix(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  unsigned n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n])
+    ++n;
+  return n;
+}
+
+/// The largest split under which elemental op `op` reads its
+/// stage-dependent operands within the row it computes.
+static unsigned elementalLimit(Operation *op,
+                               const llvm::DenseSet<Value> &afterStage) {
+  ArrayRef<int64_t> out = shapeOf(op->getResult(0));
+  unsigned limit = out.size();
+  for (Value operand : op->getOperands()) {
+    if (!afterStage.contains(operand))
+      continue;
+    ArrayRef<int64_t> in = shapeOf(operand);
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      unsigned fixed = 0;
+      while (fixed < transpose.getPerm().size() &&
+             transpose.getPerm()[fixed] == (int64_t)fixed)
+        ++fixed;
+      limit = std::min(limit, fixed);
+    } else if (isa<ReshapeOp>(op)) {
+      limit = std::min(limit, commonPrefix(in, out));
+    } else if (isa<SliceOp, PadOp, ConcatOp, GatherOp, EmbeddingOp>(op)) {
+      return 0;
+    } else {
+      // Element-wise and broadcast_to: an operand of the result's rank
+      // whose leading dims are not broadcast.
+      if (in.size() != out.size())
+        return 0;
+      limit = std::min(limit, commonPrefix(in, out));
+    }
+  }
+  return limit;
+}
+
+int64_t dlc::codegen::elementsPerRow(Value value,
+                                     const KernelAnalysis &analysis) {
+  ArrayRef<int64_t> shape = shapeOf(value);
+  int64_t n = 1;
+  for (size_t d = analysis.parallelDims; d < shape.size(); ++d)
+    n *= shape[d];
+  return n;
+}
+
+KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel) {
+  KernelAnalysis a;
+  for (Operation *op : kernel.body) {
+    bool stage = isStage(op);
+    if (stage)
+      a.stages.push_back(op);
+    bool after = stage || llvm::any_of(op->getOperands(), [&](Value v) {
+                   return a.afterStage.contains(v);
+                 });
+    if (after)
+      for (Value r : op->getResults())
+        a.afterStage.insert(r);
+  }
+
+  // Results grouped by shape, in order of first appearance.
+  for (auto [i, v] : llvm::enumerate(kernel.results)) {
+    auto group = llvm::find_if(a.resultGroups, [&](auto &g) {
+      return shapeOf(kernel.results[g.front()]) == shapeOf(v);
+    });
+    if (group == a.resultGroups.end())
+      a.resultGroups.push_back({(unsigned)i});
+    else
+      group->push_back(i);
+  }
+  bool anyInplace = llvm::any_of(kernel.inplace, [](int64_t k) { return k >= 0; });
+  a.stageResultsThroughScratch = anyInplace && a.resultGroups.size() > 1;
+
+  // The split: every result and stage agrees on the leading dims, and each
+  // op allows it.
+  ArrayRef<int64_t> anchor = kernel.results.empty()
+                                 ? ArrayRef<int64_t>()
+                                 : shapeOf(kernel.results.front());
+  unsigned limit = anchor.size();
+  a.splitReason = "the results' rank";
+  auto bound = [&](unsigned value, const std::string &why) {
+    if (value < limit) {
+      limit = value;
+      a.splitReason = why;
+    }
+  };
+  for (Value r : kernel.results)
+    bound(commonPrefix(anchor, shapeOf(r)), "results of different shapes");
+  if (a.stageResultsThroughScratch)
+    bound(0, "in-place results computed in more than one loop");
+  for (Operation *op : kernel.body) {
+    std::string name = op->getName().getStringRef().str();
+    if (isStage(op)) {
+      bound(commonPrefix(anchor, shapeOf(op->getResult(0))),
+            name + " of another shape than the results");
+      SmallVector<Value> whole, rowwise;
+      bound(stageLimit(op, whole, rowwise), name + " rows");
+      for (Value v : whole)
+        if (a.afterStage.contains(v))
+          bound(0, name + " reads a whole stage result");
+      for (Value v : rowwise)
+        if (a.afterStage.contains(v))
+          bound(commonPrefix(anchor, shapeOf(v)),
+                name + " reads a stage result of another shape");
+    } else if (llvm::any_of(op->getResults(), [&](Value r) {
+                 return a.afterStage.contains(r);
+               })) {
+      bound(elementalLimit(op, a.afterStage), name + " moves stage results across rows");
+    }
+  }
+  a.parallelDims = limit;
+  a.rowShape.assign(anchor.begin(), anchor.begin() + limit);
+  for (int64_t d : a.rowShape)
+    a.rows *= d;
+  if (a.rows == 0) { // an empty tensor: one call that does nothing
+    a.parallelDims = 0;
+    a.rowShape.clear();
+    a.rows = 1;
+  }
+  return a;
+}
