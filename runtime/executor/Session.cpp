@@ -5,6 +5,11 @@
 #include "runtime/base/Log.h"
 #include "runtime/hal/DeviceRegistry.h"
 
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
 namespace dlc::rt {
 
 namespace fb = dlc::fb;
@@ -26,14 +31,67 @@ template <typename T> uint32_t sizeOf(const flatbuffers::Vector<T> *v) {
   return v ? v->size() : 0;
 }
 
+const char *env(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+/// A kernel's file name in DLC_KERNEL_DUMP_DIR / DLC_KERNEL_OVERRIDE_DIR:
+/// its name with anything but [A-Za-z0-9_.-] replaced by '_', then ".cu"
+/// (target cuda) or ".cpp" (target cpu).
+std::string kernelFileName(const fb::Kernel &kernel) {
+  std::string name = kernel.name()->str();
+  for (char &c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
+      c = '_';
+  return name + (kernel.target() == fb::Target::cuda ? ".cu" : ".cpp");
+}
+
+/// Writes the kernel's source into DLC_KERNEL_DUMP_DIR when it is set.
+void dumpSource(const fb::Kernel &kernel) {
+  const char *dir = env("DLC_KERNEL_DUMP_DIR");
+  if (!dir || !kernel.source() || kernel.source()->size() == 0)
+    return;
+  const std::string path = std::string(dir) + "/" + kernelFileName(kernel);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(kernel.source()->data(), kernel.source()->size());
+  if (!f && logEnabled())
+    log(LogLevel::kWarning, strCat("DLC_KERNEL_DUMP_DIR: cannot write '", path, "'"));
+}
+
+/// The source DLC_KERNEL_OVERRIDE_DIR holds for a cuda kernel, if any.
+bool overrideSource(const fb::Kernel &kernel, std::string *source) {
+  const char *dir = env("DLC_KERNEL_OVERRIDE_DIR");
+  if (!dir || kernel.target() != fb::Target::cuda)
+    return false;
+  const std::string path = std::string(dir) + "/" + kernelFileName(kernel);
+  std::ifstream f(path, std::ios::binary);
+  if (!f)
+    return false;
+  std::ostringstream text;
+  text << f.rdbuf();
+  *source = text.str();
+  if (logEnabled())
+    log(LogLevel::kWarning, strCat("kernel '", kernel.name()->str(), "': using '", path,
+                                   "' (DLC_KERNEL_OVERRIDE_DIR) instead of the module's code"));
+  return true;
+}
+
+constexpr uint64_t kStagingAlignment = 256;
+
+uint64_t roundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
 } // namespace
 
 Session::~Session() {
   // The executable's code must outlive nothing that calls it; the stream
-  // goes first, then the code, then the memory.
+  // goes first (a graph before it), then the code, then the memory.
+  graph_.reset();
   stream_.reset();
   executable_.reset();
   arena_.reset();
+  deviceWeights_.reset();
+  staging_.reset();
 }
 
 uint64_t Session::arenaSize() const { return arena_ ? arena_->size() : 0; }
@@ -93,16 +151,47 @@ Status Session::resolve() {
       return unavailable(label, ": kernel '", kernel->name()->str(), "' targets ",
                          fb::EnumNameTarget(kernel->target()), ", not device '", deviceName,
                          "'");
-    // The first binary this device can load.
+    // The binary this device prefers (the first of the best rank); else
+    // the source, on a device that compiles sources.
     const fb::KernelBinary *chosen = nullptr;
-    for (uint32_t b = 0; b < sizeOf(kernel->binaries()) && !chosen; ++b) {
+    int chosenRank = -1;
+    for (uint32_t b = 0; b < sizeOf(kernel->binaries()); ++b) {
       const fb::KernelBinary *bin = kernel->binaries()->Get(b);
-      if (device_->acceptsBinary(halFormat(bin->format()), bin->arch()->str()))
+      int rank = device_->binaryRank(halFormat(bin->format()), bin->arch()->str());
+      if (rank > chosenRank) {
         chosen = bin;
+        chosenRank = rank;
+      }
     }
-    if (!chosen)
+    const bool hasSource = kernel->source() && kernel->source()->size() > 0;
+    if (!chosen && !(hasSource && device_->compilesSource()))
       return unavailable(label, ": kernel '", kernel->name()->str(),
                          "' has no binary that device '", deviceName, "' can load");
+    dumpSource(*kernel);
+    hal::KernelSpec ks;
+    ks.name = kernel->name()->str();
+    ks.entry = kernel->entry()->str();
+    ks.binary = hal::KernelSpec::kNoBinary;
+    if (hasSource)
+      ks.source = kernel->source()->str();
+    ks.sourceOverridden = overrideSource(*kernel, &ks.source);
+    ks.argCount = sizeOf(kernel->args());
+    if (const fb::CpuLaunch *launch = kernel->cpu()) {
+      ks.parallelExtent = launch->parallel_extent();
+      ks.grain = launch->grain();
+    }
+    if (const fb::CudaLaunch *launch = kernel->cuda();
+        launch && kernel->target() == fb::Target::cuda) {
+      const fb::Dim3 *g = launch->grid(), *b = launch->block();
+      ks.grid[0] = g->x(), ks.grid[1] = g->y(), ks.grid[2] = g->z();
+      ks.block[0] = b->x(), ks.block[1] = b->y(), ks.block[2] = b->z();
+      ks.dynamicSharedMemory = launch->dynamic_shared_memory();
+    }
+    executableIndex[k] = static_cast<int64_t>(spec.kernels.size());
+    if (!chosen) {
+      spec.kernels.push_back(std::move(ks));
+      continue;
+    }
     if (binaryIndex[chosen->section()] < 0) {
       binaryIndex[chosen->section()] = static_cast<int64_t>(spec.binaries.size());
       const fb::Section *section = root.sections()->Get(chosen->section());
@@ -113,16 +202,7 @@ Status Session::resolve() {
       binary.bytes = m.sectionData(chosen->section());
       spec.binaries.push_back(std::move(binary));
     }
-    hal::KernelSpec ks;
-    ks.name = kernel->name()->str();
-    ks.entry = kernel->entry()->str();
     ks.binary = static_cast<uint32_t>(binaryIndex[chosen->section()]);
-    ks.argCount = sizeOf(kernel->args());
-    if (const fb::CpuLaunch *launch = kernel->cpu()) {
-      ks.parallelExtent = launch->parallel_extent();
-      ks.grain = launch->grain();
-    }
-    executableIndex[k] = static_cast<int64_t>(spec.kernels.size());
     spec.kernels.push_back(std::move(ks));
   }
 
@@ -159,6 +239,10 @@ Status Session::resolve() {
   }
   for (uint32_t w = 0; w < m.weights().size(); ++w)
     weightPointers_.push_back(const_cast<uint8_t *>(m.weightData(w).data()));
+  if (!device_->sharesHostMemory())
+    DLC_RETURN_IF_ERROR(prepareDeviceMemory().prepend(label));
+  const char *graphs = env("DLC_CUDA_GRAPHS");
+  graphsEnabled_ = stream_->supportsGraphs() && !(graphs && std::string(graphs) == "0");
   if (logEnabled())
     log(LogLevel::kInfo, strCat("session on ", deviceName, ": arena ", plan->arena_size(),
                                 " bytes, ", spec.kernels.size(), " kernels, ", steps_.size(),
@@ -166,15 +250,37 @@ Status Session::resolve() {
   return okStatus();
 }
 
-Status Session::run(const void *const *inputs, size_t inputCount, void *const *outputs,
-                    size_t outputCount) {
+Status Session::prepareDeviceMemory() {
   const format::LoadedModule &m = *module_;
-  if (inputCount != m.inputs().size() || outputCount != m.outputs().size())
-    return invalidArgument("run: ", inputCount, " inputs and ", outputCount,
-                           " outputs given, the module has ", m.inputs().size(), " and ",
-                           m.outputs().size());
-  inputPointers_.assign(inputs, inputs + inputCount);
-  outputPointers_.assign(outputs, outputs + outputCount);
+  // The weights: one buffer, each weight at a multiple of 256 bytes.
+  uint64_t total = 0;
+  std::vector<uint64_t> offsets;
+  for (uint32_t w = 0; w < m.weights().size(); ++w) {
+    offsets.push_back(total);
+    total = roundUp(total + m.weightData(w).size(), kStagingAlignment);
+  }
+  DLC_RETURN_IF_ERROR(device_->allocate(total, kStagingAlignment, &deviceWeights_));
+  uint8_t *base = static_cast<uint8_t *>(deviceWeights_->devicePointer());
+  for (uint32_t w = 0; w < m.weights().size(); ++w) {
+    weightPointers_[w] = base + offsets[w];
+    DLC_RETURN_IF_ERROR(
+        stream_->copy(weightPointers_[w], m.weightData(w).data(), m.weightData(w).size()));
+  }
+  DLC_RETURN_IF_ERROR(stream_->synchronize());
+  // Staging for inputs and outputs given in host memory.
+  total = 0;
+  for (const auto &t : m.inputs()) {
+    inputStaging_.push_back(total);
+    total = roundUp(total + t.bytes, kStagingAlignment);
+  }
+  for (const auto &t : m.outputs()) {
+    outputStaging_.push_back(total);
+    total = roundUp(total + t.bytes, kStagingAlignment);
+  }
+  return device_->allocate(total, kStagingAlignment, &staging_);
+}
+
+Status Session::enqueuePlan() {
   uint8_t *arena = static_cast<uint8_t *>(arena_->devicePointer());
   auto address = [&](const Ref &r) -> uint8_t * {
     uint8_t *base = nullptr;
@@ -207,6 +313,80 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
         DLC_RETURN_IF_ERROR(stream_->copy(address(step.dst), address(step.src), step.bytes));
     }
   }
+  return okStatus();
+}
+
+Status Session::run(const void *const *inputs, size_t inputCount, void *const *outputs,
+                    size_t outputCount, const bool *inputOnDevice, const bool *outputOnDevice) {
+  const format::LoadedModule &m = *module_;
+  if (inputCount != m.inputs().size() || outputCount != m.outputs().size())
+    return invalidArgument("run: ", inputCount, " inputs and ", outputCount,
+                           " outputs given, the module has ", m.inputs().size(), " and ",
+                           m.outputs().size());
+  inputPointers_.assign(inputs, inputs + inputCount);
+  outputPointers_.assign(outputs, outputs + outputCount);
+  // Devices without host memory: inputs in host memory go up first, and
+  // outputs in host memory are written to staging, copied down at the end.
+  const bool staged = !device_->sharesHostMemory();
+  if (staged) {
+    uint8_t *staging = static_cast<uint8_t *>(staging_->devicePointer());
+    for (size_t i = 0; i < inputCount; ++i) {
+      if (inputOnDevice && inputOnDevice[i])
+        continue;
+      inputPointers_[i] = staging + inputStaging_[i];
+      DLC_RETURN_IF_ERROR(stream_->copy(staging + inputStaging_[i], inputs[i], m.inputs()[i].bytes));
+    }
+    for (size_t o = 0; o < outputCount; ++o)
+      if (!(outputOnDevice && outputOnDevice[o]))
+        outputPointers_[o] = staging + outputStaging_[o];
+  }
+
+  if (!graphsEnabled_) {
+    DLC_RETURN_IF_ERROR(enqueuePlan());
+  } else {
+    // The plan's pointers: a graph replays only with the ones it captured.
+    std::vector<const void *> key(inputPointers_.begin(), inputPointers_.end());
+    key.insert(key.end(), outputPointers_.begin(), outputPointers_.end());
+    if (graph_ && key == graphKey_) {
+      DLC_RETURN_IF_ERROR(stream_->launchGraph(*graph_));
+      ++graphReplays_;
+      if (logEnabled())
+        log(LogLevel::kDebug, strCat("session on ", device_->name(), ": replayed the CUDA graph"));
+    } else if (key == lastKey_) {
+      // The second run with these pointers: capture the plan, then replay it.
+      graph_.reset();
+      DLC_RETURN_IF_ERROR(stream_->beginCapture());
+      Status queued = enqueuePlan();
+      std::unique_ptr<hal::Graph> graph;
+      Status captured = stream_->endCapture(&graph);
+      DLC_RETURN_IF_ERROR(queued);
+      if (captured.ok()) {
+        graph_ = std::move(graph);
+        graphKey_ = key;
+        DLC_RETURN_IF_ERROR(stream_->launchGraph(*graph_));
+        ++graphReplays_;
+        if (logEnabled())
+          log(LogLevel::kInfo, strCat("session on ", device_->name(), ": captured ",
+                                      steps_.size(), " commands into a CUDA graph"));
+      } else {
+        graphsEnabled_ = false;
+        if (logEnabled())
+          log(LogLevel::kWarning, strCat("session on ", device_->name(),
+                                         ": CUDA graph capture failed, running without: ",
+                                         captured.message()));
+        DLC_RETURN_IF_ERROR(enqueuePlan());
+      }
+    } else {
+      DLC_RETURN_IF_ERROR(enqueuePlan());
+    }
+    lastKey_ = std::move(key);
+  }
+
+  if (staged)
+    for (size_t o = 0; o < outputCount; ++o)
+      if (!(outputOnDevice && outputOnDevice[o]))
+        DLC_RETURN_IF_ERROR(
+            stream_->copy(outputs[o], outputPointers_[o], m.outputs()[o].bytes));
   return stream_->synchronize();
 }
 

@@ -43,12 +43,27 @@ public:
   /// Runs the plan. `inputs[i]` points at input i's bytes (module().inputs()[i].bytes
   /// of them), `outputs[i]` at room for output i's. The caller has checked the
   /// sizes and that outputs overlap nothing else (the C API does).
+  ///
+  /// On a device without host memory (cuda:N) pointers are host memory,
+  /// copied through device staging buffers, unless `inputOnDevice[i]` /
+  /// `outputOnDevice[i]` (either may be null: all host) says the tensor
+  /// already is device memory. Repeated runs with the same device pointers
+  /// replay a CUDA Graph of the plan, captured on the second such run
+  /// (DLC_CUDA_GRAPHS=0 turns this off).
   Status run(const void *const *inputs, size_t inputCount, void *const *outputs,
-             size_t outputCount);
+             size_t outputCount, const bool *inputOnDevice = nullptr,
+             const bool *outputOnDevice = nullptr);
+
+  /// Runs of the plan that replayed a captured graph (for tests).
+  uint64_t graphReplays() const { return graphReplays_; }
 
 private:
   Session() = default;
   Status resolve();
+  /// Queues the plan's commands on stream_ with the current base pointers.
+  Status enqueuePlan();
+  /// Uploads the weights and allocates staging for devices without host memory.
+  Status prepareDeviceMemory();
 
   /// A BufferRef with its space and index, ready to add to a base pointer.
   struct Ref {
@@ -73,6 +88,16 @@ private:
   std::vector<Step> steps_;
   std::vector<Ref> refs_;
   std::vector<void *> weightPointers_;
+  // Devices without host memory: the weights, uploaded once, and one
+  // staging buffer for every input and output (offsets into it).
+  std::unique_ptr<hal::Buffer> deviceWeights_, staging_;
+  std::vector<uint64_t> inputStaging_, outputStaging_;
+  // Graph replay: the graph, the base pointers it was captured with, those
+  // of the previous run.
+  std::unique_ptr<hal::Graph> graph_;
+  std::vector<const void *> graphKey_, lastKey_;
+  bool graphsEnabled_ = false;
+  uint64_t graphReplays_ = 0;
   // Scratch for run(): base pointers per space, argument pointers per launch.
   std::vector<const void *> inputPointers_;
   std::vector<void *> outputPointers_, argPointers_;

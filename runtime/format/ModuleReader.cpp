@@ -338,9 +338,11 @@ Status Checker::checkKernels() const {
     for (uint32_t b = 0; b < sizeOf(k->binaries()); ++b) {
       const fb::KernelBinary *bin = k->binaries()->Get(b);
       std::string whoBin = strCat(who, ".binaries[", b, "]");
+      // A cuda kernel's shared_object is its source built for cuda-emu.
       bool formatFits = cpu ? bin->format() == fb::BinaryFormat::shared_object
                             : (bin->format() == fb::BinaryFormat::ptx ||
-                               bin->format() == fb::BinaryFormat::cubin);
+                               bin->format() == fb::BinaryFormat::cubin ||
+                               bin->format() == fb::BinaryFormat::shared_object);
       if (!formatFits)
         return headerError(bin, whoBin, ": format ", static_cast<int>(bin->format()),
                            " is not one for target ", fb::EnumNameTarget(k->target()));
@@ -379,7 +381,7 @@ Status Checker::checkKernels() const {
       const fb::Dim3 *g = launch->grid(), *bl = launch->block();
       if (!g->x() || !g->y() || !g->z() || !bl->x() || !bl->y() || !bl->z())
         return headerError(launch, who, ": a grid or block dimension is 0");
-      if (g->y() > 65535 || g->z() > 65535 ||
+      if (g->x() > 2147483647u || g->y() > 65535 || g->z() > 65535 ||
           uint64_t(bl->x()) * bl->y() * bl->z() > 1024 || bl->z() > 64)
         return headerError(launch, who, ": grid or block over CUDA's limits");
     }

@@ -5,8 +5,9 @@
 
 namespace dlc::rt::hal {
 
-/// Creates the device a string names: "cpu"; "cuda", "cuda:N" and
-/// "cuda-emu" are UNAVAILABLE in this build; anything else INVALID_ARGUMENT.
+/// Creates the device a string names: "cpu"; "cuda" (= "cuda:0") and
+/// "cuda:N", UNAVAILABLE with "no CUDA driver: ..." or "no CUDA device ..."
+/// on a machine without them; "cuda-emu"; anything else INVALID_ARGUMENT.
 Status createDevice(const std::string &spec, const DeviceOptions &options,
                     std::unique_ptr<Device> *out);
 

@@ -28,25 +28,12 @@ const char *hostArch() {
 #endif
 }
 
-namespace {
-
-class CpuBuffer final : public Buffer {
-public:
-  explicit CpuBuffer(AlignedBuffer memory) : memory_(std::move(memory)) {}
-  uint64_t size() const override { return memory_.size(); }
-  uint8_t *hostData() override { return memory_.data(); }
-  void *devicePointer() override { return memory_.data(); }
-
-private:
-  AlignedBuffer memory_;
-};
-
 //===----------------------------------------------------------------------===//
 // Executables: shared objects loaded from memory
 //===----------------------------------------------------------------------===//
 
 /// Writes `bytes` to a file descriptor from start to end.
-bool writeAll(int fd, ByteSpan bytes) {
+static bool writeAll(int fd, ByteSpan bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
@@ -61,7 +48,7 @@ bool writeAll(int fd, ByteSpan bytes) {
 
 /// dlopen()s a shared object held in memory: through an anonymous memfd
 /// where the kernel has one, else a temporary file removed right after.
-Status dlopenBytes(const BinarySpec &binary, void **handle) {
+Status dlopenBinary(const BinarySpec &binary, void **handle) {
   if (binary.bytes.size() < 4 || std::memcmp(binary.bytes.data(), "\x7f" "ELF", 4) != 0)
     return invalidModule("binary '", binary.name, "' is not an ELF shared object");
   std::string path;
@@ -99,6 +86,19 @@ Status dlopenBytes(const BinarySpec &binary, void **handle) {
     return invalidModule("cannot load binary '", binary.name, "': ", message);
   return okStatus();
 }
+
+namespace {
+
+class CpuBuffer final : public Buffer {
+public:
+  explicit CpuBuffer(AlignedBuffer memory) : memory_(std::move(memory)) {}
+  uint64_t size() const override { return memory_.size(); }
+  uint8_t *hostData() override { return memory_.data(); }
+  void *devicePointer() override { return memory_.data(); }
+
+private:
+  AlignedBuffer memory_;
+};
 
 class CpuExecutable final : public Executable {
 public:
@@ -199,7 +199,7 @@ public:
         return unavailable("kernel '", k.name, "': binary '", binary.name, "' for '",
                            binary.arch, "' cannot run on cpu (", hostArch(), ")");
       if (!handleOf[k.binary]) {
-        DLC_RETURN_IF_ERROR(dlopenBytes(binary, &handleOf[k.binary]));
+        DLC_RETURN_IF_ERROR(dlopenBinary(binary, &handleOf[k.binary]));
         exe->handles_.push_back(handleOf[k.binary]);
       }
       dlerror();

@@ -24,6 +24,11 @@ using KernelEntry = void (*)(void *const *buffers, int64_t begin, int64_t end);
 /// The architecture name CPU binaries for this host carry ("x86_64", "aarch64").
 const char *hostArch();
 
+/// dlopen()s a shared object held in memory (RTLD_NOW | RTLD_LOCAL): through
+/// an anonymous memfd, else a temporary file removed at once. Also used by
+/// cuda-emu, whose kernels are shared objects too.
+Status dlopenBinary(const BinarySpec &binary, void **handle);
+
 Status createCpuDevice(const DeviceOptions &options, std::unique_ptr<Device> *out);
 
 } // namespace dlc::rt::hal::cpu

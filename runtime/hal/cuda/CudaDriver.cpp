@@ -53,6 +53,7 @@ Status resolve(void *library, CudaDriver *d) {
   DLC_BIND(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
   DLC_BIND(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
   DLC_BIND(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")
+  DLC_BIND(cuMemcpyAsync, "cuMemcpyAsync")
   DLC_BIND(cuMemsetD8Async, "cuMemsetD8Async")
   DLC_BIND(cuPointerGetAttribute, "cuPointerGetAttribute")
   DLC_BIND(cuModuleLoadDataEx, "cuModuleLoadDataEx")

@@ -1,0 +1,64 @@
+//===- ModuleLowering.h - a planned function as module contents -*- C++ -*-===//
+//
+// What every target's module writer needs from a function that went through
+// the dlc-compile pipeline (docs/design/2026-11-22-memory-planning.md): its
+// signature, its weights (every dlc.param drawn or read through the
+// oracle's materializeParam, and every dlc.constant, so that the values are
+// bit-identical to the reference's), its kernels in order with the buffer
+// each argument is bound to, and the copies that complete the outputs.
+//
+// Binding: graph inputs are `input` buffers, parameters and constants
+// `weight` buffers, kernel results `arena` buffers at their dlc.offsets,
+// except a kernel result that is a graph output, which the kernel writes
+// straight into the `output` buffer (the first output that returns it).
+// An output that returns an input, a weight, or a value already bound to an
+// earlier output is filled by a Copy after the last launch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_COMMON_MODULELOWERING_H
+#define DLC_CODEGEN_COMMON_MODULELOWERING_H
+
+#include "codegen/common/KernelAnalysis.h"
+#include "oracle/Interpreter.h"
+#include "runtime/format/ModuleWriter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
+
+namespace dlc::codegen {
+
+struct LoweredKernel {
+  KernelView view;
+  /// One per operand, then one per result.
+  std::vector<format::BufferRef> refs;
+  std::vector<format::KernelArgDesc> args;
+  /// For comments: "x (input)", "w1 (param)", "%3 (kernel 2)".
+  std::vector<std::string> argNames;
+};
+
+struct LoweredModule {
+  std::string name;
+  std::vector<format::TensorDesc> inputs, outputs;
+  std::vector<format::TensorDesc> weights;
+  std::vector<std::vector<uint8_t>> weightBytes;
+  std::vector<LoweredKernel> kernels;
+  std::vector<format::CopyDesc> copies;
+  uint64_t arenaSize = 0;
+  /// Every parameter's value, by name (for `--save-params`).
+  oracle::ParamStore params;
+};
+
+/// Fails (with an error emitted at the op) for a function the pipeline did
+/// not plan, or a parameter whose value cannot be read.
+mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func);
+
+/// Row-major bytes of a tensor in its storage type.
+std::vector<uint8_t> tensorBytes(const oracle::Tensor &tensor);
+fb::DType fbDType(mlir::Type elementType);
+
+} // namespace dlc::codegen
+
+#endif // DLC_CODEGEN_COMMON_MODULELOWERING_H

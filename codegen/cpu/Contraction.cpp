@@ -1,0 +1,242 @@
+//===- Contraction.cpp - matmul and conv2d on the CPU ---------------------===//
+//
+// f32 and f64 go to OpenBLAS (cblas_sgemm / cblas_dgemm), one call per
+// batch slice of this call's rows; convolution is im2col (skipped for 1x1
+// unit-stride unpadded kernels) then one GEMM per image and group. Other
+// dtypes use loops accumulating in double, as the oracle does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/cpu/Stages.h"
+
+#include "ir/DlcDialect.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+
+static std::vector<int64_t> shapeOf(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return {shape.begin(), shape.end()};
+}
+static std::string str(int64_t v) { return std::to_string(v); }
+
+std::string StageContext::rowsBegin(int64_t unitRows) const {
+  int64_t per = unitRows / analysis.rows;
+  return per == 1 ? target.rangeBegin() : target.rangeBegin() + " * " + str(per);
+}
+std::string StageContext::rowsEnd(int64_t unitRows) const {
+  int64_t per = unitRows / analysis.rows;
+  return per == 1 ? target.rangeEnd() : target.rangeEnd() + " * " + str(per);
+}
+
+std::string dlc::codegen::addressOf(const Buffer &b, const std::string &flat) {
+  if (b.base.empty())
+    return "(" + b.ptr + " + " + flat + ")";
+  return "(" + b.ptr + " + (" + flat + ") - (" + b.base + "))";
+}
+std::string dlc::codegen::loadAt(const CTarget &target, const Buffer &b,
+                                 const std::string &flat) {
+  return target.load(b.kind, elementAt(b, flat));
+}
+std::string dlc::codegen::storeAt(const CTarget &target, const Buffer &b,
+                                  const std::string &flat,
+                                  const std::string &value) {
+  std::string v = value;
+  if (b.kind == ElemKind::I1)
+    v = "(" + value + ") != 0";
+  else if (!isFloatKind(b.kind))
+    v = "dlc_float_to_int(" + value + ")";
+  return elementAt(b, flat) + " = " + target.store(b.kind, v) + ";";
+}
+
+/// The flat index, in a tensor of batch shape `in`, of the batch element
+/// `b` of the broadcast batch shape `out` (NumPy rules).
+static std::string batchIndex(const std::vector<int64_t> &out,
+                              const std::vector<int64_t> &in,
+                              const std::string &b) {
+  std::string flat;
+  int64_t stride = 1;
+  size_t skip = out.size() - in.size();
+  std::vector<int64_t> outStrides(out.size(), 1);
+  for (size_t d = out.size(); d-- > 0;) {
+    outStrides[d] = stride;
+    stride *= out[d];
+  }
+  int64_t inStride = 1;
+  for (size_t d = in.size(); d-- > 0;) {
+    if (in[d] != 1) {
+      std::string i = "(" + b + " / " + str(outStrides[d + skip]) + ") % " +
+                      str(out[d + skip]);
+      flat += (flat.empty() ? "" : " + ") + i + " * " + str(inStride);
+    }
+    inStride *= in[d];
+  }
+  return flat.empty() ? "0" : "(" + flat + ")";
+}
+
+void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
+  auto matmul = cast<MatmulOp>(op);
+  CodeWriter &out = ctx.out;
+  std::vector<int64_t> a = shapeOf(matmul.getLhs()), b = shapeOf(matmul.getRhs()),
+                       c = shapeOf(matmul.getResult());
+  bool ta = matmul.getTransposeA(), tb = matmul.getTransposeB();
+  int64_t M = c[c.size() - 2], N = c.back();
+  int64_t K = ta ? a[a.size() - 2] : a.back();
+  std::vector<int64_t> cBatch(c.begin(), c.end() - 2), aBatch(a.begin(), a.end() - 2),
+      bBatch(b.begin(), b.end() - 2);
+  int64_t unitRows = 1;
+  for (int64_t d : cBatch)
+    unitRows *= d;
+  unitRows *= M;
+  Buffer A = ctx.operand(matmul.getLhs()), B = ctx.operand(matmul.getRhs());
+  const Buffer &C = ctx.result;
+  bool blas = (A.kind == ElemKind::F32 || A.kind == ElemKind::F64) && K > 0;
+  std::string first = ctx.rowsBegin(unitRows), last = ctx.rowsEnd(unitRows);
+
+  out.open("for (int64_t q = " + first + ", qEnd = " + last + "; q < qEnd;)");
+  out.line("const int64_t batch = q / " + str(M) + ", m = q % " + str(M) + ";");
+  out.line("const int64_t rows = " + str(M) + " - m < qEnd - q ? " + str(M) +
+           " - m : qEnd - q;");
+  std::string aBase = "(" + batchIndex(cBatch, aBatch, "batch") + " * " +
+                      str(M * K) + ")";
+  std::string bBase = "(" + batchIndex(cBatch, bBatch, "batch") + " * " +
+                      str(K * N) + ")";
+  std::string aFirst = ta ? aBase + " + m" : aBase + " + m * " + str(K);
+  if (blas) {
+    ctx.usesBlas = true;
+    const char *gemm = A.kind == ElemKind::F32 ? "cblas_sgemm" : "cblas_dgemm";
+    const char *one = A.kind == ElemKind::F32 ? "1.0f" : "1.0";
+    const char *zero = A.kind == ElemKind::F32 ? "0.0f" : "0.0";
+    out.line(std::string(gemm) + "(101, " + (ta ? "112" : "111") + ", " +
+             (tb ? "112" : "111") + ", (int)rows, " + str(N) + ", " + str(K) +
+             ", " + one + ", " + addressOf(A, aFirst) + ", " +
+             str(ta ? M : K) + ", " + addressOf(B, bBase) + ", " +
+             str(tb ? K : N) + ", " + zero + ", " +
+             addressOf(C, "q * " + str(N)) + ", " + str(N) + ");");
+  } else {
+    out.open("for (int64_t r = 0; r < rows; ++r)");
+    out.open("for (int64_t n = 0; n < " + str(N) + "; ++n)");
+    out.line("double acc = 0;");
+    out.open("for (int64_t k = 0; k < " + str(K) + "; ++k)");
+    std::string ai = ta ? aBase + " + k * " + str(M) + " + m + r"
+                        : aBase + " + (m + r) * " + str(K) + " + k";
+    std::string bi = tb ? bBase + " + n * " + str(K) + " + k"
+                        : bBase + " + k * " + str(N) + " + n";
+    out.line("acc += (double)" + loadAt(ctx.target, A, ai) + " * (double)" +
+             loadAt(ctx.target, B, bi) + ";");
+    out.close();
+    out.line(storeAt(ctx.target, C, "(q + r) * " + str(N) + " + n", "acc"));
+    out.close();
+    out.close();
+  }
+  out.line("q += rows;");
+  out.close();
+}
+
+void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
+  auto conv = cast<Conv2dOp>(op);
+  CodeWriter &out = ctx.out;
+  std::vector<int64_t> x = shapeOf(conv.getX()), w = shapeOf(conv.getW()),
+                       y = shapeOf(conv.getResult());
+  int64_t C = x[1], H = x[2], W = x[3], O = w[0], Cg = w[1], KH = w[2], KW = w[3];
+  int64_t OH = y[2], OW = y[3], G = conv.getGroups(), Og = O / G;
+  int64_t sh = conv.getStrides()[0], sw = conv.getStrides()[1];
+  int64_t pt = conv.getPadding()[0], pl = conv.getPadding()[1];
+  int64_t dh = conv.getDilations()[0], dw = conv.getDilations()[1];
+  Buffer X = ctx.operand(conv.getX()), Wt = ctx.operand(conv.getW());
+  std::optional<Buffer> bias;
+  if (conv.getBias())
+    bias = ctx.operand(conv.getBias());
+  const Buffer &Y = ctx.result;
+  bool blas = X.kind == ElemKind::F32 || X.kind == ElemKind::F64;
+  int64_t patch = Cg * KH * KW, pixels = OH * OW;
+  std::string type = ctx.target.storageType(X.kind);
+
+  out.open("for (int64_t n = " + ctx.rowsBegin(y[0]) + "; n < " +
+           ctx.rowsEnd(y[0]) + "; ++n)");
+  if (blas) {
+    ctx.usesBlas = true;
+    bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 &&
+                  pl == 0 && OH == H && OW == W;
+    if (!direct) {
+      out.line("DlcScratch colMemory(" + str(patch * pixels) + " * sizeof(" +
+               type + "));");
+      out.line(type + " *col = (" + type + " *)colMemory.data;");
+    }
+    out.open("for (int64_t g = 0; g < " + str(G) + "; ++g)");
+    std::string xBase = "(n * " + str(C) + " + g * " + str(Cg) + ") * " + str(H * W);
+    if (!direct) {
+      // im2col: col[(c, kh, kw), (oh, ow)], zero outside the image.
+      out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
+      out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
+      out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");
+      out.line(type + " *row = col + ((c * " + str(KH) + " + kh) * " + str(KW) +
+               " + kw) * " + str(pixels) + ";");
+      out.open("for (int64_t oh = 0; oh < " + str(OH) + "; ++oh)");
+      out.line("const int64_t ih = oh * " + str(sh) + " - " + str(pt) +
+               " + kh * " + str(dh) + ";");
+      out.open("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow)");
+      out.line("const int64_t iw = ow * " + str(sw) + " - " + str(pl) +
+               " + kw * " + str(dw) + ";");
+      out.line("row[oh * " + str(OW) + " + ow] = ih >= 0 && ih < " + str(H) +
+               " && iw >= 0 && iw < " + str(W) + " ? " +
+               elementAt(X, xBase + " + (c * " + str(H) + " + ih) * " + str(W) +
+                                " + iw") +
+               " : (" + type + ")0;");
+      out.close();
+      out.close();
+      out.close();
+      out.close();
+      out.close();
+    }
+    const char *gemm = X.kind == ElemKind::F32 ? "cblas_sgemm" : "cblas_dgemm";
+    std::string colPtr = direct ? addressOf(X, xBase) : "col";
+    std::string yFirst = "(n * " + str(O) + " + g * " + str(Og) + ") * " + str(pixels);
+    out.line(std::string(gemm) + "(101, 111, 111, " + str(Og) + ", " + str(pixels) +
+             ", " + str(patch) + ", 1, " + addressOf(Wt, "g * " + str(Og * patch)) +
+             ", " + str(patch) + ", " + colPtr + ", " + str(pixels) + ", 0, " +
+             addressOf(Y, yFirst) + ", " + str(pixels) + ");");
+    if (bias) {
+      out.open("for (int64_t o = 0; o < " + str(Og) + "; ++o)");
+      out.line(type + " *plane = " + addressOf(Y, yFirst + " + o * " + str(pixels)) + ";");
+      out.line("const " + type + " b = " + elementAt(*bias, "g * " + str(Og) + " + o") + ";");
+      out.open("for (int64_t i = 0; i < " + str(pixels) + "; ++i)");
+      out.line("plane[i] += b;");
+      out.close();
+      out.close();
+    }
+    out.close();
+  } else {
+    out.open("for (int64_t o = 0; o < " + str(O) + "; ++o)");
+    out.line("const int64_t g = o / " + str(Og) + ";");
+    out.open("for (int64_t oh = 0; oh < " + str(OH) + "; ++oh)");
+    out.open("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow)");
+    out.line("double acc = " +
+             (bias ? "(double)" + loadAt(ctx.target, *bias, "o") : std::string("0")) + ";");
+    out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
+    out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
+    out.line("const int64_t ih = oh * " + str(sh) + " - " + str(pt) + " + kh * " + str(dh) + ";");
+    out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
+    out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");
+    out.line("const int64_t iw = ow * " + str(sw) + " - " + str(pl) + " + kw * " + str(dw) + ";");
+    out.line("if (iw < 0 || iw >= " + str(W) + ") continue;");
+    out.line("acc += (double)" +
+             loadAt(ctx.target, X, "((n * " + str(C) + " + g * " + str(Cg) +
+                                       " + c) * " + str(H) + " + ih) * " + str(W) + " + iw") +
+             " * (double)" +
+             loadAt(ctx.target, Wt, "((o * " + str(Cg) + " + c) * " + str(KH) +
+                                        " + kh) * " + str(KW) + " + kw") + ";");
+    out.close();
+    out.close();
+    out.close();
+    out.line(storeAt(ctx.target, Y, "((n * " + str(O) + " + o) * " + str(OH) +
+                                         " + oh) * " + str(OW) + " + ow", "acc"));
+    out.close();
+    out.close();
+    out.close();
+  }
+  out.close();
+}

@@ -1,0 +1,292 @@
+//===- KernelEmitter.cpp - one kernel as a C++ function -------------------===//
+
+#include "codegen/cpu/KernelEmitter.h"
+
+#include "codegen/common/Elemental.h"
+#include "codegen/cpu/Stages.h"
+
+#include "ir/DlcDialect.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+
+static std::vector<int64_t> shapeOf(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return {shape.begin(), shape.end()};
+}
+static ElemKind kindOf(Value v) {
+  return elemKindOf(cast<RankedTensorType>(v.getType()).getElementType());
+}
+static int64_t numel(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+static std::string str(int64_t v) { return std::to_string(v); }
+
+namespace {
+
+class CpuKernelEmitter {
+public:
+  CpuKernelEmitter(const CTarget &target, const KernelView &kernel)
+      : target(target), kernel(kernel), analysis(analyzeKernel(kernel)),
+        elemental(target, body, buffers, statics) {}
+
+  EmittedKernel emit(const std::string &entry,
+                     const std::vector<std::string> &argNames);
+
+private:
+  /// Opens the loops over this call's rows and the remaining dims of
+  /// `shape` (rows: the kernel's split; whole: every dim); returns the
+  /// index and the number of loops opened.
+  unsigned openLoops(const std::vector<int64_t> &shape, bool rows, Index &index);
+  Buffer operand(Value value);
+  Buffer scratch(Value value, bool rows, const char *prefix);
+  void emitStage(Operation *op);
+  int64_t workPerRow() const;
+
+  const CTarget &target;
+  const KernelView &kernel;
+  KernelAnalysis analysis;
+  CodeWriter body;
+  std::string statics;
+  llvm::DenseMap<Value, Buffer> buffers;
+  ElementalEmitter elemental;
+  bool usesBlas = false;
+};
+
+} // namespace
+
+unsigned CpuKernelEmitter::openLoops(const std::vector<int64_t> &shape,
+                                     bool rows, Index &index) {
+  unsigned opened = 0;
+  size_t first = 0;
+  if (rows) {
+    body.open(target.parallelLoop("p", str(analysis.rows)));
+    ++opened;
+    int64_t stride = analysis.rows;
+    for (size_t d = 0; d < analysis.parallelDims; ++d) {
+      stride /= shape[d];
+      std::string e = stride == 1 ? "p" : "p / " + str(stride);
+      if (d)
+        e = "(" + e + ") % " + str(shape[d]);
+      std::string name = body.fresh("i");
+      body.line("const int64_t " + name + " = " + e + ";");
+      index.push_back(name);
+    }
+    first = analysis.parallelDims;
+  }
+  for (size_t d = first; d < shape.size(); ++d) {
+    std::string name = body.fresh("i");
+    body.open("for (int64_t " + name + " = 0; " + name + " < " + str(shape[d]) +
+              "; ++" + name + ")");
+    index.push_back(name);
+    ++opened;
+  }
+  return opened;
+}
+
+/// Scratch for `value`: this call's rows of it, or all of it.
+Buffer CpuKernelEmitter::scratch(Value value, bool rows, const char *prefix) {
+  Buffer b;
+  b.kind = kindOf(value);
+  b.shape = shapeOf(value);
+  std::string type = target.storageType(b.kind);
+  std::string name = body.fresh(prefix);
+  std::string count = str(numel(b.shape));
+  if (rows && analysis.parallelDims > 0) {
+    int64_t perRow = elementsPerRow(value, analysis);
+    count = "(end - begin) * " + str(perRow);
+    b.base = "begin * " + str(perRow);
+  }
+  body.line("DlcScratch " + name + "Memory(" + count + " * sizeof(" + type + "));");
+  body.line(type + " *" + name + " = (" + type + " *)" + name + "Memory.data;");
+  b.ptr = name;
+  return b;
+}
+
+Buffer CpuKernelEmitter::operand(Value value) {
+  auto found = buffers.find(value);
+  if (found != buffers.end())
+    return found->second;
+  // A reshape of a buffer is the same buffer.
+  if (auto reshape = value.getDefiningOp<ReshapeOp>()) {
+    Value root = reshape.getX();
+    while (auto inner = root.getDefiningOp<ReshapeOp>())
+      root = inner.getX();
+    auto rootBuffer = buffers.find(root);
+    if (rootBuffer != buffers.end()) {
+      Buffer b = rootBuffer->second;
+      b.shape = shapeOf(value);
+      return b;
+    }
+  }
+  // Otherwise pack the elemental value: this call's rows of it when it
+  // depends on a stage (only those exist), all of it otherwise.
+  bool rows = analysis.afterStage.contains(value);
+  body.line("// " + describeOp(value.getDefiningOp()) + ": packed for the next stage");
+  Buffer b = scratch(value, rows, "k");
+  Index index;
+  unsigned loops = openLoops(b.shape, rows, index);
+  elemental.pushScope();
+  std::string v = elemental.emit(value, index);
+  body.line(elementAt(b, flatIndex(b.shape, index)) + " = " +
+            target.store(b.kind, v) + ";");
+  elemental.popScope();
+  for (unsigned i = 0; i < loops; ++i)
+    body.close();
+  buffers[value] = b;
+  return b;
+}
+
+void CpuKernelEmitter::emitStage(Operation *op) {
+  Value result = op->getResult(0);
+  body.line("// " + describeOp(op) + " -> " + elemKindName(kindOf(result)) +
+            shapeText(shapeOf(result)));
+  Buffer out = scratch(result, true, "s");
+  StageContext ctx{target, body, analysis,
+                   [this](Value v) { return operand(v); }, out};
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](MatmulOp) { emitMatmul(op, ctx); })
+      .Case([&](Conv2dOp) { emitConv2d(op, ctx); })
+      .Case<MaxPool2dOp, AvgPool2dOp>([&](Operation *) { emitPool2d(op, ctx); })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
+          [&](Operation *) { emitReduce(op, ctx); })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *) { emitSoftmax(op, ctx); })
+      .Case<LayerNormOp, RmsNormOp>([&](Operation *) { emitNorm(op, ctx); })
+      .Case<CrossEntropyOp, MseOp>([&](Operation *) { emitLoss(op, ctx); });
+  usesBlas |= ctx.usesBlas;
+  buffers[result] = out;
+}
+
+/// A rough count of operations per row, to size the grain.
+int64_t CpuKernelEmitter::workPerRow() const {
+  int64_t work = 0;
+  for (Operation *op : analysis.stages) {
+    int64_t cost = 4;
+    if (auto matmul = dyn_cast<MatmulOp>(op)) {
+      auto a = shapeOf(matmul.getLhs());
+      cost = 2 * (matmul.getTransposeA() ? a[a.size() - 2] : a.back());
+    } else if (auto conv = dyn_cast<Conv2dOp>(op)) {
+      auto w = shapeOf(conv.getW());
+      cost = 2 * w[1] * w[2] * w[3];
+    } else if (op->getNumOperands() > 0) {
+      cost = std::max<int64_t>(4, numel(shapeOf(op->getOperand(0))) /
+                                      std::max<int64_t>(1, numel(shapeOf(op->getResult(0)))));
+    }
+    work += cost * elementsPerRow(op->getResult(0), analysis);
+  }
+  for (Value v : kernel.results)
+    work += elementsPerRow(v, analysis);
+  return std::max<int64_t>(work, 1);
+}
+
+EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
+                                     const std::vector<std::string> &argNames) {
+  size_t numArgs = kernel.args.size();
+  for (auto [i, arg] : llvm::enumerate(kernel.args)) {
+    ElemKind kind = kindOf(arg);
+    std::string type = target.storageType(kind);
+    std::string name = "a" + str(i);
+    body.line("const " + type + " *" + name + " = (const " + type + " *)buffers[" +
+              str(i) + "]; // " + argNames[i] + ": " + elemKindName(kind) +
+              shapeText(shapeOf(arg)));
+    buffers[arg] = Buffer{name, kind, shapeOf(arg), ""};
+  }
+  std::vector<Buffer> results;
+  for (auto [i, v] : llvm::enumerate(kernel.results)) {
+    ElemKind kind = kindOf(v);
+    std::string type = target.storageType(kind);
+    std::string name = "r" + str(i);
+    std::string note = kernel.inplace[i] >= 0
+                           ? " (in place of a" + str(kernel.inplace[i]) + ")"
+                           : "";
+    body.line(type + " *" + name + " = (" + type + " *)buffers[" +
+              str(numArgs + i) + "]; // " + argNames[numArgs + i] + ": " +
+              elemKindName(kind) + shapeText(shapeOf(v)) + note);
+    results.push_back(Buffer{name, kind, shapeOf(v), ""});
+  }
+
+  for (Operation *op : analysis.stages)
+    emitStage(op);
+
+  // The results, one loop nest per shape.
+  std::vector<std::pair<Buffer, Buffer>> copies; // scratch -> result
+  for (auto &group : analysis.resultGroups) {
+    std::vector<int64_t> shape = shapeOf(kernel.results[group.front()]);
+    std::vector<Buffer> targets;
+    for (unsigned i : group) {
+      if (analysis.stageResultsThroughScratch) {
+        Buffer s = scratch(kernel.results[i], false, "t");
+        copies.push_back({s, results[i]});
+        targets.push_back(s);
+      } else {
+        targets.push_back(results[i]);
+      }
+    }
+    Index index;
+    unsigned loops = openLoops(shape, true, index);
+    elemental.pushScope();
+    for (auto [k, i] : llvm::enumerate(group)) {
+      std::string v = elemental.emit(kernel.results[i], index);
+      body.line(elementAt(targets[k], flatIndex(shape, index)) + " = " +
+                target.store(targets[k].kind, v) + ";");
+    }
+    elemental.popScope();
+    for (unsigned i = 0; i < loops; ++i)
+      body.close();
+  }
+  for (auto &[from, to] : copies)
+    body.line("memcpy(" + to.ptr + ", " + from.ptr + ", " +
+              str(numel(from.shape) * elemBytes(from.kind)) + ");");
+
+  // Header comment: what the kernel computes and how it splits.
+  CodeWriter text;
+  std::string kind = "lone op";
+  if (auto fusion = dyn_cast<FusionOp>(kernel.op))
+    kind = "dlc.fusion \"" + fusion.getKind().str() + "\"";
+  text.line("// " + entry + ": " + kind + ", " + describeOp(kernel.op));
+  std::string ops;
+  for (Operation *op : kernel.body)
+    ops += " " + op->getName().getStringRef().str();
+  text.line("//  ops:" + ops);
+  if (analysis.parallelDims > 0)
+    text.line("//  parallel over " + str(analysis.rows) + " rows " +
+              shapeText(analysis.rowShape) + " (limited by " +
+              analysis.splitReason + ")");
+  else
+    text.line("//  one call (" + analysis.splitReason + ")");
+  text.open(target.kernelSignature(entry));
+  text.append(statics);
+  text.append(body.text().empty() ? "" : "");
+  std::string indented;
+  for (llvm::StringRef line : llvm::split(body.text(), '\n'))
+    if (!line.empty())
+      indented += "  " + line.str() + "\n";
+  text.append(indented);
+  text.close();
+
+  EmittedKernel emitted;
+  emitted.entry = entry;
+  emitted.source = text.text();
+  emitted.parallelExtent = analysis.rows;
+  emitted.grain = analysis.rows > 1
+                      ? std::max<int64_t>(1, (1 << 16) / workPerRow())
+                      : 1;
+  emitted.usesBlas = usesBlas;
+  return emitted;
+}
+
+EmittedKernel dlc::codegen::emitCpuKernel(const CTarget &target,
+                                          const KernelView &kernel,
+                                          const std::string &entry,
+                                          const std::vector<std::string> &argNames) {
+  return CpuKernelEmitter(target, kernel).emit(entry, argNames);
+}

@@ -1,0 +1,38 @@
+//===- KernelEmitter.h - one kernel as a C++ function -----------*- C++ -*-===//
+//
+// Emits the function of one kernel (a fusion region or a lone op): its
+// arguments as typed pointers, each stage into this call's rows of scratch
+// (codegen/cpu/Stages.h), then one loop nest per shape of results, computing
+// every element-wise, layout and data-movement op inline
+// (codegen/common/Elemental.h). The loop over rows is the parallel extent
+// (codegen/common/KernelAnalysis.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_CPU_KERNELEMITTER_H
+#define DLC_CODEGEN_CPU_KERNELEMITTER_H
+
+#include "codegen/common/CTarget.h"
+#include "codegen/common/KernelAnalysis.h"
+
+#include <string>
+#include <vector>
+
+namespace dlc::codegen {
+
+struct EmittedKernel {
+  std::string entry;
+  std::string source;
+  int64_t parallelExtent = 1;
+  int64_t grain = 1;
+  bool usesBlas = false;
+};
+
+/// `argNames` describe the kernel's operands then results, for comments.
+EmittedKernel emitCpuKernel(const CTarget &target, const KernelView &kernel,
+                            const std::string &entry,
+                            const std::vector<std::string> &argNames);
+
+} // namespace dlc::codegen
+
+#endif // DLC_CODEGEN_CPU_KERNELEMITTER_H

@@ -1,0 +1,231 @@
+//===- Reduction.cpp - reductions, softmax, norms and losses on the CPU ---===//
+//
+// Everything here accumulates in double and rounds each result element once,
+// as the oracle does (oracle/kernels/Reduction.cpp), so results match it to
+// the last bit or close to it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/cpu/Stages.h"
+
+#include "ir/DlcDialect.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+
+static std::vector<int64_t> shapeOf(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return {shape.begin(), shape.end()};
+}
+static std::string str(int64_t v) { return std::to_string(v); }
+static int64_t normalize(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+void dlc::codegen::emitReduce(Operation *op, StageContext &ctx) {
+  std::vector<int64_t> x = shapeOf(op->getOperand(0)), y = shapeOf(op->getResult(0));
+  int64_t rank = x.size();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
+    reduced[normalize(a, rank)] = true;
+  int64_t count = 1, outNumel = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (reduced[d])
+      count *= x[d];
+  for (int64_t d : y)
+    outNumel *= d;
+  Buffer X = ctx.operand(op->getOperand(0));
+  CodeWriter &out = ctx.out;
+  std::string init = isa<ReduceMaxOp>(op)   ? "-INFINITY"
+                     : isa<ReduceMinOp>(op) ? "INFINITY"
+                     : isa<ReduceProdOp>(op) ? "1"
+                                             : "0";
+  std::string update = isa<ReduceMaxOp>(op)
+                           ? "acc = v != v || acc != acc ? NAN : v > acc ? v : acc;"
+                       : isa<ReduceMinOp>(op)
+                           ? "acc = v != v || acc != acc ? NAN : v < acc ? v : acc;"
+                       : isa<ReduceProdOp>(op) ? "acc *= v;"
+                                               : "acc += v;";
+
+  out.open("for (int64_t o = " + ctx.rowsBegin(outNumel) + "; o < " +
+           ctx.rowsEnd(outNumel) + "; ++o)");
+  // The kept dimensions of the input, from the result's flat index (its
+  // flat index equals that of the keepdims shape).
+  std::vector<std::string> index(rank);
+  int64_t stride = 1;
+  for (int64_t d = rank; d-- > 0;) {
+    if (reduced[d])
+      continue;
+    index[d] = "k" + str(d);
+    out.line("const int64_t k" + str(d) + " = (o / " + str(stride) + ") % " +
+             str(x[d]) + ";");
+    stride *= x[d];
+  }
+  out.line("double acc = " + init + ";");
+  int loops = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    if (reduced[d]) {
+      index[d] = "r" + str(d);
+      out.open("for (int64_t r" + str(d) + " = 0; r" + str(d) + " < " + str(x[d]) +
+               "; ++r" + str(d) + ")");
+      ++loops;
+    }
+  out.line("const double v = " + loadAt(ctx.target, X, flatIndex(x, index)) + ";");
+  out.line(update);
+  for (int i = 0; i < loops; ++i)
+    out.close();
+  if (isa<ReduceMeanOp>(op))
+    out.line("acc /= " + str(count) + ";");
+  out.line(storeAt(ctx.target, ctx.result, "o", "acc"));
+  out.close();
+}
+
+/// outer x size x inner around `axis`.
+static void splitAt(const std::vector<int64_t> &shape, int64_t axis,
+                    int64_t &outer, int64_t &size, int64_t &inner) {
+  outer = inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  size = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+}
+
+void dlc::codegen::emitSoftmax(Operation *op, StageContext &ctx) {
+  bool logarithmic = isa<LogSoftmaxOp>(op);
+  std::vector<int64_t> x = shapeOf(op->getOperand(0));
+  auto axisAttr = op->getAttrOfType<IntegerAttr>("axis");
+  int64_t axis = normalize(axisAttr ? axisAttr.getInt() : -1, x.size());
+  int64_t outer, size, inner;
+  splitAt(x, axis, outer, size, inner);
+  Buffer X = ctx.operand(op->getOperand(0));
+  CodeWriter &out = ctx.out;
+  std::string at = "(o * " + str(size) + " + k) * " + str(inner) + " + in";
+  out.open("for (int64_t o = " + ctx.rowsBegin(outer) + "; o < " +
+           ctx.rowsEnd(outer) + "; ++o)");
+  out.open("for (int64_t in = 0; in < " + str(inner) + "; ++in)");
+  out.line("double maxValue = -INFINITY, sum = 0;");
+  out.open("for (int64_t k = 0; k < " + str(size) + "; ++k)");
+  out.line("const double v = " + loadAt(ctx.target, X, at) + ";");
+  out.line("maxValue = v > maxValue ? v : maxValue;");
+  out.close();
+  out.open("for (int64_t k = 0; k < " + str(size) + "; ++k)");
+  out.line("sum += exp((double)" + loadAt(ctx.target, X, at) + " - maxValue);");
+  out.close();
+  if (logarithmic)
+    out.line("const double logSum = log(sum);");
+  out.open("for (int64_t k = 0; k < " + str(size) + "; ++k)");
+  out.line("const double shifted = (double)" + loadAt(ctx.target, X, at) + " - maxValue;");
+  out.line(storeAt(ctx.target, ctx.result, at,
+                   logarithmic ? "shifted - logSum" : "exp(shifted) / sum"));
+  out.close();
+  out.close();
+  out.close();
+}
+
+void dlc::codegen::emitNorm(Operation *op, StageContext &ctx) {
+  bool layer = isa<LayerNormOp>(op);
+  std::vector<int64_t> x = shapeOf(op->getOperand(0));
+  int64_t axis = normalize(op->getAttrOfType<IntegerAttr>("axis").getInt(), x.size());
+  double epsilon = op->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < (int64_t)x.size(); ++d)
+    (d < axis ? outer : inner) *= x[d];
+  Buffer X = ctx.operand(op->getOperand(0));
+  Buffer scale = ctx.operand(op->getOperand(1));
+  std::optional<Buffer> bias;
+  if (layer && op->getNumOperands() > 2)
+    bias = ctx.operand(op->getOperand(2));
+  CodeWriter &out = ctx.out;
+  std::string at = "o * " + str(inner) + " + j";
+  char eps[64];
+  snprintf(eps, sizeof eps, "%.17g", epsilon);
+  out.open("for (int64_t o = " + ctx.rowsBegin(outer) + "; o < " +
+           ctx.rowsEnd(outer) + "; ++o)");
+  if (layer) {
+    out.line("double mean = 0, var = 0;");
+    out.open("for (int64_t j = 0; j < " + str(inner) + "; ++j)");
+    out.line("mean += " + loadAt(ctx.target, X, at) + ";");
+    out.close();
+    out.line("mean /= " + str(inner) + ";");
+    out.open("for (int64_t j = 0; j < " + str(inner) + "; ++j)");
+    out.line("const double d = (double)" + loadAt(ctx.target, X, at) + " - mean;");
+    out.line("var += d * d;");
+    out.close();
+    out.line("var /= " + str(inner) + "; // biased, as the oracle");
+    out.line("const double invStd = 1.0 / sqrt(var + " + std::string(eps) + ");");
+    out.open("for (int64_t j = 0; j < " + str(inner) + "; ++j)");
+    std::string v = "((double)" + loadAt(ctx.target, X, at) + " - mean) * invStd * (double)" +
+                    loadAt(ctx.target, scale, "j");
+    if (bias)
+      v += " + (double)" + loadAt(ctx.target, *bias, "j");
+    out.line(storeAt(ctx.target, ctx.result, at, v));
+    out.close();
+  } else {
+    out.line("double meanSquare = 0;");
+    out.open("for (int64_t j = 0; j < " + str(inner) + "; ++j)");
+    out.line("const double v = " + loadAt(ctx.target, X, at) + ";");
+    out.line("meanSquare += v * v;");
+    out.close();
+    out.line("meanSquare /= " + str(inner) + ";");
+    out.line("const double invRms = 1.0 / sqrt(meanSquare + " + std::string(eps) + ");");
+    out.open("for (int64_t j = 0; j < " + str(inner) + "; ++j)");
+    out.line(storeAt(ctx.target, ctx.result, at,
+                     "(double)" + loadAt(ctx.target, X, at) + " * invRms * (double)" +
+                         loadAt(ctx.target, scale, "j")));
+    out.close();
+  }
+  out.close();
+}
+
+void dlc::codegen::emitLoss(Operation *op, StageContext &ctx) {
+  CodeWriter &out = ctx.out;
+  LossReduction reduction = isa<CrossEntropyOp>(op)
+                                ? cast<CrossEntropyOp>(op).getReduction()
+                                : cast<MseOp>(op).getReduction();
+  std::vector<int64_t> first = shapeOf(op->getOperand(0));
+  Buffer A = ctx.operand(op->getOperand(0)), B = ctx.operand(op->getOperand(1));
+  int64_t positions = 1;
+  std::string loss;
+  out.line("double total = 0;");
+  if (isa<CrossEntropyOp>(op)) {
+    int64_t C = first.back();
+    for (size_t d = 0; d + 1 < first.size(); ++d)
+      positions *= first[d];
+    out.open("for (int64_t p = 0; p < " + str(positions) + "; ++p)");
+    out.line("const int64_t label = dlc_clamp_index(" + loadAt(ctx.target, B, "p") +
+             ", " + str(C) + "); // out of range: an error in the oracle");
+    out.line("double maxValue = -INFINITY, sum = 0;");
+    out.open("for (int64_t c = 0; c < " + str(C) + "; ++c)");
+    out.line("const double v = " + loadAt(ctx.target, A, "p * " + str(C) + " + c") + ";");
+    out.line("maxValue = v > maxValue ? v : maxValue;");
+    out.close();
+    out.open("for (int64_t c = 0; c < " + str(C) + "; ++c)");
+    out.line("sum += exp((double)" + loadAt(ctx.target, A, "p * " + str(C) + " + c") +
+             " - maxValue);");
+    out.close();
+    out.line("const double loss = log(sum) + maxValue - (double)" +
+             loadAt(ctx.target, A, "p * " + str(C) + " + label") + ";");
+  } else {
+    for (int64_t d : first)
+      positions *= d;
+    out.open("for (int64_t p = 0; p < " + str(positions) + "; ++p)");
+    out.line("const double d = (double)" + loadAt(ctx.target, A, "p") + " - (double)" +
+             loadAt(ctx.target, B, "p") + ";");
+    out.line("const double loss = d * d;");
+  }
+  if (reduction == LossReduction::none)
+    out.line(storeAt(ctx.target, ctx.result, "p", "loss"));
+  else
+    out.line("total += loss;");
+  out.close();
+  if (reduction == LossReduction::mean)
+    out.line(storeAt(ctx.target, ctx.result, "0", "total / " + str(positions)));
+  else if (reduction == LossReduction::sum)
+    out.line(storeAt(ctx.target, ctx.result, "0", "total"));
+}

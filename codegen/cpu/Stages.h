@@ -1,0 +1,61 @@
+//===- Stages.h - the CPU emitters of the stage ops, by family --*- C++ -*-===//
+//
+// A stage computes its result for the kernel's rows [begin, end) into a
+// buffer of exactly those rows (Buffer::base is the flat index of its first
+// element), reading its operands from contiguous buffers the kernel
+// emitter provides (an argument, another stage's rows, or a packed copy of
+// an elemental value). Contraction.cpp: matmul, conv2d (OpenBLAS for f32
+// and f64, loops accumulating in double otherwise); Pooling.cpp: max and
+// average pools; Reduction.cpp: reductions, softmax, norms, losses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_CPU_STAGES_H
+#define DLC_CODEGEN_CPU_STAGES_H
+
+#include "codegen/common/CodeWriter.h"
+#include "codegen/common/Elemental.h"
+#include "codegen/common/KernelAnalysis.h"
+
+#include <functional>
+
+namespace dlc::codegen {
+
+struct StageContext {
+  const CTarget &target;
+  CodeWriter &out;
+  const KernelAnalysis &analysis;
+  /// A contiguous buffer holding (at least this call's rows of) `operand`.
+  std::function<Buffer(mlir::Value)> operand;
+  /// The stage's result, this call's rows.
+  Buffer result;
+  /// Set when the stage calls OpenBLAS.
+  bool usesBlas = false;
+
+  /// The first and one-past-last row of the stage's own row space, where
+  /// the stage has `unitRows` rows (e.g. batch x M for a matmul) and the
+  /// kernel `analysis.rows`.
+  std::string rowsBegin(int64_t unitRows) const;
+  std::string rowsEnd(int64_t unitRows) const;
+};
+
+/// `ptr + (flat - base)`: the address of element `flat` of a buffer.
+std::string addressOf(const Buffer &buffer, const std::string &flat);
+/// The element `flat` of a buffer as its compute type.
+std::string loadAt(const CTarget &target, const Buffer &buffer,
+                   const std::string &flat);
+/// A C expression of `value` (double) stored into element `flat`.
+std::string storeAt(const CTarget &target, const Buffer &buffer,
+                    const std::string &flat, const std::string &value);
+
+void emitMatmul(mlir::Operation *op, StageContext &ctx);
+void emitConv2d(mlir::Operation *op, StageContext &ctx);
+void emitPool2d(mlir::Operation *op, StageContext &ctx);
+void emitReduce(mlir::Operation *op, StageContext &ctx);
+void emitSoftmax(mlir::Operation *op, StageContext &ctx);
+void emitNorm(mlir::Operation *op, StageContext &ctx);
+void emitLoss(mlir::Operation *op, StageContext &ctx);
+
+} // namespace dlc::codegen
+
+#endif // DLC_CODEGEN_CPU_STAGES_H
