@@ -2,7 +2,10 @@
 
 #include "driver/Commands.h"
 
+#include "codegen/cpu/CpuBackend.h"
+#include "codegen/cuda/CudaBackend.h"
 #include "driver/ModelLoader.h"
+#include "driver/ModuleRunner.h"
 #include "driver/PlanReport.h"
 #include "driver/TensorFiles.h"
 #include "driver/TensorReport.h"
@@ -20,6 +23,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -181,13 +185,46 @@ static LogicalResult runFusionPipeline(ModuleOp module) {
   return pm.run(module);
 }
 
+/// dlc-tile for `arch` on every function: the CUDA schedules.
+static LogicalResult runCudaTile(ModuleOp module, const std::string &arch) {
+  PassManager pm(module.getContext());
+  DlcTileOptions tile;
+  tile.target = "cuda:" + arch;
+  pm.nest<func::FuncOp>().addPass(createDlcTile(tile));
+  return pm.run(module);
+}
+
+/// Builds the CUDA module of a planned `func`: sources for the newest of
+/// `archs` (NVRTC compiles them for each), plus the cuda-emu object when
+/// `emulation`.
+static FailureOr<codegen::CudaModule>
+buildCuda(MLIRContext &context, ModuleOp module, func::FuncOp func,
+          const std::vector<std::string> &archs, bool emulation, ExitCode &code) {
+  code = kExitInternalError;
+  if (failed(runCudaTile(module, archs.empty() ? "sm_90" : archs.back())))
+    return failure();
+  codegen::CudaBuildOptions options;
+  options.archs = archs;
+  options.emulation = emulation;
+  codegen::CudaFailure failure;
+  std::string message;
+  auto built = codegen::buildCudaModule(func, options, failure, message);
+  if (failed(built)) {
+    code = failure == codegen::CudaFailure::Internal ? kExitInternalError
+                                                     : kExitBadInput;
+    if (!message.empty())
+      fail(context, code, message);
+  }
+  return built;
+}
+
 ExitCode runCompile(const CommonOptions &options,
                     const CompileOptions &compile, MLIRContext &context,
                     llvm::SourceMgr &sourceMgr) {
   if (compile.stats && compile.emit.empty())
     return planAndReport(options, false, context, sourceMgr, llvm::outs());
   std::error_code ec;
-  llvm::raw_fd_ostream out(compile.output, ec, llvm::sys::fs::OF_Text);
+  llvm::raw_fd_ostream out(compile.output, ec, llvm::sys::fs::OF_None);
   if (ec)
     return fail(context, kExitBadInput,
                 "cannot write '" + compile.output + "': " + ec.message());
@@ -202,6 +239,8 @@ ExitCode runCompile(const CommonOptions &options,
                ? planAndReport(options, false, context, sourceMgr, llvm::outs())
                : kExitSuccess;
   }
+  std::vector<std::string> cudaArchs;
+  bool cuda = codegen::parseCudaTarget(compile.target, cudaArchs);
   if (compile.emit == "mlir" || compile.emit == "fused") {
     dlg::BuildOptions build;
     build.dims = options.dims;
@@ -212,19 +251,82 @@ ExitCode runCompile(const CommonOptions &options,
     if (compile.emit == "fused" &&
         failed(runFusionPipeline(*model->built.module)))
       return kExitInternalError;
+    // For a CUDA target, the planned IR with each kernel's dlc.schedule.
+    if (compile.emit == "mlir" && cuda &&
+        (failed(runCompilePipeline(*model->built.module)) ||
+         failed(runCudaTile(*model->built.module, cudaArchs.back()))))
+      return kExitInternalError;
     model->built.module->print(out);
     out.flush();
     return compile.stats
                ? planAndReport(options, false, context, sourceMgr, llvm::outs())
                : kExitSuccess;
   }
-  if (compile.emit.empty())
+  if (compile.emit != "cpp" && compile.emit != "cuda" && !compile.emit.empty())
     return fail(context, kExitBadInput,
-                "compile needs --emit=ast or --emit=mlir (writing .dlcm "
-                "modules is not built yet)");
-  return fail(context, kExitBadInput,
-              "unknown --emit stage '" + compile.emit +
-                  "' (expected ast, mlir or fused)");
+                "unknown --emit stage '" + compile.emit +
+                    "' (expected ast, mlir, fused, cpp or cuda)");
+  if (compile.target != "cpu" && !cuda)
+    return fail(context, kExitBadInput,
+                "unknown --target '" + compile.target +
+                    "' (expected cpu, cuda or cuda:sm_80,sm_90)");
+  if ((compile.emit == "cuda") != cuda && !compile.emit.empty())
+    return fail(context, kExitBadInput,
+                "--emit=" + compile.emit + " needs --target " +
+                    (cuda ? "cpu" : "cuda:sm_XY"));
+  if (compile.emit.empty() && compile.output == "-")
+    return fail(context, kExitBadInput,
+                "compile needs -o FILE.dlcm to write a module, or --emit=STAGE "
+                "to print one (ast, mlir, fused, cpp)");
+  dlg::BuildOptions build;
+  build.dims = options.dims;
+  ExitCode code;
+  auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
+  if (!model)
+    return code;
+  ModuleOp module = *model->built.module;
+  if (failed(runCompilePipeline(module)))
+    return kExitInternalError;
+  func::FuncOp func = entryGraph(module);
+  if (cuda) {
+    if (compile.emit == "cuda") {
+      if (failed(runCudaTile(module, cudaArchs.back())))
+        return kExitInternalError;
+      auto source = codegen::emitCudaSource(func);
+      if (failed(source))
+        return kExitInternalError;
+      out << *source;
+      out.flush();
+      return kExitSuccess;
+    }
+    ExitCode code;
+    auto built = buildCuda(context, module, func, cudaArchs, true, code);
+    if (failed(built))
+      return code;
+    out.write(reinterpret_cast<const char *>(built->bytes.data()),
+              built->bytes.size());
+    out.flush();
+    return kExitSuccess;
+  }
+  if (compile.emit == "cpp") {
+    auto source = codegen::emitCpuSource(func);
+    if (failed(source))
+      return kExitBadInput;
+    out << *source;
+    out.flush();
+    return kExitSuccess;
+  }
+  codegen::CpuFailure failure;
+  std::string message;
+  auto compiled = codegen::buildCpuModule(func, failure, message);
+  if (failed(compiled))
+    return failure == codegen::CpuFailure::Internal
+               ? fail(context, kExitInternalError, message)
+               : kExitBadInput;
+  out.write(reinterpret_cast<const char *>(compiled->bytes.data()),
+            compiled->bytes.size());
+  out.flush();
+  return kExitSuccess;
 }
 
 //===----------------------------------------------------------------------===//
@@ -249,12 +351,11 @@ static bool parseNamedFiles(MLIRContext &context,
 
 /// A seeded random input: standard normal floats, integers in [0, 10),
 /// booleans with probability 1/2. Each input has its own stream.
-static oracle::Tensor randomInput(RankedTensorType type, uint64_t seed,
+static oracle::Tensor randomInput(oracle::DType dtype,
+                                  std::vector<int64_t> shape, uint64_t seed,
                                   unsigned index) {
-  oracle::DType dtype = oracle::dtypeOf(type.getElementType());
-  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   oracle::SplitMix64 rng(seed * 1000003ull + index);
-  std::vector<double> values(type.getNumElements());
+  std::vector<double> values(oracle::shapeNumel(shape));
   for (double &v : values) {
     if (oracle::isFloat(dtype))
       v = rng.normal();
@@ -269,11 +370,29 @@ static oracle::Tensor randomInput(RankedTensorType type, uint64_t seed,
 ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os) {
-  if (run.device != "reference")
+  bool isModule = llvm::sys::path::extension(options.modelPath) == ".dlcm";
+  bool cudaDevice = run.device == "cuda-emu" || run.device == "cuda" ||
+                    llvm::StringRef(run.device).starts_with("cuda:");
+  if (run.device != "reference" && run.device != "cpu" && !cudaDevice)
     return fail(context, kExitBadInput,
                 "device '" + run.device +
-                    "' is not available yet: use --device reference (the "
-                    "float64 oracle)");
+                    "' is not available: use --device cpu (compiled, the "
+                    "default), cuda-emu, cuda[:N] or reference (the float64 "
+                    "oracle)");
+  if (isModule && run.device == "reference")
+    return fail(context, kExitBadInput,
+                "--device reference evaluates a model's IR with the oracle, "
+                "and '" + options.modelPath +
+                    "' is a compiled module (kernels, no IR): run it with "
+                    "--device cpu, or give the .dlg or .onnx it came from");
+  if (isModule && !run.saveParams.empty())
+    return fail(context, kExitBadInput,
+                "--save-params needs the model's source (.dlg or .onnx), not "
+                "a compiled module");
+  if (run.device != "reference" && run.stage != "graph")
+    return fail(context, kExitBadInput,
+                "--stage selects the IR of --device reference (the oracle); "
+                "--device " + run.device + " runs the compiled kernels");
   if (run.stage != "graph" && run.stage != "fused")
     return fail(context, kExitBadInput,
                 "--stage must be graph or fused, not '" + run.stage + "'");
@@ -296,44 +415,114 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     build.inputShapes[name] = tensor.shape;
     given.emplace(name, std::move(tensor));
   }
-  ExitCode code;
-  auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
-  if (!model)
-    return code;
-  if (run.stage == "fused" && failed(runFusionPipeline(*model->built.module)))
-    return kExitInternalError;
-  func::FuncOp func = entryGraph(*model->built.module);
+
+  // The signature: from the module, or from the graph built from the source.
+  std::vector<ModuleTensorInfo> inputSpecs, outputSpecs;
+  LoadedModule compiled;
+  std::optional<LoadedModel> model;
+  func::FuncOp func;
+  if (isModule) {
+    std::string error;
+    ExitCode code = LoadedModule::fromFile(options.modelPath, compiled, error);
+    if (code != kExitSuccess)
+      return fail(context, code, error);
+    inputSpecs = compiled.inputs();
+    outputSpecs = compiled.outputs();
+  } else {
+    ExitCode code;
+    model = loadModel(options.modelPath, context, sourceMgr, build, code);
+    if (!model)
+      return code;
+    if (run.device == "reference" && run.stage == "fused" &&
+        failed(runFusionPipeline(*model->built.module)))
+      return kExitInternalError;
+    func = entryGraph(*model->built.module);
+    auto spec = [](const std::string &name, Type type) {
+      auto tensor = cast<RankedTensorType>(type);
+      return ModuleTensorInfo{name, oracle::dtypeOf(tensor.getElementType()),
+                              {tensor.getShape().begin(), tensor.getShape().end()}};
+    };
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      inputSpecs.push_back(spec(argName(func, i, false), func.getArgumentTypes()[i]));
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      outputSpecs.push_back(spec(argName(func, i, true), func.getResultTypes()[i]));
+  }
 
   std::vector<oracle::Tensor> inputs;
   std::set<std::string> used;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    std::string name = argName(func, i, false);
-    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
-    auto found = given.find(name);
+  for (auto [i, spec] : llvm::enumerate(inputSpecs)) {
+    auto found = given.find(spec.name);
     if (found == given.end()) {
-      inputs.push_back(randomInput(type, run.seed, i));
+      inputs.push_back(randomInput(spec.dtype, spec.shape, run.seed, i));
       continue;
     }
-    used.insert(name);
-    oracle::DType expected = oracle::dtypeOf(type.getElementType());
-    if (found->second.dtype != expected)
+    used.insert(spec.name);
+    if (found->second.dtype != spec.dtype || found->second.shape != spec.shape)
       return fail(context, kExitBadInput,
-                  "--input " + name + ": the file holds " +
+                  "--input " + spec.name + ": the file holds " +
                       oracle::dtypeName(found->second.dtype) +
                       oracle::formatShape(found->second.shape) +
-                      ", the graph expects " + formatType(type));
+                      (isModule ? ", the module expects " : ", the graph expects ") +
+                      oracle::dtypeName(spec.dtype) +
+                      oracle::formatShape(spec.shape));
     inputs.push_back(found->second);
   }
   for (auto &[name, tensor] : given)
     if (!used.count(name))
       return fail(context, kExitBadInput,
-                  "--input " + name + ": the graph has no input named '" +
+                  "--input " + name + ": the module has no input named '" +
                       name + "'");
 
   oracle::ParamStore params;
-  auto outputs = oracle::evaluate(func, inputs, params);
-  if (failed(outputs))
-    return kExitRuntimeFault;
+  std::vector<oracle::Tensor> results;
+  if (run.device == "reference") {
+    auto outputs = oracle::evaluate(func, inputs, params);
+    if (failed(outputs))
+      return kExitRuntimeFault;
+    results = std::move(*outputs);
+  } else {
+    if (!isModule) {
+      // Compile in memory: the module bytes `dlc compile -o` would write.
+      if (failed(runCompilePipeline(*model->built.module)))
+        return kExitInternalError;
+      if (cudaDevice) {
+        // cuda-emu needs only the host-compiled object; a GPU only NVRTC's.
+        bool emu = run.device == "cuda-emu";
+        std::vector<std::string> archs;
+        if (!emu)
+          archs = {"sm_80", "sm_90"};
+        ExitCode code;
+        auto built = buildCuda(context, *model->built.module, func, archs, emu, code);
+        if (failed(built))
+          return code;
+        params = std::move(built->params);
+        std::string error;
+        code = LoadedModule::fromMemory(built->bytes, compiled, error);
+        if (code != kExitSuccess)
+          return fail(context, kExitInternalError,
+                      "the module just compiled does not load: " + error);
+      }
+    }
+    if (!isModule && !cudaDevice) {
+      codegen::CpuFailure failure;
+      std::string message;
+      auto built = codegen::buildCpuModule(func, failure, message);
+      if (failed(built))
+        return failure == codegen::CpuFailure::Internal
+                   ? fail(context, kExitInternalError, message)
+                   : kExitBadInput;
+      params = std::move(built->params);
+      std::string error;
+      ExitCode code = LoadedModule::fromMemory(built->bytes, compiled, error);
+      if (code != kExitSuccess)
+        return fail(context, kExitInternalError,
+                    "the module just compiled does not load: " + error);
+    }
+    std::string error;
+    ExitCode code = compiled.run(run.device, inputs, results, error);
+    if (code != kExitSuccess)
+      return fail(context, code, error);
+  }
 
   if (!run.saveParams.empty()) {
     std::string error;
@@ -341,17 +530,17 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
       return fail(context, kExitBadInput, "--save-params: " + error);
   }
   std::map<std::string, const oracle::Tensor *> byName;
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    byName[argName(func, i, true)] = &(*outputs)[i];
+  for (auto [i, spec] : llvm::enumerate(outputSpecs))
+    byName[spec.name] = &results[i];
   for (auto &files : {outputFiles, expectedFiles})
     for (auto &[name, path] : files)
       if (!byName.count(name))
         return fail(context, kExitBadInput,
-                    "the graph has no output named '" + name + "'");
+                    (isModule ? "the module" : "the graph") +
+                        std::string(" has no output named '") + name + "'");
 
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    printTensorSummary(os, argName(func, i, true), (*outputs)[i],
-                       run.showValues);
+  for (auto [i, spec] : llvm::enumerate(outputSpecs))
+    printTensorSummary(os, spec.name, results[i], run.showValues);
   for (auto &[name, path] : outputFiles) {
     std::string error;
     if (!writeTensorFile(path, name, *byName[name], error))

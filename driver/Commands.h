@@ -37,12 +37,14 @@ ExitCode runCheck(const CommonOptions &options, mlir::MLIRContext &context,
                   llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os);
 
 struct CompileOptions {
-  /// `ast` or `mlir`.
+  /// `ast`, `mlir`, `fused` or `cpp`; empty: write a module to `output`.
   std::string emit;
   /// Where to write; "-" is standard output.
   std::string output = "-";
   /// `--stats`: run the dlc-compile pipeline and print its plan report.
   bool stats = false;
+  /// `--target`: what the module's kernels run on.
+  std::string target = "cpu";
 };
 
 /// `dlc compile M --emit=...`: prints a stage of the pipeline; with
@@ -58,7 +60,9 @@ ExitCode runPlan(const CommonOptions &options, mlir::MLIRContext &context,
                  llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os);
 
 struct RunOptions {
-  std::string device = "reference";
+  /// `cpu` (compile, then run through the runtime) or `reference` (the
+  /// float64 oracle on the IR).
+  std::string device = "cpu";
   /// `NAME=@file` arguments, unparsed.
   std::vector<std::string> inputs, outputs, expectedOutputs;
   double rtol = 1e-5, atol = 1e-8;
@@ -72,8 +76,9 @@ struct RunOptions {
   std::string stage = "graph";
 };
 
-/// `dlc run M`: evaluates the model on seeded random or given inputs, prints
-/// (or saves, or checks) its outputs.
+/// `dlc run M`: runs the model (.dlg/.onnx compiled in memory, or a .dlcm)
+/// on seeded random or given inputs, prints (or saves, or checks) its
+/// outputs.
 ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os);

@@ -29,7 +29,7 @@ std::optional<dlg::Module> parseModelFile(const std::string &path,
   if (ext != ".dlg") {
     mlir::emitError(UnknownLoc::get(&context))
         << "cannot read '" << path << "': dlc reads .dlg and .onnx models"
-        << (ext == ".dlcm" ? " (.dlcm support is not built yet)"
+        << (ext == ".dlcm" ? " (a compiled module: only `dlc run` reads it)"
                            : std::string());
     return std::nullopt;
   }

@@ -184,4 +184,41 @@ def DlcVerifyMemoryPlan : Pass<"dlc-verify-memory-plan", "mlir::func::FuncOp"> {
   }];
 }
 
+def DlcTile : Pass<"dlc-tile", "mlir::func::FuncOp"> {
+  let summary = "Chooses each kernel's CUDA schedule: strategy, tiles, threads, grid.";
+  let description = [{
+    For each kernel (a `dlc.fusion` region or a lone op) and a CUDA target
+    (`cuda:sm_80`, `cuda:sm_90`), records in a `dlc.schedule` dictionary
+    what the CUDA code generator does and nothing else decides: the
+    strategy (`elementwise`: a grid-stride loop over the result elements;
+    `matmul`: a shared-memory tiled GEMM with the kernel's epilogue fused;
+    `rows`: one block per row of the kernel's parallel split, its threads
+    cooperating through warp shuffles and shared memory), library call or
+    generated code, the block tile and thread tile of a GEMM, threads per
+    block, elements per thread (vector width), shared-memory staging and
+    the grid. The rules are a small cost model: FLOPs and bytes of the
+    kernel against the architecture's peak rates, and occupancy from
+    estimated registers and shared memory per block. Other targets are
+    left alone.
+
+    Before:
+    ```mlir
+    %1 = dlc.fusion %x, %w, %b {kind = "contraction"} : ... -> tensor<128x768xf32> {...}
+    ```
+    After (`--dlc-tile=target=cuda:sm_90`):
+    ```mlir
+    %1 = dlc.fusion %x, %w, %b {dlc.schedule = {arch = "sm_90", block = array<i64: 256, 1, 1>,
+        grid = array<i64: 12, 2, 1>, impl = "generated", smem = 8192 : i64,
+        strategy = "matmul", tile = array<i64: 64, 64, 16>, ...}, kind = "contraction"} ...
+    ```
+  }];
+  let dependentDialects = ["::dlc::DlcDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda:sm_90\"",
+           "The target the schedules are for: cuda:sm_80, cuda:sm_90 or cpu">,
+    Option<"allowLibrary", "allow-library", "bool", /*default=*/"false",
+           "Let large plain GEMMs become cuBLASLt library calls">,
+  ];
+}
+
 #endif // DLC_PASSES_PASSES_TD

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - the pass pipelines of dlc --------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/TileRules.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -25,11 +26,22 @@ void buildCompilePipeline(OpPassManager &pm) {
   graph.addPass(createDlcVerifyMemoryPlan());
 }
 
+void buildCudaCompilePipeline(OpPassManager &pm, StringRef target) {
+  buildCompilePipeline(pm);
+  DlcTileOptions options;
+  options.target = target.str();
+  pm.nest<func::FuncOp>().addPass(createDlcTile(options));
+}
+
 void registerDlcPassesAndPipelines() {
   registerDlcPasses();
   PassPipelineRegistration<>(
       "dlc-compile", "The graph-to-planned-kernels pipeline of `dlc compile`",
       buildCompilePipeline);
+  PassPipelineRegistration<>(
+      "dlc-compile-cuda",
+      "dlc-compile, then dlc-tile for cuda:sm_90 (`dlc compile --target cuda`)",
+      [](OpPassManager &pm) { buildCudaCompilePipeline(pm, "cuda:sm_90"); });
 }
 
 } // namespace dlc

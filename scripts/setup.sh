@@ -15,7 +15,7 @@ DEBIAN_PACKAGES=(
   # The runtime's C API takes DLPack tensors (dlpack/dlpack.h)
   libdlpack-dev
 )
-PYTHON_PACKAGES=(numpy onnx)
+PYTHON_PACKAGES=(numpy onnx onnxruntime)  # onnxruntime: the baseline of bench/cpu
 
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

@@ -7,6 +7,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace dlc::codegen;
 
@@ -109,6 +111,17 @@ std::string CTarget::literal(ElemKind kind, double value) const {
     return "(" + type + ")NAN";
   if (std::isinf(value))
     return value > 0 ? "(" + type + ")INFINITY" : "-(" + type + ")INFINITY";
-  std::string text = llvm::formatv("{0:e17}", value).str();
-  return type == "float" ? "(float)" + text : text;
+  // The shortest decimal that reads back as the same value of the type.
+  char text[64];
+  bool single = type == "float";
+  for (int digits = 1; digits <= 17; ++digits) {
+    snprintf(text, sizeof text, "%.*g", digits, value);
+    double back = strtod(text, nullptr);
+    if (single ? (float)back == (float)value : back == value)
+      break;
+  }
+  std::string literal = text;
+  if (literal.find_first_of(".e") == std::string::npos)
+    literal += ".0";
+  return single ? literal + "f" : literal;
 }

@@ -28,6 +28,12 @@ public:
     --depth_;
     line("}" + tail);
   }
+  /// `} head {`: closes a block and opens the next (`else`, `else if`).
+  void reopen(const llvm::Twine &head) {
+    --depth_;
+    line("} " + head + " {");
+    ++depth_;
+  }
   /// A fresh name: prefix + a number unique in this writer.
   std::string fresh(const char *prefix) {
     return prefix + std::to_string(counter_++);

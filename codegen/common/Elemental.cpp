@@ -19,6 +19,11 @@ static std::vector<int64_t> shapeOf(Value v) {
   auto shape = cast<RankedTensorType>(v.getType()).getShape();
   return {shape.begin(), shape.end()};
 }
+/// An axis attribute (ODS hands I64Attr out as uint64_t) in [0, rank).
+static int64_t normalize(uint64_t axis, size_t rank) {
+  int64_t a = (int64_t)axis;
+  return a < 0 ? a + (int64_t)rank : a;
+}
 static ElemKind kindOf(Value v) {
   return elemKindOf(cast<RankedTensorType>(v.getType()).getElementType());
 }
@@ -206,6 +211,8 @@ std::string ElementalEmitter::cast(const std::string &x, ElemKind from,
                                    ElemKind to) {
   if (to == ElemKind::I1)
     return "(" + x + " != 0)";
+  if (from == ElemKind::F64 && to == ElemKind::F16)
+    return target.load(to, target.store(to, x)); // rounded once, from double
   if (isFloatKind(from) && !isFloatKind(to))
     return "dlc_float_to_int((double)" + x + ")"; // NaN 0, truncate, saturate
   return "(" + target.computeType(to) + ")" + x;
@@ -257,8 +264,10 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
       llvm::report_fatal_error("codegen: a constant that is not dense");
     auto asDouble = [&](int64_t i) -> double {
       if (isFloatKind(kind))
-        return (dense.getValues<APFloat>().begin() + i)->convertToDouble();
-      return (double)(dense.getValues<APInt>().begin() + i)->getSExtValue();
+        return (*(dense.getValues<APFloat>().begin() + i)).convertToDouble();
+      if (kind == ElemKind::I1)
+        return (*(dense.getValues<APInt>().begin() + i)).getBoolValue();
+      return (double)(*(dense.getValues<APInt>().begin() + i)).getSExtValue();
     };
     if (dense.isSplat())
       return target.literal(kind, asDouble(0));
@@ -271,8 +280,7 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
     return define(kind, name + "[" + flatIndex(shape, index) + "]", op);
   }
   if (auto iota = dyn_cast<IotaOp>(op)) {
-    int64_t axis = iota.getAxis() < 0 ? iota.getAxis() + shape.size()
-                                      : iota.getAxis();
+    int64_t axis = normalize(iota.getAxis(), shape.size());
     return define(kind, "(" + target.computeType(kind) + ")" + index[axis], op);
   }
 
@@ -356,8 +364,7 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
     return name;
   }
   if (auto concat = dyn_cast<ConcatOp>(op)) {
-    int64_t axis = concat.getAxis() < 0 ? concat.getAxis() + shape.size()
-                                        : concat.getAxis();
+    int64_t axis = normalize(concat.getAxis(), shape.size());
     std::string name = out.fresh("v");
     out.line(target.computeType(kind) + " " + name + ";" + comment(op));
     int64_t start = 0;
@@ -367,28 +374,30 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
       Index in = index;
       if (start)
         in[axis] = "(" + index[axis] + " - " + std::to_string(start) + ")";
-      std::string head =
-          i + 1 == inputs.size()
-              ? (i ? "else" : "")
-              : (i ? "else if (" : "if (") + index[axis] + " < " +
-                    std::to_string(start + size) + ")";
-      if (head.empty()) {
+      bool last = i + 1 == inputs.size();
+      std::string head = last ? "else"
+                              : (i ? "else if (" : "if (") + index[axis] + " < " +
+                                    std::to_string(start + size) + ")";
+      if (last && i == 0) {
         out.line(name + " = " + emit(input, in) + ";");
-      } else {
-        out.open(head);
-        pushScope();
-        out.line(name + " = " + emit(input, in) + ";");
-        popScope();
-        out.close();
+        break;
       }
+      if (i == 0)
+        out.open(head);
+      else
+        out.reopen(head);
+      pushScope();
+      out.line(name + " = " + emit(input, in) + ";");
+      popScope();
+      if (last)
+        out.close();
       start += size;
     }
     return name;
   }
   if (auto gather = dyn_cast<GatherOp>(op)) {
     std::vector<int64_t> xShape = shapeOf(gather.getX());
-    int64_t axis = gather.getAxis() < 0 ? gather.getAxis() + xShape.size()
-                                        : gather.getAxis();
+    int64_t axis = normalize(gather.getAxis(), xShape.size());
     size_t idxRank = shapeOf(gather.getIndices()).size();
     Index at(index.begin() + axis, index.begin() + axis + idxRank);
     std::string raw = emit(gather.getIndices(), at);

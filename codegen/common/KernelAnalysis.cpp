@@ -195,6 +195,8 @@ KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel) {
       a.splitReason = why;
     }
   };
+  if (!anchor.empty())
+    bound(anchor.size() - 1, "the innermost dimension, a loop in each row");
   for (Value r : kernel.results)
     bound(commonPrefix(anchor, shapeOf(r)), "results of different shapes");
   if (a.stageResultsThroughScratch)

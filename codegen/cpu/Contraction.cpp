@@ -100,11 +100,14 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
   out.line("const int64_t batch = q / " + str(M) + ", m = q % " + str(M) + ";");
   out.line("const int64_t rows = " + str(M) + " - m < qEnd - q ? " + str(M) +
            " - m : qEnd - q;");
-  std::string aBase = "(" + batchIndex(cBatch, aBatch, "batch") + " * " +
-                      str(M * K) + ")";
-  std::string bBase = "(" + batchIndex(cBatch, bBatch, "batch") + " * " +
-                      str(K * N) + ")";
+  auto batchBase = [&](const std::vector<int64_t> &batch, int64_t size) {
+    std::string index = batchIndex(cBatch, batch, "batch");
+    return index == "0" ? std::string("0") : index + " * " + str(size);
+  };
+  std::string aBase = batchBase(aBatch, M * K), bBase = batchBase(bBatch, K * N);
   std::string aFirst = ta ? aBase + " + m" : aBase + " + m * " + str(K);
+  if (aBase == "0")
+    aFirst = ta ? "m" : "m * " + str(K);
   if (blas) {
     ctx.usesBlas = true;
     const char *gemm = A.kind == ElemKind::F32 ? "cblas_sgemm" : "cblas_dgemm";
@@ -169,7 +172,7 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
     out.open("for (int64_t g = 0; g < " + str(G) + "; ++g)");
     std::string xBase = "(n * " + str(C) + " + g * " + str(Cg) + ") * " + str(H * W);
     if (!direct) {
-      // im2col: col[(c, kh, kw), (oh, ow)], zero outside the image.
+      out.line("// im2col: col[(c, kh, kw), (oh, ow)], zero outside the image");
       out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
       out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
       out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");

@@ -16,14 +16,6 @@ std::string CpuTarget::prelude() const {
 #include <stdlib.h>
 #include <string.h>
 
-extern "C" { // OpenBLAS (CBLAS row-major = 101, no transpose = 111, transpose = 112)
-void cblas_sgemm(int, int, int, int, int, int, float, const float *, int,
-                 const float *, int, float, float *, int);
-void cblas_dgemm(int, int, int, int, int, int, double, const double *, int,
-                 const double *, int, double, double *, int);
-void openblas_set_num_threads(int);
-}
-
 namespace {
 
 // Kernel-local scratch, freed when the call returns.
@@ -78,12 +70,26 @@ inline int64_t dlc_clamp_index(int64_t i, int64_t n) {
   return i < 0 ? 0 : i >= n ? n - 1 : i;
 }
 
-// The runtime's thread pool splits the work; OpenBLAS runs on one thread in
-// each call.
+} // namespace
+)";
+}
+
+std::string CpuTarget::blasPrelude() const {
+  return R"(
+// OpenBLAS (CBLAS row-major = 101, no transpose = 111, transpose = 112). The
+// runtime's thread pool splits the work; OpenBLAS runs on one thread in each
+// call.
+extern "C" {
+void cblas_sgemm(int, int, int, int, int, int, float, const float *, int,
+                 const float *, int, float, float *, int);
+void cblas_dgemm(int, int, int, int, int, int, double, const double *, int,
+                 const double *, int, double, double *, int);
+void openblas_set_num_threads(int);
+}
+namespace {
 struct DlcInit {
   DlcInit() { openblas_set_num_threads(1); }
 } dlc_init;
-
 } // namespace
 )";
 }

@@ -17,6 +17,8 @@ namespace dlc::codegen {
 class CpuTarget : public CTarget {
 public:
   std::string prelude() const override;
+  /// Declarations of the OpenBLAS calls, for modules that make them.
+  std::string blasPrelude() const;
   std::string kernelSignature(llvm::StringRef entry) const override;
   std::string parallelLoop(llvm::StringRef var,
                            llvm::StringRef extent) const override;

@@ -265,12 +265,10 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
     text.line("//  one call (" + analysis.splitReason + ")");
   text.open(target.kernelSignature(entry));
   text.append(statics);
-  text.append(body.text().empty() ? "" : "");
-  std::string indented;
-  for (llvm::StringRef line : llvm::split(body.text(), '\n'))
-    if (!line.empty())
-      indented += "  " + line.str() + "\n";
-  text.append(indented);
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(body.text()).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines)
+    text.append("  " + line.str() + "\n");
   text.close();
 
   EmittedKernel emitted;

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <new>
 
@@ -39,6 +40,8 @@ struct dlc_session_s {
   std::atomic<bool> busy{false};
   std::vector<const void *> inputs;
   std::vector<void *> outputs;
+  std::unique_ptr<bool[]> inputOnDevice, outputOnDevice;
+  int cudaOrdinal = -1; ///< the CUDA device, for kDLCUDA tensors; -1 on host-memory devices
 };
 
 namespace {
@@ -124,15 +127,24 @@ std::string dlpackName(DLDataType t) {
   return s;
 }
 
-/// Checks one tensor against the signature; returns its data pointer.
+/// Checks one tensor against the signature; returns its data pointer and
+/// whether it is device memory. `cudaOrdinal` is the session's CUDA device
+/// (kDLCUDA tensors on it are accepted), or -1 for a host-memory device.
 Status checkTensor(const char *kind, size_t index, const TensorInfo &info, const DLTensor *t,
-                   void **data) {
+                   int cudaOrdinal, void **data, bool *onDevice) {
   std::string who = strCat(kind, " ", index, " ('", info.name, "')");
   if (!t)
     return dlc::rt::invalidArgument(who, ": tensor is NULL");
-  if (t->device.device_type != kDLCPU)
+  *onDevice = t->device.device_type == kDLCUDA;
+  if (*onDevice && cudaOrdinal < 0)
+    return dlc::rt::invalidArgument(who, ": a kDLCUDA tensor, but the session's device uses "
+                                         "host memory (pass kDLCPU tensors)");
+  if (*onDevice && t->device.device_id != cudaOrdinal)
+    return dlc::rt::invalidArgument(who, ": on CUDA device ", t->device.device_id,
+                                    ", the session is on cuda:", cudaOrdinal);
+  if (t->device.device_type != kDLCPU && !*onDevice)
     return dlc::rt::invalidArgument(who, ": device type ", static_cast<int>(t->device.device_type),
-                                    " is not kDLCPU");
+                                    " is not kDLCPU", cudaOrdinal >= 0 ? " or kDLCUDA" : "");
   if (!dtypeMatches(info.dtype, t->dtype))
     return dlc::rt::invalidArgument(who, ": dtype ", dlpackName(t->dtype), " is not ",
                                     dlc::format::dtypeName(info.dtype));
@@ -343,6 +355,10 @@ dlc_status_t dlc_session_create(dlc_module_t *module, const char *device,
     auto session = std::make_unique<dlc_session_s>();
     DLC_RETURN_IF_ERROR(
         dlc::rt::Session::create(module->module, device, opts, &session->session));
+    // "cuda:N" (a device without host memory) accepts kDLCUDA tensors on N.
+    const std::string &name = session->session->device().name();
+    if (!session->session->device().sharesHostMemory() && name.rfind("cuda:", 0) == 0)
+      session->cudaOrdinal = std::atoi(name.c_str() + 5);
     *out_session = session.release();
     return dlc::rt::okStatus();
   });
@@ -369,6 +385,8 @@ dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inpu
       return dlc::rt::invalidArgument("dlc_session_run: inputs or outputs is NULL");
     session->inputs.resize(num_inputs);
     session->outputs.resize(num_outputs);
+    session->inputOnDevice.reset(new bool[num_inputs + 1]);
+    session->outputOnDevice.reset(new bool[num_outputs + 1]);
     // Byte ranges, to refuse outputs that overlap anything.
     struct Range {
       uintptr_t begin, end;
@@ -378,7 +396,8 @@ dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inpu
     std::vector<Range> ranges;
     for (size_t i = 0; i < num_inputs; ++i) {
       void *p = nullptr;
-      DLC_RETURN_IF_ERROR(checkTensor("input", i, m.inputs()[i], inputs[i], &p));
+      DLC_RETURN_IF_ERROR(checkTensor("input", i, m.inputs()[i], inputs[i],
+                                      session->cudaOrdinal, &p, &session->inputOnDevice[i]));
       session->inputs[i] = p;
       uintptr_t b = reinterpret_cast<uintptr_t>(p);
       if (m.inputs()[i].bytes)
@@ -386,7 +405,8 @@ dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inpu
     }
     for (size_t i = 0; i < num_outputs; ++i) {
       void *p = nullptr;
-      DLC_RETURN_IF_ERROR(checkTensor("output", i, m.outputs()[i], outputs[i], &p));
+      DLC_RETURN_IF_ERROR(checkTensor("output", i, m.outputs()[i], outputs[i],
+                                      session->cudaOrdinal, &p, &session->outputOnDevice[i]));
       session->outputs[i] = p;
       uintptr_t b = reinterpret_cast<uintptr_t>(p);
       if (m.outputs()[i].bytes)
@@ -408,7 +428,8 @@ dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inpu
         furthest = &r;
     }
     return session->session->run(session->inputs.data(), num_inputs, session->outputs.data(),
-                                  num_outputs);
+                                  num_outputs, session->inputOnDevice.get(),
+                                  session->outputOnDevice.get());
   });
   session->busy.store(false, std::memory_order_release);
   return result;

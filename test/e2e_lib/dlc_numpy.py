@@ -34,6 +34,11 @@ import numpy as np
 #===----------------------------------------------------------------------===#
 
 
+# The device `dlc run` uses here. The tests of this folder check the oracle
+# against NumPy, so `reference` unless a test (e.g. cpu_*.py) says otherwise.
+DEVICE = os.environ.get("DLC_E2E_DEVICE", "reference")
+
+
 def _dim_args(dims):
     return [f"--dim={name}={size}" for name, size in (dims or {}).items()]
 
@@ -72,7 +77,7 @@ def run_dlc(model, inputs, dims=None, seed=0, outputs=None, params_file="params.
     if outputs is None:
         outputs = model_info(model, dims)["outputs"]
     with tempfile.TemporaryDirectory(prefix="dlc-e2e-") as tmp:
-        cmd = ["dlc", "run", str(model), f"--seed={seed}"] + _dim_args(dims)
+        cmd = ["dlc", "run", str(model), f"--seed={seed}", f"--device={DEVICE}"] + _dim_args(dims)
         for name, array in inputs.items():
             path = os.path.join(tmp, f"in_{name}.npy")
             np.save(path, np.asarray(array))
@@ -252,7 +257,7 @@ def dlc_error(source, inputs=None, args=()):
         path = os.path.join(tmp, "model.dlg")
         with open(path, "w") as f:
             f.write(source)
-        cmd = ["dlc", "run", path] + list(args)
+        cmd = ["dlc", "run", path, f"--device={DEVICE}"] + list(args)
         for name, array in (inputs or {}).items():
             np.save(os.path.join(tmp, name + ".npy"), array)
             cmd.append(f"--input={name}=@{os.path.join(tmp, name + '.npy')}")

@@ -30,7 +30,7 @@ static cl::opt<std::string> command(cl::Positional, cl::Required,
                                     cl::desc("<check|compile|plan|run>"),
                                     cl::cat(category));
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
-                                      cl::desc("<model.dlg>"),
+                                      cl::desc("<model.dlg|.onnx|.dlcm>"),
                                       cl::cat(category));
 static cl::list<std::string>
     dims("dim", cl::desc("Size of a symbolic dimension, e.g. --dim N=64"),
@@ -38,15 +38,22 @@ static cl::list<std::string>
 static cl::opt<std::string>
     emit("emit",
          cl::desc("compile: the stage to print (ast, mlir, fused: after "
-                  "dlc-fuse)"),
+                  "dlc-fuse, cpp: the CPU kernels' source)"),
          cl::value_desc("stage"), cl::cat(category));
 static cl::opt<std::string> outputPath("o", cl::desc("compile: output file"),
                                        cl::init("-"), cl::cat(category));
 // `compile --stats` is LLVM's own -stats flag (registering another would
 // clash with it), read through llvm::AreStatisticsEnabled().
 static cl::opt<std::string>
-    device("device", cl::desc("run: where to run (reference)"),
-           cl::init("reference"), cl::cat(category));
+    device("device",
+           cl::desc("run: where to run: cpu (compiled; the default), "
+                    "cuda-emu (the CUDA kernels on the CPU), cuda[:N] or "
+                    "reference (the float64 oracle)"),
+           cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    target("target", cl::desc("compile: what the kernels run on (cpu, or "
+                            "cuda:sm_80,sm_90)"),
+           cl::init("cpu"), cl::cat(category));
 static cl::list<std::string>
     inputs("input", cl::desc("run: an input from a file, e.g. x=@x.npy"),
            cl::value_desc("NAME=@FILE"), cl::cat(category));
@@ -111,12 +118,14 @@ int main(int argc, char **argv) {
           "dlc: a dataflow graph compiler for deep-learning models\n\n"
           "  dlc check M.dlg [--dim N=64]         inputs, outputs, "
           "parameters, FLOPs\n"
-          "  dlc compile M.dlg --emit=ast|mlir|fused  print a stage\n"
+          "  dlc compile M.dlg -o M.dlcm [--target cpu]  write a module\n"
+          "  dlc compile M.dlg --emit=ast|mlir|fused|cpp  print a stage\n"
           "  dlc compile M.dlg --stats            compile; print the memory "
           "plan's figures\n"
           "  dlc plan M.dlg [--dim N=64]          kernels, arena, lower "
           "bound, weights\n"
-          "  dlc run M.dlg [--input x=@x.npy] [--output y=@y.npy]\n"
+          "  dlc run M.dlg|M.dlcm [--device cpu|reference] [--input x=@x.npy]\n"
+          "            [--output y=@y.npy]\n"
           "            [--expected-output y=@y.npy --rtol R --atol A] "
           "[--seed S]\n",
           &llvm::errs()))
@@ -151,13 +160,18 @@ int main(int argc, char **argv) {
   if (command == "check")
     return runCheck(common, context, sourceMgr, llvm::outs());
   if (command == "compile")
-    return runCompile(common, {emit, outputPath, llvm::AreStatisticsEnabled()},
+    return runCompile(common,
+                      {emit, outputPath, llvm::AreStatisticsEnabled(), target},
                       context, sourceMgr);
   if (command == "plan")
     return runPlan(common, context, sourceMgr, llvm::outs());
   if (command == "run") {
     RunOptions run;
     run.device = device;
+    // --stage picks the IR the oracle evaluates: it implies the reference
+    // device unless a device is named.
+    if (stage.getNumOccurrences() && !device.getNumOccurrences())
+      run.device = "reference";
     run.inputs = inputs;
     run.outputs = outputs;
     run.expectedOutputs = expectedOutputs;

@@ -48,7 +48,9 @@ static bool writeAll(int fd, ByteSpan bytes) {
 
 /// dlopen()s a shared object held in memory: through an anonymous memfd
 /// where the kernel has one, else a temporary file removed right after.
-Status dlopenBinary(const BinarySpec &binary, void **handle) {
+Status dlopenBinary(const BinarySpec &binary, void **handle, int *keptFd) {
+  if (keptFd)
+    *keptFd = -1;
   if (binary.bytes.size() < 4 || std::memcmp(binary.bytes.data(), "\x7f" "ELF", 4) != 0)
     return invalidModule("binary '", binary.name, "' is not an ELF shared object");
   std::string path;
@@ -79,12 +81,34 @@ Status dlopenBinary(const BinarySpec &binary, void **handle) {
   dlerror();
   *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   std::string message = *handle ? "" : dlerror();
-  close(fd);
+  // glibc knows a loaded object by its path: while this one is loaded, its
+  // memfd must stay open, or the next memfd gets the same /proc/self/fd/N
+  // and dlopen returns this object again.
+  if (*handle && keptFd && !temporary)
+    *keptFd = fd;
+  else
+    close(fd);
   if (temporary)
     unlink(path.c_str());
   if (!*handle)
     return invalidModule("cannot load binary '", binary.name, "': ", message);
   return okStatus();
+}
+
+void dlcloseBinary(void *handle, int keptFd) {
+  if (handle)
+    dlclose(handle);
+  if (keptFd < 0)
+    return;
+  // An object glibc could not unload (thread-local destructors, unique
+  // symbols) stays known by its /proc/self/fd/N path: keep that fd open for
+  // good, so that no later memfd gets the same path.
+  const std::string path = "/proc/self/fd/" + std::to_string(keptFd);
+  if (void *still = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(still);
+    return;
+  }
+  close(keptFd);
 }
 
 namespace {
@@ -103,8 +127,8 @@ private:
 class CpuExecutable final : public Executable {
 public:
   ~CpuExecutable() override {
-    for (void *h : handles_)
-      dlclose(h);
+    for (size_t i = 0; i < handles_.size(); ++i)
+      dlcloseBinary(handles_[i], fds_[i]);
   }
   uint32_t kernelCount() const override { return static_cast<uint32_t>(kernels_.size()); }
 
@@ -115,6 +139,7 @@ public:
     uint32_t argCount;
   };
   std::vector<void *> handles_;
+  std::vector<int> fds_; ///< memfds of the loaded objects, closed after them
   std::vector<Kernel> kernels_;
 };
 
@@ -199,8 +224,10 @@ public:
         return unavailable("kernel '", k.name, "': binary '", binary.name, "' for '",
                            binary.arch, "' cannot run on cpu (", hostArch(), ")");
       if (!handleOf[k.binary]) {
-        DLC_RETURN_IF_ERROR(dlopenBinary(binary, &handleOf[k.binary]));
+        int fd = -1;
+        DLC_RETURN_IF_ERROR(dlopenBinary(binary, &handleOf[k.binary], &fd));
         exe->handles_.push_back(handleOf[k.binary]);
+        exe->fds_.push_back(fd);
       }
       dlerror();
       void *symbol = dlsym(handleOf[k.binary], k.entry.c_str());

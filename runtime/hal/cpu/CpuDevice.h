@@ -25,9 +25,15 @@ using KernelEntry = void (*)(void *const *buffers, int64_t begin, int64_t end);
 const char *hostArch();
 
 /// dlopen()s a shared object held in memory (RTLD_NOW | RTLD_LOCAL): through
-/// an anonymous memfd, else a temporary file removed at once. Also used by
-/// cuda-emu, whose kernels are shared objects too.
-Status dlopenBinary(const BinarySpec &binary, void **handle);
+/// an anonymous memfd, else a temporary file removed at once. `keptFd` (may
+/// be null) gets the memfd, which the caller closes after dlclose (-1 when
+/// there is none to close). Also used by cuda-emu, whose kernels are shared
+/// objects too.
+Status dlopenBinary(const BinarySpec &binary, void **handle, int *keptFd);
+/// dlclose()s what dlopenBinary loaded and closes its memfd, unless glibc
+/// keeps the object loaded (then the fd stays open, so that its path is
+/// never reused for another object).
+void dlcloseBinary(void *handle, int keptFd);
 
 Status createCpuDevice(const DeviceOptions &options, std::unique_ptr<Device> *out);
 

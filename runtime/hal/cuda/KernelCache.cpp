@@ -63,11 +63,15 @@ std::string KernelCacheKey::fileName() const {
                 kind == CodeKind::kCubin ? ".cubin" : ".ptx");
 }
 
-std::vector<std::string> nvrtcFlags(const std::string &arch, CodeKind kind) {
-  std::string target = arch;
-  if (kind == CodeKind::kPtx && arch.rfind("sm_", 0) == 0)
-    target = "compute_" + arch.substr(3);
-  return {"--gpu-architecture=" + target, "-default-device", "-std=c++17", "-lineinfo"};
+std::vector<std::string> nvrtcFlags(const std::string &arch) {
+  return {"--gpu-architecture=" + arch, "-default-device", "-std=c++17", "-lineinfo"};
+}
+
+std::string nvrtcFlagString(const std::string &arch) {
+  std::string joined;
+  for (const std::string &f : nvrtcFlags(arch))
+    joined += (joined.empty() ? "" : " ") + f;
+  return joined;
 }
 
 int smVersion(const std::string &arch) {

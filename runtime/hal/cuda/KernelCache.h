@@ -39,10 +39,12 @@ struct KernelCacheKey {
 };
 
 /// The options every NVRTC compilation of dlc uses, in order, for `arch`
-/// ("sm_90"): --gpu-architecture=<arch or compute_XY for PTX>, -default-device,
-/// -std=c++17, -lineinfo. The include path for cuda_fp16.h is added by the
-/// caller (it is not part of the key).
-std::vector<std::string> nvrtcFlags(const std::string &arch, CodeKind kind);
+/// ("sm_90"): --gpu-architecture=<arch>, -default-device, -std=c++17,
+/// -lineinfo. One compilation gives both the cubin and the PTX. The include
+/// path for cuda_fp16.h is added by the caller (it is not part of the key).
+std::vector<std::string> nvrtcFlags(const std::string &arch);
+/// nvrtcFlags(arch) joined by spaces, as KernelCacheKey::flags holds them.
+std::string nvrtcFlagString(const std::string &arch);
 
 /// "sm_90" → 90; 0 when `arch` is not of the form sm_<digits>.
 int smVersion(const std::string &arch);

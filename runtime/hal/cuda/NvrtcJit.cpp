@@ -114,9 +114,8 @@ Status jitCompile(const std::string &name, const std::string &source, const std:
   key.arch = arch;
   key.compilerVersion = n.version;
   key.kind = CodeKind::kCubin;
-  std::vector<std::string> flags = nvrtcFlags(arch, key.kind);
-  for (const std::string &f : flags)
-    key.flags += (key.flags.empty() ? "" : " ") + f;
+  std::vector<std::string> flags = nvrtcFlags(arch);
+  key.flags = nvrtcFlagString(arch);
   out->kind = CodeKind::kCubin;
   if (cache.lookup(key, &out->image)) {
     out->fromCache = true;

@@ -7,6 +7,7 @@
 #include "runtime/hal/cpu/CpuDevice.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <thread>
@@ -29,8 +30,8 @@ private:
 class EmuExecutable final : public Executable {
 public:
   ~EmuExecutable() override {
-    for (void *h : handles_)
-      dlclose(h);
+    for (size_t i = 0; i < handles_.size(); ++i)
+      cpu::dlcloseBinary(handles_[i], fds_[i]);
   }
   uint32_t kernelCount() const override { return static_cast<uint32_t>(kernels_.size()); }
 
@@ -42,6 +43,7 @@ public:
     uint32_t argCount;
   };
   std::vector<void *> handles_;
+  std::vector<int> fds_; ///< memfds of the loaded objects (cpu::dlopenBinary)
   std::vector<Kernel> kernels_;
 };
 
@@ -143,8 +145,10 @@ public:
                                  " bytes of dynamic shared memory; cuda-emu allows ",
                                  kMaxDynamicSharedBytes);
       if (!handleOf[k.binary]) {
-        DLC_RETURN_IF_ERROR(cpu::dlopenBinary(binary, &handleOf[k.binary]));
+        int fd = -1;
+        DLC_RETURN_IF_ERROR(cpu::dlopenBinary(binary, &handleOf[k.binary], &fd));
         exe->handles_.push_back(handleOf[k.binary]);
+        exe->fds_.push_back(fd);
       }
       const std::string symbol = kLaunchStubPrefix + k.entry;
       dlerror();

@@ -9,8 +9,9 @@
 //
 // Compile a kernel source for emulation exactly as codegen/cuda/EmuCompile
 // does (docs/design/2026-11-22-cuda-device.md):
-//   c++ -std=c++17 -O2 -shared -fPIC -DDLC_CUDA_EMU -I<this folder>/include \
-//       -include dlc_cuda_emu.h -x c++ kernel.cu
+//   c++ -std=c++17 -O2 -shared -fPIC -fvisibility=hidden -fno-gnu-unique \
+//       -DDLC_CUDA_EMU -pthread -I<this folder>/include -include dlc_cuda_emu.h \
+//       -x c++ kernel.cu
 // with `__CUDA_ARCH__` undefined; include/cuda_fp16.h and cuda_bf16.h are
 // empty stand-ins, as this header defines those types.
 //
@@ -48,6 +49,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <type_traits>
@@ -97,12 +99,6 @@ typedef struct dlc_emu_launch_t {
 // Vector types
 //===----------------------------------------------------------------------===//
 
-struct dim3 {
-  unsigned x = 1, y = 1, z = 1;
-  constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
-};
-using uint3 = dim3;
-
 #define DLC_EMU_VECTOR_TYPES(T, name, align2, align4)                                   \
   struct name##1 { T x; };                                                               \
   struct alignas(align2) name##2 { T x, y; };                                            \
@@ -123,6 +119,13 @@ DLC_EMU_VECTOR_TYPES(unsigned short, ushort, 4, 8)
 DLC_EMU_VECTOR_TYPES(long long, longlong, 16, 16)
 DLC_EMU_VECTOR_TYPES(unsigned long long, ulonglong, 16, 16)
 #undef DLC_EMU_VECTOR_TYPES
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+  constexpr operator uint3() const { return {x, y, z}; }
+};
 
 //===----------------------------------------------------------------------===//
 // The block scheduler
@@ -158,10 +161,14 @@ struct BlockState {
   alignas(16) unsigned char dynamicShared[kMaxDynamicShared];
 };
 
-inline BlockState &state() {
-  static thread_local std::unique_ptr<BlockState> s(new BlockState());
-  return *s;
+/// The block state of the OS thread running blocks. A raw thread-local
+/// pointer set for the duration of a launch: nothing thread-local has a
+/// destructor, so the shared object can be unloaded (dlclose).
+inline BlockState *&currentState() {
+  static thread_local BlockState *s = nullptr;
+  return s;
 }
+inline BlockState &state() { return *currentState(); }
 
 } // namespace dlc_emu
 
@@ -312,6 +319,10 @@ inline bool launch(const dlc_emu_launch_t &launch, const std::function<void()> &
   std::string firstError;
   std::atomic_flag errorTaken = ATOMIC_FLAG_INIT;
   auto work = [&] {
+    // Default-initialised: the shared memory is not zero-filled here.
+    std::unique_ptr<BlockState> blockState(new BlockState);
+    BlockState *previous = currentState();
+    currentState() = blockState.get();
     gridDim = grid;
     blockDim = block;
     std::string error;
@@ -325,6 +336,7 @@ inline bool launch(const dlc_emu_launch_t &launch, const std::function<void()> &
         failed = true;
       }
     }
+    currentState() = previous;
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < workers; ++t)

@@ -159,10 +159,15 @@ typedef struct dlc_session_options_t {
 
 DLC_API void dlc_session_options_init(dlc_session_options_t *options);
 
-/* device: "cpu"; "cuda:N", "cuda" and "cuda-emu" return DLC_UNAVAILABLE in
- * this version. Checks the module against the device (its arena against the
+/* device: "cpu"; "cuda:N" ("cuda" is "cuda:0"), an NVIDIA GPU through the
+ * driver (DLC_UNAVAILABLE, message "no CUDA driver: ..." or "no CUDA device
+ * ...", on a machine without); "cuda-emu", CUDA kernels emulated on the CPU
+ * (for tests). Checks the module against the device (its arena against the
  * memory limit, a loadable binary for every kernel) before allocating, then
- * allocates the plan's arena and loads the kernels. options may be NULL. */
+ * allocates the plan's arena, loads the kernels (on CUDA: the cubin for the
+ * device's architecture, else PTX, else the kernel's source through NVRTC
+ * and the disk cache) and, on CUDA, uploads the weights. options may be
+ * NULL. */
 DLC_API dlc_status_t dlc_session_create(dlc_module_t *module, const char *device,
                                         const dlc_session_options_t *options,
                                         dlc_session_t **out_session);
@@ -170,7 +175,8 @@ DLC_API dlc_status_t dlc_session_create(dlc_module_t *module, const char *device
 DLC_API void dlc_session_destroy(dlc_session_t *session);
 
 /* Runs the module once. inputs[i] must match input i exactly: dtype, ndim,
- * shape, a CPU device (kDLCPU), compact row-major strides (or NULL
+ * shape, a CPU device (kDLCPU; on a "cuda:N" session also kDLCUDA memory of
+ * device N, used in place), compact row-major strides (or NULL
  * strides), non-NULL data unless empty. outputs[i] likewise, and the runtime
  * writes its result into outputs[i]->data. Outputs must not overlap each other
  * or any input. Returns when the results are in the outputs. */

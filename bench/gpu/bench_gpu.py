@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""The GPU benchmark (bench/gpu/run.sh runs this in prepare.sh's folder).
+
+dlc's prebuilt modules run through the runtime's timing program on cuda:0
+(inputs and outputs in device memory, 5 warm-up runs, the median of
+--iterations synchronised runs); the baselines are measured in the same
+run with PyTorch: the device-to-device copy bandwidth, cuBLAS for the GEMM
+(FP32, TF32 off, as dlc's SIMT kernel; TF32 also shown), and the same GPT-2
+block (the weights dlc drew, loaded from weights/*.npy; the same input) in
+eager mode and under torch.compile, timed with CUDA events. Prints one
+table with the device and the ratios (dlc time / baseline time: below 1 is
+faster than the baseline), and checks dlc's GPT-2 output against PyTorch's.
+"""
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+p = argparse.ArgumentParser()
+p.add_argument("--dir", required=True)
+p.add_argument("--iterations", type=int, default=50)
+p.add_argument("--device", default="cuda:0")
+args = p.parse_args()
+D = args.dir
+RUNNER = os.path.join(D, "dlc-bench-gpu")
+
+try:
+    import torch
+    HAVE_TORCH = torch.cuda.is_available()
+except Exception as e:  # noqa: BLE001
+    torch, HAVE_TORCH = None, False
+    print(f"(no PyTorch with CUDA here: {e}; dlc timings only)")
+
+
+def dlc_time(module, inputs_dir=None):
+    cmd = [RUNNER, os.path.join(D, "modules", module + ".dlcm"), args.device, str(args.iterations)]
+    if inputs_dir:
+        cmd.append(inputs_dir)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    return float(r.stdout.split()[0]), ""
+
+
+def cuda_time(fn, iterations=None):
+    iterations = iterations or args.iterations
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iterations):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return float(np.median(times))
+
+
+rows = []  # (name, dlc ms, baseline name, baseline ms, note)
+
+
+def device_name():
+    if HAVE_TORCH:
+        return torch.cuda.get_device_name(0)
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                              stdout=subprocess.PIPE, text=True).stdout.strip()
+    except OSError:
+        return "unknown GPU"
+
+
+# 1. Copy bandwidth (the memory-bound kernels' roofline).
+copy_gbs = None
+if HAVE_TORCH:
+    src = torch.empty(256 * 2**20, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(src)
+    ms = cuda_time(lambda: dst.copy_(src), 20)
+    copy_gbs = 2 * src.numel() * 4 / ms / 1e6
+    del src, dst
+
+# 2. Memory-bound fused kernels: achieved GB/s against the copy bandwidth.
+MEMORY_BOUND = {
+    "bias_gelu": (8192 * 3072 * 2 + 3072) * 4,
+    "layer_norm": (16384 * 768 * 2 + 2 * 768) * 4,
+    "softmax": 49152 * 512 * 2 * 4,
+}
+for name, nbytes in MEMORY_BOUND.items():
+    ms, err = dlc_time(name)
+    if ms is None:
+        rows.append((name, None, "", None, err))
+        continue
+    gbs = nbytes / ms / 1e6
+    base, base_ms = "", None
+    if HAVE_TORCH:
+        x = torch.randn(*{"bias_gelu": (8192, 3072), "layer_norm": (16384, 768),
+                          "softmax": (49152, 512)}[name], device="cuda")
+        if name == "bias_gelu":
+            b = torch.randn(3072, device="cuda")
+            fn = lambda: torch.nn.functional.gelu(x + b, approximate="tanh")  # noqa: E731
+        elif name == "layer_norm":
+            g, b = torch.randn(768, device="cuda"), torch.randn(768, device="cuda")
+            fn = lambda: torch.nn.functional.layer_norm(x, (768,), g, b, 1e-5)  # noqa: E731
+        else:
+            fn = lambda: torch.softmax(x, -1)  # noqa: E731
+        base, base_ms = "torch eager", cuda_time(fn)
+    note = f"{gbs:.0f} GB/s" + (f" = {gbs / copy_gbs:.0%} of copy" if copy_gbs else "")
+    rows.append((name, ms, base, base_ms, note))
+
+# 3. GEMM against cuBLAS.
+ms, err = dlc_time("gemm_4096")
+flop = 2 * 4096**3
+if ms is None:
+    rows.append(("gemm 4096^3 f32", None, "", None, err))
+else:
+    note = f"{flop / ms / 1e9:.1f} TFLOP/s"
+    if HAVE_TORCH:
+        a = torch.randn(4096, 4096, device="cuda")
+        b = torch.randn(4096, 4096, device="cuda")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        fp32 = cuda_time(lambda: a @ b)
+        torch.backends.cuda.matmul.allow_tf32 = True
+        tf32 = cuda_time(lambda: a @ b)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        rows.append(("gemm 4096^3 f32", ms, "cuBLAS FP32", fp32, note))
+        rows.append(("gemm 4096^3 f32", ms, "cuBLAS TF32", tf32, note))
+    else:
+        rows.append(("gemm 4096^3 f32", ms, "", None, note))
+
+# 4. The GPT-2 block: same weights, same input, eager and torch.compile.
+weights = {f[:-4]: np.load(os.path.join(D, "weights", f))
+           for f in os.listdir(os.path.join(D, "weights")) if f.endswith(".npy")}
+
+
+def torch_block(w, x):
+    B, T, C = x.shape
+
+    def ln(v, g, b):
+        return torch.nn.functional.layer_norm(v, (C,), g, b, 1e-5)
+
+    def heads(v):
+        return v.view(B, T, 12, 64).transpose(1, 2)
+
+    h = ln(x, w["ln_1_g"], w["ln_1_b"])
+    q, k, v = (heads(h @ w[f"w_{n}"] + w[f"b_{n}"]) for n in "qkv")
+    s = (q @ k.transpose(-1, -2)) * 0.125
+    mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+    p_ = torch.softmax(torch.where(mask, s, torch.tensor(-1e9, device=x.device)), -1)
+    merged = (p_ @ v).transpose(1, 2).reshape(B, T, C)
+    r = x + (merged @ w["w_o"] + w["b_o"])
+    h2 = ln(r, w["ln_2_g"], w["ln_2_b"])
+    m = torch.nn.functional.gelu(h2 @ w["w_fc"] + w["b_fc"], approximate="tanh")
+    return r + (m @ w["w_proj"] + w["b_proj"])
+
+
+for B, T in ((1, 128), (8, 512)):
+    name = f"gpt2_b{B}_t{T}"
+    rng = np.random.default_rng(B * 1000 + T)
+    x = rng.standard_normal((B, T, 768), dtype=np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in weights:
+            os.symlink(os.path.join(D, "weights", n + ".npy"), os.path.join(tmp, n + ".npy"))
+        np.save(os.path.join(tmp, "x.npy"), x)
+        ms, err = dlc_time(name, tmp)
+        y_dlc = np.load(os.path.join(tmp, "y.out.npy")) if ms is not None else None
+    label = f"GPT-2 block B={B} T={T} f32"
+    if ms is None:
+        rows.append((label, None, "", None, err))
+        continue
+    if not HAVE_TORCH:
+        rows.append((label, ms, "", None, ""))
+        continue
+    torch.backends.cuda.matmul.allow_tf32 = False
+    w = {k: torch.from_numpy(v).cuda() for k, v in weights.items()}
+    xt = torch.from_numpy(x).cuda()
+    with torch.no_grad():
+        y_ref = torch_block(w, xt)
+        err = float(np.linalg.norm(y_dlc - y_ref.cpu().numpy()) / np.linalg.norm(y_ref.cpu().numpy()))
+        check = f"rel. error vs torch {err:.1e}"
+        rows.append((label, ms, "torch eager", cuda_time(lambda: torch_block(w, xt)), check))
+        try:
+            compiled = torch.compile(lambda a: torch_block(w, a))
+            compiled(xt)
+            rows.append((label, ms, "torch.compile", cuda_time(lambda: compiled(xt)), check))
+        except Exception as e:  # noqa: BLE001
+            rows.append((label, ms, "torch.compile", None, f"failed: {str(e).splitlines()[0][:60]}"))
+
+print()
+print(f"dlc GPU benchmark on {device_name()} ({platform.node()}), median of {args.iterations} runs")
+if copy_gbs:
+    print(f"device copy bandwidth (torch, 1 GiB d2d): {copy_gbs:.0f} GB/s")
+print()
+print(f"| {'kernel / model':28} | {'dlc ms':>9} | {'baseline':14} | {'base ms':>9} | {'dlc/base':>8} | note")
+print(f"|{'-' * 30}|{'-' * 11}|{'-' * 16}|{'-' * 11}|{'-' * 10}|------")
+for name, ms, base, base_ms, note in rows:
+    ratio = f"{ms / base_ms:.2f}x" if ms and base_ms else ""
+    print(f"| {name:28} | {ms if ms is not None else float('nan'):9.3f} | {base:14} | "
+          f"{base_ms if base_ms is not None else float('nan'):9.3f} | {ratio:>8} | {note}")

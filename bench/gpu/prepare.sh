@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds everything bench/gpu/run.sh needs on a GPU machine, here (no GPU
+# needed): the CUDA modules (cubin + PTX for sm_80 and sm_90, compiled by
+# NVRTC), the runtime library, the timing program, the GPT-2 weights as
+# .npy files (from `dlc run --save-params`), and the scripts, in one folder
+# (default build/bench-gpu, under 60 MB). Copy that folder to the GPU
+# machine and run its run.sh.
+#
+#   bench/gpu/prepare.sh [OUT]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${1:-$ROOT/build/bench-gpu}
+BUILD=$ROOT/build
+DLC=$BUILD/bin/dlc
+ARCHS=cuda:sm_80,sm_90
+
+ninja -C "$BUILD" dlc dlc-bench-gpu dlc_runtime >/dev/null
+rm -rf "$OUT"
+mkdir -p "$OUT/modules" "$OUT/weights" "$OUT/lib" "$OUT/src"
+cp "$BUILD/bin/dlc-bench-gpu" "$OUT/"
+cp -P "$BUILD"/lib/libdlc_runtime.so* "$OUT/lib/"
+cp "$ROOT/bench/gpu/run.sh" "$ROOT/bench/gpu/bench_gpu.py" "$OUT/"
+
+# 1. The GPT-2 block's weights, exactly as dlc draws them.
+"$DLC" run "$ROOT/examples/gpt2_block.dlg" --dim B=1 --dim T=2 --device reference \
+  --save-params "$OUT/params.npz" >/dev/null
+python3 - "$OUT" <<'PY'
+import sys, numpy as np
+out = sys.argv[1]
+for name, value in np.load(f"{out}/params.npz").items():
+    np.save(f"{out}/weights/{name}.npy", np.ascontiguousarray(value, np.float32))
+PY
+rm "$OUT/params.npz"
+
+# 2. Sources: the GPT-2 block with its parameters as graph inputs (so one
+#    copy of the weights serves every shape), a large GEMM, and memory-bound
+#    fused kernels.
+python3 - "$ROOT/examples/gpt2_block.dlg" "$OUT/src/gpt2_block.dlg" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+params = re.findall(r"^\s*param\s+(\w+)\s*:\s*([^=]+?)\s*=.*$", text, re.M)
+text = re.sub(r"^\s*param\s+.*\n", "", text, flags=re.M)
+extra = "".join(f", {n}: {t}" for n, t in params)
+text = text.replace("graph gpt2_block(x: f32[B, T, 768])", f"graph gpt2_block(x: f32[B, T, 768]{extra})")
+open(sys.argv[2], "w").write(text)
+PY
+cat > "$OUT/src/gemm.dlg" <<'DLG'
+# A large square GEMM: 4096 x 4096 x 4096 in float32.
+graph gemm(a: f32[4096, 4096], b: f32[4096, 4096]) -> (c: f32[4096, 4096]) {
+  c = a @ b
+}
+DLG
+cat > "$OUT/src/bias_gelu.dlg" <<'DLG'
+# Memory-bound, element-wise: bias + tanh GELU over 8192 x 3072 (one kernel).
+graph bias_gelu(x: f32[8192, 3072], b: f32[3072]) -> (y: f32[8192, 3072]) {
+  y = gelu(x + b, approximate="tanh")
+}
+DLG
+cat > "$OUT/src/layer_norm.dlg" <<'DLG'
+# Memory-bound, a reduction per row: layer_norm over 16384 rows of 768.
+graph layer_norm(x: f32[16384, 768], g: f32[768], b: f32[768]) -> (y: f32[16384, 768]) {
+  y = layer_norm(x, g, b, axis=-1, epsilon=1e-5)
+}
+DLG
+cat > "$OUT/src/softmax.dlg" <<'DLG'
+# Memory-bound, a reduction per row: softmax over 49152 rows of 512.
+graph softmax(x: f32[49152, 512]) -> (y: f32[49152, 512]) {
+  y = softmax(x, axis=-1)
+}
+DLG
+
+# 3. Compile (NVRTC for both architectures; the cuda-emu object too).
+compile() { "$DLC" compile "$1" --target=$ARCHS -o "$OUT/modules/$2.dlcm" "${@:3}"; }
+compile "$OUT/src/gpt2_block.dlg" gpt2_b1_t128 --dim B=1 --dim T=128
+compile "$OUT/src/gpt2_block.dlg" gpt2_b8_t512 --dim B=8 --dim T=512
+compile "$OUT/src/gemm.dlg" gemm_4096
+compile "$OUT/src/bias_gelu.dlg" bias_gelu
+compile "$OUT/src/layer_norm.dlg" layer_norm
+compile "$OUT/src/softmax.dlg" softmax
+"$DLC" compile "$OUT/src/gpt2_block.dlg" --dim B=1 --dim T=128 --target=$ARCHS --emit=cuda \
+  > "$OUT/src/gpt2_b1_t128.cu"
+
+du -sh "$OUT"
+echo "copy $OUT to the GPU machine and run: ./run.sh"

@@ -1,0 +1,121 @@
+//===- CpuBackend.cpp - a planned function as a CPU module ----------------===//
+
+#include "codegen/cpu/CpuBackend.h"
+
+#include "codegen/common/ModuleLowering.h"
+#include "codegen/cpu/CpuTarget.h"
+#include "codegen/cpu/HostCompiler.h"
+#include "codegen/cpu/KernelEmitter.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+
+namespace {
+struct Emitted {
+  std::string source;
+  std::vector<EmittedKernel> kernels;
+  bool usesBlas = false;
+};
+} // namespace
+
+static Emitted emitAll(const LoweredModule &m) {
+  CpuTarget target;
+  Emitted e;
+  for (auto [i, k] : llvm::enumerate(m.kernels)) {
+    EmittedKernel kernel = emitCpuKernel(target, k.view,
+                                         "dlc_kernel_" + std::to_string(i),
+                                         k.argNames);
+    e.source += "\n" + kernel.source;
+    e.usesBlas |= kernel.usesBlas;
+    e.kernels.push_back(std::move(kernel));
+  }
+  e.source = target.prelude() + (e.usesBlas ? target.blasPrelude() : "") +
+             e.source;
+  return e;
+}
+
+static void dumpSource(const std::string &name, const std::string &source) {
+  const char *dir = std::getenv("DLC_KERNEL_DUMP_DIR");
+  if (!dir || !*dir)
+    return;
+  llvm::sys::fs::create_directories(dir);
+  std::error_code ec;
+  llvm::raw_fd_ostream file(std::string(dir) + "/" + name + ".cpp", ec);
+  if (!ec)
+    file << source;
+}
+
+FailureOr<std::string> dlc::codegen::emitCpuSource(func::FuncOp func) {
+  auto lowered = lowerModule(func);
+  if (failed(lowered))
+    return failure();
+  std::string source = emitAll(*lowered).source;
+  dumpSource(lowered->name, source);
+  return source;
+}
+
+FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
+                                                  CpuFailure &failure,
+                                                  std::string &message) {
+  failure = CpuFailure::BadInput;
+  auto lowered = lowerModule(func);
+  if (mlir::failed(lowered))
+    return mlir::failure();
+  LoweredModule &m = *lowered;
+  Emitted emitted = emitAll(m);
+  dumpSource(m.name, emitted.source);
+
+  HostCompileResult so = compileSharedObject(emitted.source, emitted.usesBlas);
+  if (!so.ok) {
+    failure = CpuFailure::Internal;
+    message = "the host compiler failed on the generated kernels:\n" + so.log;
+    return mlir::failure();
+  }
+
+  format::ModuleWriter w;
+  w.setName(m.name);
+  for (auto &t : m.inputs)
+    w.addInput(t);
+  for (auto &t : m.outputs)
+    w.addOutput(t);
+  for (auto [i, t] : llvm::enumerate(m.weights))
+    w.addWeight(t, m.weightBytes[i]);
+  uint32_t binary = w.addBinary("kernels.so", fb::BinaryFormat::shared_object,
+                                hostArchitecture(), std::move(so.sharedObject));
+  format::PlanDesc plan;
+  plan.arenaSize = m.arenaSize;
+  plan.arenaAlignment = 256; // the memory planner's offsets are multiples of 256
+  for (auto [i, k] : llvm::enumerate(m.kernels)) {
+    const EmittedKernel &e = emitted.kernels[i];
+    format::KernelDesc desc;
+    desc.name = e.entry;
+    desc.entry = e.entry;
+    desc.binaries = {binary};
+    desc.args = k.args;
+    desc.parallelExtent = e.parallelExtent;
+    desc.grain = e.grain;
+    uint32_t id = w.addKernel(desc);
+    plan.commands.push_back(format::LaunchDesc{id, k.refs});
+  }
+  for (auto &copy : m.copies)
+    plan.commands.push_back(copy);
+  w.addPlan(plan);
+
+  CpuModule result;
+  rt::Status status = w.serialize(&result.bytes);
+  if (!status.ok()) {
+    failure = CpuFailure::Internal;
+    message = "the module written does not verify: " + status.message();
+    return mlir::failure();
+  }
+  result.source = std::move(emitted.source);
+  result.params = std::move(m.params);
+  failure = CpuFailure::None;
+  return result;
+}

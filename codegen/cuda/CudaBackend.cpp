@@ -1,0 +1,173 @@
+//===- CudaBackend.cpp - a planned function as a CUDA module --------------===//
+
+#include "codegen/cuda/CudaBackend.h"
+
+#include "codegen/common/ModuleLowering.h"
+#include "codegen/cuda/CudaCodegen.h"
+#include "codegen/cuda/EmuCompile.h"
+#include "codegen/cuda/Nvrtc.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+
+bool dlc::codegen::parseCudaTarget(const std::string &target,
+                                   std::vector<std::string> &archs) {
+  llvm::StringRef spec = target;
+  if (spec == "cuda") {
+    archs = {"sm_80", "sm_90"};
+    return true;
+  }
+  if (!spec.consume_front("cuda:"))
+    return false;
+  archs.clear();
+  llvm::SmallVector<llvm::StringRef> parts;
+  spec.split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    part = part.trim();
+    unsigned version;
+    if (!part.starts_with("sm_") || part.drop_front(3).getAsInteger(10, version))
+      return false;
+    archs.push_back(part.str());
+  }
+  return !archs.empty();
+}
+
+static std::string hostArchitecture() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
+}
+
+FailureOr<std::string> dlc::codegen::emitCudaSource(func::FuncOp func) {
+  CudaModuleSource module;
+  if (failed(emitCudaModule(func, module)))
+    return failure();
+  return std::string(cuda::cudaSourcePreamble()) + module.source;
+}
+
+static void dumpSource(const std::string &name, const std::string &source) {
+  const char *dir = std::getenv("DLC_KERNEL_DUMP_DIR");
+  if (!dir || !*dir)
+    return;
+  llvm::sys::fs::create_directories(dir);
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name + ".cu");
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (!ec)
+    out << source;
+}
+
+FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
+                                                    const CudaBuildOptions &options,
+                                                    CudaFailure &failure,
+                                                    std::string &message) {
+  failure = CudaFailure::BadInput;
+  auto lowered = lowerModule(func);
+  if (failed(lowered))
+    return mlir::failure();
+  LoweredModule &m = *lowered;
+  CudaModuleSource emitted;
+  if (failed(emitCudaModule(func, emitted)))
+    return mlir::failure();
+  std::string source = std::string(cuda::cudaSourcePreamble()) + emitted.source;
+  dumpSource(m.name, source);
+
+  format::ModuleWriter w;
+  w.setName(m.name);
+  for (auto &t : m.inputs)
+    w.addInput(t);
+  for (auto &t : m.outputs)
+    w.addOutput(t);
+  for (auto [i, t] : llvm::enumerate(m.weights))
+    w.addWeight(t, m.weightBytes[i]);
+
+  std::vector<uint32_t> binaries;
+  failure = CudaFailure::Internal;
+  if (!options.archs.empty()) {
+    cuda::NvrtcOptions nvrtc;
+    nvrtc.archs = options.archs;
+    std::vector<cuda::NvrtcOutput> outputs;
+    rt::Status status = cuda::compileWithNvrtc(m.name, source, nvrtc, &outputs);
+    if (!status.ok()) {
+      message = "NVRTC failed on the generated kernels: " + status.message();
+      return mlir::failure();
+    }
+    for (cuda::NvrtcOutput &o : outputs) {
+      binaries.push_back(w.addBinary("kernels." + o.arch + ".cubin",
+                                     fb::BinaryFormat::cubin, o.arch,
+                                     std::move(o.cubin)));
+      std::vector<uint8_t> ptx(o.ptx.begin(), o.ptx.end());
+      ptx.push_back(0);
+      binaries.push_back(w.addBinary("kernels." + o.arch + ".ptx",
+                                     fb::BinaryFormat::ptx, o.arch, std::move(ptx)));
+    }
+  }
+  if (options.emulation) {
+    std::vector<std::string> entries;
+    for (auto &k : emitted.kernels)
+      entries.push_back(k.entry);
+    std::vector<uint8_t> so;
+    rt::Status status = cuda::compileForEmulation(m.name, source, entries, {}, &so);
+    if (!status.ok()) {
+      message = "the host compiler failed on the generated CUDA (cuda-emu): " +
+                status.message();
+      return mlir::failure();
+    }
+    binaries.push_back(w.addBinary("kernels.emu.so", fb::BinaryFormat::shared_object,
+                                   hostArchitecture(), std::move(so)));
+  }
+
+  format::PlanDesc plan;
+  plan.arenaSize = m.arenaSize;
+  plan.arenaAlignment = 256;
+  if (emitted.kernels.size() != m.kernels.size()) {
+    message = "CUDA codegen and module lowering disagree on the kernels";
+    return mlir::failure();
+  }
+  for (auto [i, k] : llvm::enumerate(m.kernels)) {
+    const CudaKernelInfo &e = emitted.kernels[i];
+    if (e.op != k.view.op) {
+      message = "CUDA codegen and module lowering order kernels differently";
+      return mlir::failure();
+    }
+    format::KernelDesc desc;
+    desc.name = e.entry;
+    desc.target = fb::Target::cuda;
+    desc.source = source;
+    desc.entry = e.entry;
+    desc.binaries = binaries;
+    desc.args = k.args;
+    desc.grid = {e.grid[0], e.grid[1], e.grid[2]};
+    desc.block = {e.block[0], e.block[1], e.block[2]};
+    desc.dynamicSharedMemory = e.dynamicSharedBytes;
+    uint32_t id = w.addKernel(desc);
+    plan.commands.push_back(format::LaunchDesc{id, k.refs});
+  }
+  for (auto &copy : m.copies)
+    plan.commands.push_back(copy);
+  w.addPlan(plan);
+
+  CudaModule result;
+  rt::Status status = w.serialize(&result.bytes);
+  if (!status.ok()) {
+    message = "the module written does not verify: " + status.message();
+    return mlir::failure();
+  }
+  result.source = std::move(source);
+  result.params = std::move(m.params);
+  failure = CudaFailure::None;
+  return result;
+}

@@ -1,0 +1,60 @@
+//===- Kernels.h - what the CUDA kernel emitters share ----------*- C++ -*-===//
+//
+// The state of one kernel being emitted, and the emitters per strategy of
+// the kernel's dlc.schedule. Internal to codegen/cuda.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_CUDA_KERNELS_H
+#define DLC_CODEGEN_CUDA_KERNELS_H
+
+#include "codegen/common/CodeWriter.h"
+#include "codegen/common/Elemental.h"
+#include "codegen/common/KernelAnalysis.h"
+#include "codegen/cuda/CudaCodegen.h"
+#include "codegen/cuda/CudaTarget.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+namespace dlc::codegen::cuda {
+
+struct KernelContext {
+  const CudaTarget &target;
+  CodeWriter &out;            ///< the kernel's body
+  const KernelView &view;
+  const KernelAnalysis &analysis;
+  mlir::DictionaryAttr schedule;
+  CudaKernelInfo &info;
+  /// The kernel's arguments as buffers (a0, a1, ...); stages add theirs.
+  llvm::DenseMap<mlir::Value, Buffer> buffers;
+  /// Per result, the buffer it is written to (r0, r1, ...).
+  std::vector<Buffer> results;
+  /// Function-scope statics the elemental emitter asks for.
+  std::string statics;
+  /// File-scope declarations (global scratch) this kernel needs.
+  std::string globals;
+
+  int64_t scheduleInt(llvm::StringRef name) const;
+  llvm::ArrayRef<int64_t> scheduleArray(llvm::StringRef name) const;
+};
+
+/// Emits `const int64_t iN = flat / stride % dim` for each dimension of
+/// `shape` and returns their names (size-1 dimensions are "0").
+Index decompose(CodeWriter &out, const std::string &flat,
+                llvm::ArrayRef<int64_t> shape);
+
+std::vector<int64_t> shapeOf(mlir::Value v);
+ElemKind kindOf(mlir::Value v);
+int64_t product(llvm::ArrayRef<int64_t> shape);
+
+/// The accumulator type of a reduction over elements of `kind`: double for
+/// floats (as the oracle), long long for integers.
+std::string accumulatorType(ElemKind kind);
+
+void emitElementwiseKernel(KernelContext &ctx);
+void emitMatmulKernel(KernelContext &ctx);
+void emitRowsKernel(KernelContext &ctx);
+
+} // namespace dlc::codegen::cuda
+
+#endif // DLC_CODEGEN_CUDA_KERNELS_H

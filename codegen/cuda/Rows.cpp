@@ -1,0 +1,618 @@
+//===- Rows.cpp - one block per row: reductions, norms, softmax, attention ===//
+//
+// The `rows` strategy of dlc-tile. The kernel's parallel split (common/
+// KernelAnalysis) gives independent rows; a block computes one row at a
+// time (grid-stride over rows). Each stage of the row is computed by the
+// block's threads together into shared memory (global scratch when a row's
+// stages outgrow 48 KB), with a __syncthreads() between stages, then the
+// results are computed element by element from the stages and the
+// arguments. Softmax, layer_norm, rms_norm and reductions with few outputs
+// per row reduce cooperatively (warp shuffles, then one partial per warp in
+// shared memory: dlc_block_* in the prelude); the rest give each thread
+// whole outputs. An attention region is such a kernel: per query row, the
+// scores, the softmax and the weighted sum of values never leave the SM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/cuda/Kernels.h"
+
+#include "ir/DlcDialect.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+using namespace dlc::codegen::cuda;
+
+namespace {
+
+/// Emission state of one row kernel.
+struct RowEmitter {
+  KernelContext &ctx;
+  CodeWriter &out;
+  ElementalEmitter elemental;
+  Index rowIndex;
+  int64_t threads;
+  /// The split this kernel uses: the analysis's, or finer for attention.
+  unsigned parallelDims;
+
+  RowEmitter(KernelContext &ctx)
+      : ctx(ctx), out(ctx.out),
+        elemental(ctx.target, ctx.out, ctx.buffers, ctx.statics),
+        threads(ctx.scheduleArray("block")[0]),
+        parallelDims(ctx.analysis.parallelDims) {}
+
+  const CudaTarget &target() const { return ctx.target; }
+  std::vector<int64_t> suffixOf(Value v) const {
+    std::vector<int64_t> s = shapeOf(v);
+    return {s.begin() + parallelDims, s.end()};
+  }
+  int64_t perRow(Value v) const { return product(suffixOf(v)); }
+  /// The full index of element `e` (a C expression) of this row of `v`.
+  Index rowElement(Value v, const std::string &e) {
+    Index index = rowIndex;
+    Index rest = decompose(out, e, suffixOf(v));
+    index.insert(index.end(), rest.begin(), rest.end());
+    return index;
+  }
+  std::string read(Value v, const Index &index) { return elemental.emit(v, index); }
+  void write(Value v, const Index &index, const std::string &value) {
+    const Buffer &buffer = ctx.buffers.at(v);
+    out.line(elementAt(buffer, flatIndex(buffer.shape, index)) + " = " +
+             target().store(buffer.kind, value) + ";");
+  }
+  /// `for (e = threadIdx.x; e < n; e += blockDim.x) {` with a fresh scope.
+  void openStrided(const std::string &var, int64_t n) {
+    out.open(llvm::formatv("for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += "
+                           "blockDim.x)",
+                           var, n)
+                 .str());
+    elemental.pushScope();
+  }
+  void openSerial(const std::string &var, const std::string &from, int64_t n) {
+    out.open(llvm::formatv("for (int64_t {0} = {1}; {0} < {2}; ++{0})", var,
+                           from, n)
+                 .str());
+    elemental.pushScope();
+  }
+  void close() {
+    elemental.popScope();
+    out.close();
+  }
+
+  void matmul(MatmulOp op);
+  void softmax(Operation *op, bool log);
+  void norm(Operation *op, bool rms);
+  void reduce(Operation *op);
+  void conv2d(Conv2dOp op);
+  void pool(Operation *op, bool max);
+  void loss(Operation *op);
+};
+
+} // namespace
+
+static int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+void RowEmitter::matmul(MatmulOp op) {
+  Value result = op.getResult();
+  std::vector<int64_t> shape = shapeOf(result);
+  std::vector<int64_t> lhs = shapeOf(op.getLhs());
+  int64_t K = op.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
+  ElemKind kind = kindOf(result);
+  std::string acc = kind == ElemKind::F64 ? "double"
+                    : isFloatKind(kind)   ? "float"
+                                          : "long long";
+  out.line("// " + describeOp(op) + ": a thread per output element");
+  openStrided("e", perRow(result));
+  Index index = rowElement(result, "e");
+  Index batch(index.begin(), index.end() - 2);
+  std::string m = index[index.size() - 2], n = index.back();
+  out.line(acc + " sum = 0;");
+  openSerial("k", "0", K);
+  auto operand = [&](Value v, bool transposed, const std::string &r,
+                     const std::string &c) {
+    std::vector<int64_t> s = shapeOf(v);
+    size_t rank = s.size();
+    Index idx(rank, "0");
+    size_t skip = batch.size() - (rank - 2);
+    for (size_t d = 0; d + 2 < rank; ++d)
+      idx[d] = s[d] == 1 ? "0" : batch[skip + d];
+    idx[rank - 2] = transposed ? c : r;
+    idx[rank - 1] = transposed ? r : c;
+    return read(v, idx);
+  };
+  std::string a = operand(op.getLhs(), op.getTransposeA(), m, "k");
+  std::string b = operand(op.getRhs(), op.getTransposeB(), "k", n);
+  out.line("sum += (" + acc + ")" + a + " * (" + acc + ")" + b + ";");
+  close();
+  write(result, index, "sum");
+  close();
+}
+
+void RowEmitter::softmax(Operation *op, bool log) {
+  Value x = op->getOperand(0), result = op->getResult(0);
+  std::vector<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  int64_t axis = normalizeAxis(op->getAttrOfType<IntegerAttr>("axis").getInt(), rank);
+  int64_t L = shape[axis];
+  ElemKind kind = kindOf(result);
+  std::string expf = kind == ElemKind::F64 ? "exp" : "expf";
+  std::string ct = target().computeType(kind);
+  auto finish = [&](const std::string &xv) {
+    return log ? "(" + ct + ")((double)" + xv + " - mx - log(sum))"
+               : "(" + ct + ")(" + expf + "((" + ct + ")((double)" + xv +
+                     " - mx)) / sum)";
+  };
+  if (axis == rank - 1) {
+    int64_t sub = perRow(x) / L;
+    out.line("// " + describeOp(op) + ": the block reduces each of " +
+             std::to_string(sub) + " row(s) of " + std::to_string(L));
+    openSerial("s", "0", sub);
+    out.line("double mx = -INFINITY;");
+    openStrided("j", L);
+    std::string v = read(x, rowElement(x, "s * " + std::to_string(L) + " + j"));
+    out.line("mx = fmax(mx, (double)" + v + ");");
+    close();
+    out.line("mx = dlc_block_max(mx);");
+    out.line("double sum = 0;");
+    openStrided("j", L);
+    v = read(x, rowElement(x, "s * " + std::to_string(L) + " + j"));
+    out.line("sum += " + expf + "((" + ct + ")((double)" + v + " - mx));");
+    close();
+    out.line("sum = dlc_block_sum(sum);");
+    openStrided("j", L);
+    Index index = rowElement(x, "s * " + std::to_string(L) + " + j");
+    v = read(x, index);
+    write(result, index, finish(v));
+    close();
+    close();
+    return;
+  }
+  // Softmax along an inner axis: a thread per column, serially.
+  std::vector<int64_t> columns = suffixOf(x);
+  int64_t inRow = axis - parallelDims;
+  columns.erase(columns.begin() + inRow);
+  out.line("// " + describeOp(op) + ": a thread per column of " + std::to_string(L));
+  openStrided("c", product(columns));
+  Index rest = decompose(out, "c", columns);
+  auto at = [&](const std::string &j) {
+    Index index = rowIndex;
+    Index r = rest;
+    r.insert(r.begin() + inRow, j);
+    index.insert(index.end(), r.begin(), r.end());
+    return index;
+  };
+  out.line("double mx = -INFINITY, sum = 0;");
+  openSerial("j", "0", L);
+  out.line("mx = fmax(mx, (double)" + read(x, at("j")) + ");");
+  close();
+  openSerial("j", "0", L);
+  out.line("sum += " + expf + "((" + ct + ")((double)" + read(x, at("j")) + " - mx));");
+  close();
+  openSerial("j", "0", L);
+  write(result, at("j"), finish(read(x, at("j"))));
+  close();
+  close();
+}
+
+void RowEmitter::norm(Operation *op, bool rms) {
+  Value x = op->getOperand(0), scale = op->getOperand(1), result = op->getResult(0);
+  Value bias = !rms && op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+  std::vector<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  int64_t axis = normalizeAxis(op->getAttrOfType<IntegerAttr>("axis").getInt(), rank);
+  double eps = op->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble();
+  int64_t L = product(ArrayRef<int64_t>(shape).drop_front(axis));
+  int64_t sub = perRow(x) / L;
+  std::string Ls = std::to_string(L);
+  out.line("// " + describeOp(op) + ": the block reduces each of " +
+           std::to_string(sub) + " row(s) of " + Ls);
+  openSerial("s", "0", sub);
+  std::string e = "s * " + Ls + " + j";
+  if (!rms) {
+    out.line("double sum = 0;");
+    openStrided("j", L);
+    out.line("sum += (double)" + read(x, rowElement(x, e)) + ";");
+    close();
+    out.line("const double mean = dlc_block_sum(sum) / " + Ls + ";");
+    out.line("double sq = 0;");
+    openStrided("j", L);
+    out.line("const double d = (double)" + read(x, rowElement(x, e)) + " - mean;");
+    out.line("sq += d * d;");
+    close();
+    out.line("const double inv = 1.0 / sqrt(dlc_block_sum(sq) / " + Ls + " + " +
+             llvm::formatv("{0:e17}", eps).str() + ");");
+  } else {
+    out.line("double sq = 0;");
+    openStrided("j", L);
+    out.line("const double v = (double)" + read(x, rowElement(x, e)) + ";");
+    out.line("sq += v * v;");
+    close();
+    out.line("const double inv = 1.0 / sqrt(dlc_block_sum(sq) / " + Ls + " + " +
+             llvm::formatv("{0:e17}", eps).str() + ");");
+  }
+  openStrided("j", L);
+  Index index = rowElement(x, e);
+  Index inner(index.begin() + axis, index.end());
+  std::string v = read(x, index);
+  std::string g = read(scale, inner);
+  std::string y = rms ? "(double)" + v + " * inv * (double)" + g
+                      : "((double)" + v + " - mean) * inv * (double)" + g;
+  if (bias)
+    y += " + (double)" + read(bias, inner);
+  write(result, index, "(" + target().computeType(kindOf(result)) + ")(" + y + ")");
+  close();
+  close();
+}
+
+void RowEmitter::reduce(Operation *op) {
+  Value x = op->getOperand(0), result = op->getResult(0);
+  std::vector<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  bool keep = op->getAttrOfType<BoolAttr>("keepdims") &&
+              op->getAttrOfType<BoolAttr>("keepdims").getValue();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
+    reduced[normalizeAxis(a, rank)] = true;
+  std::vector<int64_t> reducedShape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (reduced[d])
+      reducedShape.push_back(shape[d]);
+  int64_t R = product(reducedShape), O = perRow(result);
+  ElemKind kind = kindOf(x);
+  bool isFloat = isFloatKind(kind);
+  std::string acc = accumulatorType(kind);
+  std::string init, combine, block;
+  if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
+    init = "0", combine = "a += v;", block = isFloat ? "dlc_block_sum" : "dlc_block_isum";
+  } else if (isa<ReduceProdOp>(op)) {
+    init = "1", block = isFloat ? "dlc_block_prod" : "dlc_block_iprod";
+    combine = isFloat ? "a *= v;" : "a = (long long)((unsigned long long)a * (unsigned long long)v);";
+  } else if (isa<ReduceMaxOp>(op)) {
+    init = isFloat ? "-INFINITY" : "(-9223372036854775807LL - 1)";
+    combine = isFloat ? "a = (v > a || v != v) && a == a ? v : a;" : "a = v > a ? v : a;";
+    block = isFloat ? "dlc_block_max" : "dlc_block_imax";
+  } else {
+    init = isFloat ? "INFINITY" : "9223372036854775807LL";
+    combine = isFloat ? "a = (v < a || v != v) && a == a ? v : a;" : "a = v < a ? v : a;";
+    block = isFloat ? "dlc_block_min" : "dlc_block_imin";
+  }
+  std::string finish = isa<ReduceMeanOp>(op)
+                           ? "(double)a / " + std::to_string(R)
+                           : "a";
+  auto inputIndex = [&](const Index &outIndex) {
+    Index red = decompose(out, "r", reducedShape);
+    Index index(rank, "0");
+    size_t o = 0, q = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (reduced[d]) {
+        index[d] = red[q++];
+        if (keep)
+          ++o;
+      } else {
+        index[d] = outIndex[o++];
+      }
+    }
+    return index;
+  };
+  bool cooperative = O < threads;
+  out.line("// " + describeOp(op) + ": " + std::to_string(O) +
+           " output(s) per row, each over " + std::to_string(R) + " element(s)" +
+           (cooperative ? ", reduced by the block" : ", a thread per output"));
+  if (cooperative)
+    openSerial("o", "0", O);
+  else
+    openStrided("o", O);
+  Index outIndex = rowElement(result, "o");
+  out.line(acc + " a = " + init + ";");
+  if (cooperative)
+    openStrided("r", R);
+  else
+    openSerial("r", "0", R);
+  out.line("const " + acc + " v = (" + acc + ")" + read(x, inputIndex(outIndex)) + ";");
+  out.line(combine);
+  close();
+  if (cooperative) {
+    out.line("a = " + block + "(a);");
+    out.open("if (threadIdx.x == 0)");
+  }
+  write(result, outIndex,
+        "(" + target().computeType(kindOf(result)) + ")(" + finish + ")");
+  if (cooperative)
+    out.close();
+  close();
+}
+
+void RowEmitter::conv2d(Conv2dOp op) {
+  Value result = op.getResult();
+  std::vector<int64_t> xs = shapeOf(op.getX()), ws = shapeOf(op.getW());
+  ArrayRef<int64_t> st = op.getStrides(), pad = op.getPadding(), dil = op.getDilations();
+  int64_t groups = op.getGroups(), O = ws[0], Cg = ws[1], KH = ws[2], KW = ws[3];
+  out.line("// " + describeOp(op) + ": a thread per output element");
+  openStrided("e", perRow(result));
+  Index idx = rowElement(result, "e");
+  out.line(llvm::formatv("const int64_t cbase = ({0}) / {1} * {2};", idx[1],
+                         O / groups, Cg)
+               .str());
+  out.line("double sum = 0;");
+  openSerial("c", "0", Cg);
+  openSerial("kh", "0", KH);
+  out.line(llvm::formatv("const int64_t ih = {0} * {1} - {2} + kh * {3};", idx[2],
+                         st[0], pad[0], dil[0])
+               .str());
+  out.line(llvm::formatv("if (ih < 0 || ih >= {0}) continue;", xs[2]).str());
+  openSerial("kw", "0", KW);
+  out.line(llvm::formatv("const int64_t iw = {0} * {1} - {2} + kw * {3};", idx[3],
+                         st[1], pad[1], dil[1])
+               .str());
+  out.line(llvm::formatv("if (iw < 0 || iw >= {0}) continue;", xs[3]).str());
+  std::string xv = read(op.getX(), {idx[0], "cbase + c", "ih", "iw"});
+  std::string wv = read(op.getW(), {idx[1], "c", "kh", "kw"});
+  out.line("sum += (double)" + xv + " * (double)" + wv + ";");
+  close();
+  close();
+  close();
+  if (op.getBias())
+    out.line("sum += (double)" + read(op.getBias(), {idx[1]}) + ";");
+  write(result, idx, "(" + target().computeType(kindOf(result)) + ")sum");
+  close();
+}
+
+void RowEmitter::pool(Operation *op, bool max) {
+  Value x = op->getOperand(0), result = op->getResult(0);
+  std::vector<int64_t> xs = shapeOf(x);
+  auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
+  auto st = op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();
+  auto pad = op->getAttrOfType<DenseI64ArrayAttr>("padding").asArrayRef();
+  bool includePad = false;
+  if (auto avg = dyn_cast<AvgPool2dOp>(op))
+    includePad = avg.getCountIncludePad();
+  out.line("// " + describeOp(op) + ": a thread per output element");
+  openStrided("e", perRow(result));
+  Index idx = rowElement(result, "e");
+  out.line(max ? "double a = -INFINITY;" : "double a = 0;");
+  out.line("int64_t count = 0;");
+  openSerial("kh", "0", kernel[0]);
+  out.line(llvm::formatv("const int64_t ih = {0} * {1} - {2} + kh;", idx[2], st[0], pad[0]).str());
+  out.line(llvm::formatv("if (ih < 0 || ih >= {0}) continue;", xs[2]).str());
+  openSerial("kw", "0", kernel[1]);
+  out.line(llvm::formatv("const int64_t iw = {0} * {1} - {2} + kw;", idx[3], st[1], pad[1]).str());
+  out.line(llvm::formatv("if (iw < 0 || iw >= {0}) continue;", xs[3]).str());
+  std::string v = read(x, {idx[0], idx[1], "ih", "iw"});
+  out.line(max ? "a = ((double)" + v + " > a || " + v + " != " + v + ") && a == a ? (double)" + v + " : a;"
+               : "a += (double)" + v + ";");
+  out.line("++count;");
+  close();
+  close();
+  std::string value = max ? "a"
+                          : includePad ? "a / " + std::to_string(kernel[0] * kernel[1])
+                                       : "count ? a / count : 0.0";
+  write(result, idx, "(" + target().computeType(kindOf(result)) + ")(" + value + ")");
+  close();
+}
+
+void RowEmitter::loss(Operation *op) {
+  Value result = op->getResult(0);
+  std::string reduction;
+  Value a = op->getOperand(0), b = op->getOperand(1);
+  if (auto ce = dyn_cast<CrossEntropyOp>(op))
+    reduction = stringifyLossReduction(ce.getReduction()).str();
+  else
+    reduction = stringifyLossReduction(cast<MseOp>(op).getReduction()).str();
+  std::vector<int64_t> positions = shapeOf(b);
+  bool ce = isa<CrossEntropyOp>(op);
+  int64_t C = ce ? shapeOf(a).back() : 1;
+  int64_t P = product(positions);
+  out.line("// " + describeOp(op) + ": a thread per position, reduction " + reduction);
+  out.line("double total = 0;");
+  openStrided("p", P);
+  Index pi = decompose(out, "p", positions);
+  out.line("double l;");
+  if (ce) {
+    out.line("double mx = -INFINITY, sum = 0;");
+    auto at = [&](const std::string &c) {
+      Index index = pi;
+      index.push_back(c);
+      return index;
+    };
+    openSerial("c", "0", C);
+    out.line("mx = fmax(mx, (double)" + read(a, at("c")) + ");");
+    close();
+    openSerial("c", "0", C);
+    out.line("sum += exp((double)" + read(a, at("c")) + " - mx);");
+    close();
+    std::string label = read(b, pi);
+    out.line("const int64_t lab = dlc_clamp_index((int64_t)" + label + ", " +
+             std::to_string(C) + ");");
+    out.open("");
+    elemental.pushScope();
+    out.line("l = -((double)" + read(a, at("lab")) + " - mx - log(sum));");
+    elemental.popScope();
+    out.close();
+  } else {
+    out.line("const double d = (double)" + read(a, pi) + " - (double)" + read(b, pi) + ";");
+    out.line("l = d * d;");
+  }
+  std::string ct = target().computeType(kindOf(result));
+  if (reduction == "none")
+    write(result, pi, "(" + ct + ")l");
+  else
+    out.line("total += l;");
+  close();
+  if (reduction != "none") {
+    out.line("total = dlc_block_sum(total);");
+    out.open("if (threadIdx.x == 0)");
+    write(result, {}, "(" + ct + ")(total" +
+                          (reduction == "mean" ? " / " + std::to_string(P) : "") + ")");
+    out.close();
+  }
+}
+
+/// For a kernel whose results are all reshapes/transposes of its last
+/// stage (attention: the heads merged back), the split over the leading
+/// dimensions every stage shares (batch, head, query): finer than the
+/// analysis's, which splits only where the results themselves do. Returns
+/// 0 when that does not apply.
+static unsigned layoutTailSplit(const KernelContext &ctx, Value &pre) {
+  const auto &stages = ctx.analysis.stages;
+  if (stages.empty())
+    return 0;
+  pre = stages.back()->getResult(0);
+  std::vector<int64_t> last = shapeOf(pre);
+  unsigned dims = last.size() - 1;
+  for (Operation *stage : stages) {
+    std::vector<int64_t> s = shapeOf(stage->getResult(0));
+    if (s.size() <= dims || !std::equal(last.begin(), last.begin() + dims, s.begin()))
+      return 0;
+    // Stages must read each other only within a row: matmuls and
+    // softmaxes over the last axis do.
+    if (auto sm = dyn_cast<SoftmaxOp>(stage))
+      if (normalizeAxis(sm.getAxis(), s.size()) != (int64_t)s.size() - 1)
+        return 0;
+    if (auto mm = dyn_cast<MatmulOp>(stage))
+      if (mm.getTransposeA())
+        return 0;
+    if (!isa<MatmulOp, SoftmaxOp>(stage))
+      return 0;
+  }
+  for (Value result : ctx.view.results) {
+    Value v = result;
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<ReshapeOp, TransposeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    if (v != pre)
+      return 0;
+  }
+  return dims > ctx.analysis.parallelDims ? dims : 0;
+}
+
+void cuda::emitRowsKernel(KernelContext &ctx) {
+  KernelAnalysis analysis = ctx.analysis;
+  CodeWriter &out = ctx.out;
+  RowEmitter rows(ctx);
+  Value pre;
+  unsigned split = layoutTailSplit(ctx, pre);
+  if (split) {
+    std::vector<int64_t> s = shapeOf(pre);
+    analysis.parallelDims = rows.parallelDims = split;
+    analysis.rowShape.assign(s.begin(), s.begin() + split);
+    analysis.rows = product(analysis.rowShape);
+    analysis.splitReason = "query rows of the attention: results through their layout";
+  }
+  int64_t cap = std::max<int64_t>(1, ctx.scheduleArray("grid")[0]);
+  ctx.info.grid[0] = (unsigned)std::max<int64_t>(1, std::min(analysis.rows, cap));
+
+  // Stage results: this row's elements in shared memory, or the whole
+  // tensor in global scratch when a row's stages need more than 48 KB.
+  int64_t smem = 0;
+  for (Operation *stage : analysis.stages) {
+    Value v = stage->getResult(0);
+    smem += (rows.perRow(v) * elemBytes(kindOf(v)) + 15) / 16 * 16;
+  }
+  bool shared = smem <= 48 * 1024;
+  out.line(llvm::formatv("// {0} row(s) of shape {1} ({2}); stages in {3}",
+                         analysis.rows, shapeText(analysis.rowShape),
+                         analysis.splitReason.empty() ? "the split"
+                                                      : analysis.splitReason,
+                         shared ? "shared memory" : "global scratch")
+               .str());
+  if (shared && smem) {
+    ctx.info.dynamicSharedBytes = (uint32_t)smem;
+    out.line("DLC_DYNAMIC_SHARED(dlc_smem);");
+  }
+  out.open(llvm::formatv("for (int64_t row = blockIdx.x; row < {0}; row += gridDim.x)",
+                         analysis.rows)
+               .str());
+  rows.rowIndex = decompose(out, "row", analysis.rowShape);
+  int64_t offset = 0;
+  for (auto [s, stage] : llvm::enumerate(analysis.stages)) {
+    Value v = stage->getResult(0);
+    ElemKind kind = kindOf(v);
+    std::string type = ctx.target.storageType(kind);
+    if (shared) {
+      std::string base = "rb" + std::to_string(s);
+      out.line(llvm::formatv("const int64_t {0} = row * {1};", base, rows.perRow(v)).str());
+      ctx.buffers[v] = Buffer{llvm::formatv("(({0} *)(dlc_smem + {1}))", type, offset).str(),
+                              kind, shapeOf(v), base};
+      offset += (rows.perRow(v) * elemBytes(kind) + 15) / 16 * 16;
+    } else {
+      std::string name = ctx.info.entry + "_stage" + std::to_string(s);
+      ctx.globals += llvm::formatv("__device__ {0} {1}[{2}];  // {3}\n", type, name,
+                                   std::max<int64_t>(1, product(shapeOf(v))),
+                                   describeOp(stage))
+                         .str();
+      ctx.buffers[v] = Buffer{name, kind, shapeOf(v), ""};
+    }
+    llvm::TypeSwitch<Operation *>(stage)
+        .Case([&](MatmulOp op) { rows.matmul(op); })
+        .Case([&](SoftmaxOp op) { rows.softmax(op, false); })
+        .Case([&](LogSoftmaxOp op) { rows.softmax(op, true); })
+        .Case([&](LayerNormOp op) { rows.norm(op, false); })
+        .Case([&](RmsNormOp op) { rows.norm(op, true); })
+        .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
+            [&](Operation *op) { rows.reduce(op); })
+        .Case([&](Conv2dOp op) { rows.conv2d(op); })
+        .Case([&](MaxPool2dOp op) { rows.pool(op, true); })
+        .Case([&](AvgPool2dOp op) { rows.pool(op, false); })
+        .Case<CrossEntropyOp, MseOp>([&](Operation *op) { rows.loss(op); });
+    out.line("__syncthreads();");
+  }
+  // The results, a thread per element of the row, results of one shape
+  // together; with the attention split, each through its layout tail.
+  if (split) {
+    rows.openStrided("e", rows.perRow(pre));
+    Index preIndex = rows.rowElement(pre, "e");
+    std::string value = rows.read(pre, preIndex);
+    for (auto [r, result] : llvm::enumerate(ctx.view.results)) {
+      SmallVector<Operation *> tail;
+      for (Value v = result; v != pre; v = v.getDefiningOp()->getOperand(0))
+        tail.push_back(v.getDefiningOp());
+      Index index = preIndex;
+      std::vector<int64_t> shape = shapeOf(pre);
+      for (Operation *op : llvm::reverse(tail)) {
+        std::vector<int64_t> next = shapeOf(op->getResult(0));
+        if (auto transpose = dyn_cast<TransposeOp>(op)) {
+          Index permuted(index.size());
+          for (auto [i, p] : llvm::enumerate(transpose.getPerm()))
+            permuted[i] = index[p];
+          index = permuted;
+        } else {
+          std::string flat = out.fresh("f");
+          out.line("const int64_t " + flat + " = " + flatIndex(shape, index) + ";");
+          index = decompose(out, flat, next);
+        }
+        shape = next;
+      }
+      const Buffer &buffer = ctx.results[r];
+      out.line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +
+               ctx.target.store(buffer.kind, value) + ";");
+    }
+    rows.close();
+  }
+  for (const auto &group : analysis.resultGroups) {
+    if (split)
+      break;
+    Value first = ctx.view.results[group.front()];
+    int64_t n = rows.perRow(first);
+    out.line("// result(s) " + shapeText(shapeOf(first)));
+    rows.openStrided("e", n);
+    Index index = rows.rowElement(first, "e");
+    std::vector<std::string> values;
+    for (unsigned r : group)
+      values.push_back(rows.read(ctx.view.results[r], index));
+    for (auto [i, r] : llvm::enumerate(group)) {
+      const Buffer &buffer = ctx.results[r];
+      out.line(buffer.ptr + "[row * " + std::to_string(n) + " + e] = " +
+               ctx.target.store(buffer.kind, values[i]) + ";");
+    }
+    rows.close();
+  }
+  out.line("__syncthreads();");
+  out.close();
+}

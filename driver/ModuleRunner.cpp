@@ -1,0 +1,169 @@
+//===- ModuleRunner.cpp - running a .dlcm through the runtime's API -------===//
+
+#include "driver/ModuleRunner.h"
+
+#include "codegen/common/ModuleLowering.h"
+
+#include "dlc/runtime.h"
+
+#include <cstring>
+#include <utility>
+
+using namespace dlc;
+
+static dlc_module_t *handle(void *m) { return static_cast<dlc_module_t *>(m); }
+
+/// The status's message and exit code; frees it.
+static ExitCode takeStatus(dlc_status_t status, std::string &error) {
+  error = dlc_status_message(status);
+  int code = dlc_status_exit_code(status);
+  dlc_status_free(status);
+  return static_cast<ExitCode>(code);
+}
+
+ExitCode LoadedModule::fromFile(const std::string &path, LoadedModule &out,
+                                std::string &error) {
+  dlc_module_t *m = nullptr;
+  if (dlc_status_t s = dlc_module_load_file(path.c_str(), &m))
+    return takeStatus(s, error);
+  out.module = m;
+  return kExitSuccess;
+}
+
+ExitCode LoadedModule::fromMemory(const std::vector<uint8_t> &bytes,
+                                  LoadedModule &out, std::string &error) {
+  dlc_module_t *m = nullptr;
+  if (dlc_status_t s = dlc_module_load_memory(bytes.data(), bytes.size(), &m))
+    return takeStatus(s, error);
+  out.module = m;
+  return kExitSuccess;
+}
+
+LoadedModule::LoadedModule(LoadedModule &&other) noexcept
+    : module(std::exchange(other.module, nullptr)) {}
+LoadedModule &LoadedModule::operator=(LoadedModule &&other) noexcept {
+  std::swap(module, other.module);
+  return *this;
+}
+LoadedModule::~LoadedModule() { dlc_module_release(handle(module)); }
+
+static oracle::DType dtypeOf(DLDataType t) {
+  if (t.code == kDLFloat)
+    return t.bits == 64 ? oracle::DType::F64
+           : t.bits == 32 ? oracle::DType::F32
+                          : oracle::DType::F16;
+  if (t.code == kDLBfloat)
+    return oracle::DType::BF16;
+  if (t.code == kDLInt)
+    return t.bits == 64 ? oracle::DType::I64 : oracle::DType::I32;
+  return oracle::DType::I1;
+}
+
+static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs) {
+  std::vector<ModuleTensorInfo> result;
+  size_t n = outputs ? dlc_module_output_count(m) : dlc_module_input_count(m);
+  for (size_t i = 0; i < n; ++i) {
+    dlc_tensor_info_t info;
+    dlc_status_t s = outputs ? dlc_module_output_info(m, i, &info)
+                             : dlc_module_input_info(m, i, &info);
+    dlc_status_free(s);
+    result.push_back({info.name, dtypeOf(info.dtype),
+                      std::vector<int64_t>(info.shape, info.shape + info.ndim)});
+  }
+  return result;
+}
+
+std::vector<ModuleTensorInfo> LoadedModule::inputs() const {
+  return infos(handle(module), false);
+}
+std::vector<ModuleTensorInfo> LoadedModule::outputs() const {
+  return infos(handle(module), true);
+}
+
+/// Element values of stored bytes.
+static oracle::Tensor fromBytes(oracle::DType dtype, std::vector<int64_t> shape,
+                                const std::vector<uint8_t> &bytes) {
+  int64_t n = oracle::shapeNumel(shape);
+  std::vector<double> values(n);
+  const uint8_t *p = bytes.data();
+  for (int64_t i = 0; i < n; ++i) {
+    switch (dtype) {
+    case oracle::DType::F64: { double v; std::memcpy(&v, p + 8 * i, 8); values[i] = v; break; }
+    case oracle::DType::F32: { float v; std::memcpy(&v, p + 4 * i, 4); values[i] = v; break; }
+    case oracle::DType::F16: { _Float16 v; std::memcpy(&v, p + 2 * i, 2); values[i] = (double)v; break; }
+    case oracle::DType::BF16: {
+      uint16_t h; std::memcpy(&h, p + 2 * i, 2);
+      uint32_t u = uint32_t(h) << 16; float v; std::memcpy(&v, &u, 4);
+      values[i] = v;
+      break;
+    }
+    case oracle::DType::I64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); values[i] = (double)v; break; }
+    case oracle::DType::I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); values[i] = v; break; }
+    case oracle::DType::I1: values[i] = p[i] != 0; break;
+    }
+  }
+  oracle::Tensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.data = std::move(values);
+  return t;
+}
+
+ExitCode LoadedModule::run(const std::string &device,
+                           const std::vector<oracle::Tensor> &inputs,
+                           std::vector<oracle::Tensor> &outputs,
+                           std::string &error) const {
+  dlc_module_t *m = handle(module);
+  dlc_session_t *session = nullptr;
+  if (dlc_status_t s = dlc_session_create(m, device.c_str(), nullptr, &session))
+    return takeStatus(s, error);
+
+  std::vector<std::vector<uint8_t>> inBytes, outBytes;
+  std::vector<DLTensor> tensors;
+  std::vector<ModuleTensorInfo> outInfo = this->outputs();
+  size_t numIn = dlc_module_input_count(m), numOut = outInfo.size();
+  tensors.reserve(numIn + numOut);
+  auto describe = [&](const dlc_tensor_info_t &info, void *data) {
+    DLTensor t{};
+    t.data = data;
+    t.device = {kDLCPU, 0};
+    t.ndim = info.ndim;
+    t.dtype = info.dtype;
+    t.shape = const_cast<int64_t *>(info.shape);
+    return t;
+  };
+  for (size_t i = 0; i < numIn; ++i) {
+    dlc_tensor_info_t info;
+    dlc_status_free(dlc_module_input_info(m, i, &info));
+    inBytes.push_back(codegen::tensorBytes(inputs[i]));
+    inBytes.back().reserve(1);
+  }
+  for (size_t i = 0; i < numIn; ++i) {
+    dlc_tensor_info_t info;
+    dlc_status_free(dlc_module_input_info(m, i, &info));
+    tensors.push_back(describe(info, inBytes[i].data()));
+  }
+  for (size_t i = 0; i < numOut; ++i) {
+    dlc_tensor_info_t info;
+    dlc_status_free(dlc_module_output_info(m, i, &info));
+    outBytes.emplace_back(std::max<uint64_t>(info.size_bytes, 1));
+  }
+  for (size_t i = 0; i < numOut; ++i) {
+    dlc_tensor_info_t info;
+    dlc_status_free(dlc_module_output_info(m, i, &info));
+    tensors.push_back(describe(info, outBytes[i].data()));
+  }
+  std::vector<const DLTensor *> in, out;
+  for (size_t i = 0; i < numIn; ++i)
+    in.push_back(&tensors[i]);
+  for (size_t i = 0; i < numOut; ++i)
+    out.push_back(&tensors[numIn + i]);
+  dlc_status_t s = dlc_session_run(session, in.data(), in.size(), out.data(), out.size());
+  dlc_session_destroy(session);
+  if (s)
+    return takeStatus(s, error);
+  outputs.clear();
+  for (size_t i = 0; i < numOut; ++i)
+    outputs.push_back(fromBytes(outInfo[i].dtype, outInfo[i].shape, outBytes[i]));
+  return kExitSuccess;
+}

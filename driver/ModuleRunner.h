@@ -1,0 +1,54 @@
+//===- ModuleRunner.h - running a .dlcm through the runtime's API -*- C++ -*-===//
+//
+// `dlc run` on a compiled module: load it (from a file, or from the bytes
+// `dlc run M.dlg` just compiled in memory) with the runtime's C API, the
+// same way any embedder does, create a session on a device and run it on
+// oracle tensors converted to and from the signature's dtypes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DRIVER_MODULERUNNER_H
+#define DLC_DRIVER_MODULERUNNER_H
+
+#include "driver/ExitCodes.h"
+#include "oracle/kernels/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+struct ModuleTensorInfo {
+  std::string name;
+  oracle::DType dtype;
+  std::vector<int64_t> shape;
+};
+
+class LoadedModule {
+public:
+  /// Loads and verifies; on failure `error` is set and the code returned.
+  static ExitCode fromFile(const std::string &path, LoadedModule &out,
+                           std::string &error);
+  static ExitCode fromMemory(const std::vector<uint8_t> &bytes,
+                             LoadedModule &out, std::string &error);
+  LoadedModule() = default;
+  LoadedModule(LoadedModule &&other) noexcept;
+  LoadedModule &operator=(LoadedModule &&other) noexcept;
+  ~LoadedModule();
+
+  std::vector<ModuleTensorInfo> inputs() const;
+  std::vector<ModuleTensorInfo> outputs() const;
+
+  /// Runs once on `device` with inputs in signature order.
+  ExitCode run(const std::string &device,
+               const std::vector<oracle::Tensor> &inputs,
+               std::vector<oracle::Tensor> &outputs, std::string &error) const;
+
+private:
+  void *module = nullptr; ///< dlc_module_t
+};
+
+} // namespace dlc
+
+#endif // DLC_DRIVER_MODULERUNNER_H

@@ -1,0 +1,374 @@
+//===- Tile.cpp - per-kernel CUDA schedules from a small cost model -------===//
+//
+// Gives every kernel of a planned graph (a dlc.fusion region or a lone op)
+// a `dlc.schedule` dictionary for one CUDA architecture: the strategy the
+// CUDA code generator uses, its tile shapes, threads per block, elements
+// per thread, shared-memory staging and grid. Expects fused kernels with
+// static shapes; runs on any graph (kernels are the top-level ops but
+// parameters, constants and the return). The code generator reads the
+// schedule and decides nothing itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/TileRules.h"
+#include "passes/analysis/Liveness.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dlc {
+#define GEN_PASS_DEF_DLCTILE
+#include "passes/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+using namespace dlc;
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+static int64_t elementsOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+static int64_t bytesOf(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+/// The ops a kernel computes: the body of a fusion, or the op itself.
+static SmallVector<Operation *> bodyOf(Operation *kernel) {
+  SmallVector<Operation *> ops;
+  if (auto fusion = dyn_cast<FusionOp>(kernel)) {
+    for (Operation &op : fusion.getBody().front().without_terminator())
+      ops.push_back(&op);
+  } else {
+    ops.push_back(kernel);
+  }
+  return ops;
+}
+
+/// The values a kernel yields (inside the region).
+static SmallVector<Value> yieldedOf(Operation *kernel) {
+  if (auto fusion = dyn_cast<FusionOp>(kernel)) {
+    Operation *yield = fusion.getBody().front().getTerminator();
+    return {yield->getOperands().begin(), yield->getOperands().end()};
+  }
+  return {kernel->getResults().begin(), kernel->getResults().end()};
+}
+
+/// Ops that are not elemental (computed whole, not per element).
+static bool isStageOp(Operation *op) {
+  return isa<MatmulOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, ReduceSumOp,
+             ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, SoftmaxOp,
+             LogSoftmaxOp, LayerNormOp, RmsNormOp, CrossEntropyOp, MseOp>(op);
+}
+
+static bool isElementwiseOp(Operation *op) {
+  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
+             FloorOp, CeilOp, RoundOp, SinOp, CosOp, AtanOp, SigmoidOp, SiluOp,
+             ReluOp, GeluOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp,
+             CompareOp, SelectOp, CastOp>(op);
+}
+
+Operation *dlc::fusableMatmul(Operation *kernel) {
+  Operation *matmul = nullptr;
+  SmallVector<Operation *> body = bodyOf(kernel);
+  for (Operation *op : body) {
+    if (!isStageOp(op))
+      continue;
+    if (matmul || !isa<MatmulOp>(op))
+      return nullptr;
+    matmul = op;
+  }
+  if (!matmul)
+    return nullptr;
+  ArrayRef<int64_t> mmShape = shapeOf(matmul->getResult(0));
+  // Values computed from the matmul's result, and which of them come out of
+  // a reshape or transpose (the tail).
+  llvm::DenseSet<Value> fromMatmul{matmul->getResult(0)};
+  llvm::DenseSet<Value> layoutTail;
+  for (Operation *op : body) {
+    if (op == matmul)
+      continue;
+    bool reads = llvm::any_of(op->getOperands(),
+                              [&](Value v) { return fromMatmul.contains(v); });
+    if (!reads)
+      continue;
+    Value result = op->getResult(0);
+    if (isa<ReshapeOp, TransposeOp>(op)) {
+      fromMatmul.insert(result);
+      layoutTail.insert(result);
+      continue;
+    }
+    if (!isElementwiseOp(op) || shapeOf(result) != mmShape)
+      return nullptr;
+    for (Value v : op->getOperands())
+      if (fromMatmul.contains(v) &&
+          (layoutTail.contains(v) || shapeOf(v) != mmShape))
+        return nullptr;
+    fromMatmul.insert(result);
+  }
+  // Layout ops may only feed layout ops or the yield.
+  for (Value v : layoutTail)
+    for (Operation *user : v.getUsers())
+      if (!isa<ReshapeOp, TransposeOp, YieldOp>(user) && user != kernel)
+        return nullptr;
+  for (Value v : yieldedOf(kernel))
+    if (!fromMatmul.contains(v))
+      return nullptr;
+  return matmul;
+}
+
+const CudaArch *dlc::cudaArch(llvm::StringRef arch) {
+  // A100 SXM and H100 SXM figures (public data sheets).
+  static const CudaArch sm80{"sm_80", 108, 2048, 65536, 164 * 1024, 48 * 1024,
+                             19.5e12, 1.555e12};
+  static const CudaArch sm90{"sm_90", 132, 2048, 65536, 228 * 1024, 48 * 1024,
+                             67e12, 3.35e12};
+  if (arch == "sm_80")
+    return &sm80;
+  if (arch == "sm_90")
+    return &sm90;
+  return nullptr;
+}
+
+namespace {
+
+/// One candidate block tile of the SIMT GEMM.
+struct GemmTile {
+  int64_t bm, bn, bk, tm, tn;
+  int64_t threads() const { return (bm / tm) * (bn / tn); }
+};
+
+struct Schedule {
+  std::string strategy, impl = "generated", reason;
+  int64_t block = 256, grid[3] = {1, 1, 1};
+  GemmTile tile{0, 0, 0, 0, 0};
+  int64_t vector = 1, smem = 0, registers = 32, blocksPerSm = 0;
+  double seconds = 0;
+};
+
+struct TilePass : public dlc::impl::DlcTileBase<TilePass> {
+  using DlcTileBase::DlcTileBase;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Resident blocks per SM, from threads, estimated registers and shared
+/// memory per block.
+static int64_t occupancy(const CudaArch &arch, int64_t threads,
+                         int64_t registers, int64_t smem) {
+  int64_t byThreads = arch.maxThreadsPerSm / threads;
+  int64_t byRegisters = arch.registersPerSm / (registers * threads);
+  int64_t bySmem = smem ? arch.sharedPerSm / smem : 32;
+  return std::max<int64_t>(0, std::min({byThreads, byRegisters, bySmem,
+                                        (int64_t)32}));
+}
+
+/// The GEMM schedule: the candidate tile with the smallest estimated time.
+/// A tile's blocks share their SM's FP32 rate; a thread tile of TM x TN
+/// reads TM + TN shared-memory words per TM·TN FMAs, so small thread tiles
+/// are bound by shared memory (efficiency TM·TN / (TM + TN) / 4, at most 1);
+/// operands stream from L2 at about three times DRAM bandwidth.
+static Schedule scheduleMatmul(const CudaArch &arch, MatmulOp mm) {
+  ArrayRef<int64_t> out = shapeOf(mm.getResult());
+  int64_t m = out[out.size() - 2], n = out.back();
+  ArrayRef<int64_t> lhs = shapeOf(mm.getLhs());
+  int64_t k = mm.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < out.size(); ++i)
+    batch *= out[i];
+  auto type = cast<RankedTensorType>(mm.getResult().getType());
+  int64_t wordBytes = type.getElementType().isF64() ? 8 : 4;
+  static const GemmTile candidates[] = {
+      {128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 64, 8, 4, 4},
+      {32, 64, 8, 4, 4},   {32, 32, 8, 4, 4},   {32, 32, 8, 2, 2},
+  };
+  Schedule best;
+  best.seconds = INFINITY;
+  for (const GemmTile &t : candidates) {
+    Schedule s;
+    s.strategy = "matmul";
+    s.tile = t;
+    s.block = t.threads();
+    s.smem = (t.bm + t.bn) * t.bk * wordBytes;
+    s.registers = (t.tm * t.tn + t.tm + t.tn) * (wordBytes / 4) + 30;
+    s.blocksPerSm = occupancy(arch, s.block, s.registers, s.smem);
+    if (s.blocksPerSm == 0)
+      continue;
+    int64_t tiles = ceilDiv(m, t.bm) * ceilDiv(n, t.bn) * batch;
+    int64_t concurrent = arch.sms * s.blocksPerSm;
+    int64_t waves = ceilDiv(tiles, concurrent);
+    int64_t perSm = std::min(s.blocksPerSm, ceilDiv(tiles, arch.sms));
+    double efficiency = std::min(
+        1.0, double(t.tm * t.tn) / double(t.tm + t.tn) / 4.0);
+    double smFlops = arch.fp32Flops / arch.sms * efficiency *
+                     (wordBytes == 8 ? 0.5 : 1.0);
+    double compute = waves * perSm * 2.0 * t.bm * t.bn * k / smFlops;
+    double traffic = double(tiles) * (t.bm + t.bn) * k * wordBytes /
+                     (3.0 * arch.dramBytesPerSecond);
+    s.seconds = compute + traffic;
+    s.grid[0] = ceilDiv(n, t.bn);
+    s.grid[1] = ceilDiv(m, t.bm);
+    s.grid[2] = batch;
+    if (s.seconds < best.seconds)
+      best = s;
+  }
+  best.reason = "tiled GEMM, tile by estimated time";
+  return best;
+}
+
+/// The widest extent one row's reductions run over: it sets the threads of
+/// a `rows` kernel.
+static int64_t reductionExtent(Operation *op) {
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case<SoftmaxOp, LogSoftmaxOp>([](Operation *o) -> int64_t {
+        ArrayRef<int64_t> s = shapeOf(o->getOperand(0));
+        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
+        return s[axis < 0 ? axis + s.size() : axis];
+      })
+      .Case<LayerNormOp, RmsNormOp>([](Operation *o) -> int64_t {
+        ArrayRef<int64_t> s = shapeOf(o->getOperand(0));
+        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
+        int64_t n = 1;
+        for (size_t d = axis < 0 ? axis + s.size() : axis; d < s.size(); ++d)
+          n *= s[d];
+        return n;
+      })
+      .Case([](MatmulOp o) -> int64_t { return shapeOf(o.getResult()).back(); })
+      .Default([](Operation *o) -> int64_t {
+        return elementsOf(o->getOperand(0)) /
+               std::max<int64_t>(1, elementsOf(o->getResult(0)));
+      });
+}
+
+static int64_t powerOfTwoAtLeast(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
+void TilePass::runOnOperation() {
+  // 1. Only CUDA targets get schedules (`cpu` splits work at run time).
+  StringRef spec = target;
+  if (!spec.consume_front("cuda:"))
+    return;
+  const CudaArch *arch = cudaArch(spec);
+  if (!arch) {
+    getOperation().emitError("dlc-tile: unknown CUDA architecture '")
+        << spec << "' (known: sm_80, sm_90)";
+    return signalPassFailure();
+  }
+  Builder b(&getContext());
+  for (Operation &op : getOperation().getBody().front()) {
+    if (!isKernel(&op))
+      continue;
+    // 2. Bytes moved and FLOPs, for the bound and the estimate.
+    int64_t bytes = 0, flops = 0;
+    for (Value v : op.getOperands())
+      bytes += bytesOf(v);
+    for (Value v : op.getResults())
+      bytes += bytesOf(v);
+    SmallVector<Operation *> body = bodyOf(&op);
+    bool hasStage = false;
+    int64_t extent = 1;
+    for (Operation *inner : body) {
+      if (auto mm = dyn_cast<MatmulOp>(inner)) {
+        ArrayRef<int64_t> lhs = shapeOf(mm.getLhs());
+        flops += 2 * elementsOf(mm.getResult()) *
+                 (mm.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back());
+      } else if (inner->getNumResults()) {
+        flops += elementsOf(inner->getResult(0));
+      }
+      if (isStageOp(inner)) {
+        hasStage = true;
+        extent = std::max(extent, reductionExtent(inner));
+      }
+    }
+    // 3. The strategy and its parameters.
+    Schedule s;
+    Operation *matmul = fusableMatmul(&op);
+    if (matmul) {
+      s = scheduleMatmul(*arch, cast<MatmulOp>(matmul));
+      ArrayRef<int64_t> out = shapeOf(matmul->getResult(0));
+      ArrayRef<int64_t> lhs = shapeOf(matmul->getOperand(0));
+      int64_t mnk = out[out.size() - 2] * out.back() * lhs.back();
+      if (allowLibrary && mnk >= (int64_t(1) << 30)) {
+        s.impl = "library";
+        s.reason = "GEMM of 2^30 multiply-adds or more: cuBLASLt";
+      }
+    } else if (!hasStage) {
+      // Grid-stride over the largest result; 4 independent elements per
+      // thread and iteration once there are enough to fill every SM 4 times.
+      int64_t n = 1;
+      for (Value v : op.getResults())
+        n = std::max(n, elementsOf(v));
+      s.strategy = "elementwise";
+      s.block = 256;
+      s.vector = n >= 4 * 256 * arch->sms * 4 ? 4 : 1;
+      s.blocksPerSm = occupancy(*arch, 256, 32, 0);
+      s.grid[0] = std::max<int64_t>(
+          1, std::min(ceilDiv(n, 256 * s.vector), arch->sms * s.blocksPerSm * 4));
+      s.reason = "no reductions: one element per thread, grid-stride";
+    } else {
+      // One block per row; threads so that each reduces at least 4
+      // elements, a warp at least, 512 at most.
+      s.strategy = "rows";
+      s.block = std::clamp<int64_t>(powerOfTwoAtLeast(ceilDiv(extent, 4)), 32, 512);
+      s.registers = 48;
+      s.blocksPerSm = occupancy(*arch, s.block, s.registers, 0);
+      s.grid[0] = arch->sms * s.blocksPerSm * 8; // a cap: grid-stride over rows
+      s.reason = cast<StringAttr>(op.getAttr("kind") ? op.getAttr("kind")
+                                                     : b.getStringAttr(""))
+                             .getValue() == "attention"
+                     ? "attention: one block per query row, scores in shared memory"
+                     : "one block per row, warp-shuffle and shared-memory reductions";
+    }
+    double seconds = std::max(double(flops) / arch->fp32Flops,
+                              double(bytes) / arch->dramBytesPerSecond);
+    bool computeBound = double(flops) / arch->fp32Flops >
+                        double(bytes) / arch->dramBytesPerSecond;
+
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("arch", b.getStringAttr(arch->name)),
+        b.getNamedAttr("strategy", b.getStringAttr(s.strategy)),
+        b.getNamedAttr("impl", b.getStringAttr(s.impl)),
+        b.getNamedAttr("block", b.getDenseI64ArrayAttr({s.block, 1, 1})),
+        b.getNamedAttr("grid", b.getDenseI64ArrayAttr(
+                                   {s.grid[0], s.grid[1], s.grid[2]})),
+        b.getNamedAttr("vector", b.getI64IntegerAttr(s.vector)),
+        b.getNamedAttr("smem", b.getI64IntegerAttr(s.smem)),
+        b.getNamedAttr("registers", b.getI64IntegerAttr(s.registers)),
+        b.getNamedAttr("blocks_per_sm", b.getI64IntegerAttr(s.blocksPerSm)),
+        b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
+        b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
+        b.getNamedAttr("bound", b.getStringAttr(computeBound ? "compute"
+                                                             : "memory")),
+        b.getNamedAttr("estimate_ns",
+                       b.getI64IntegerAttr((int64_t)std::ceil(seconds * 1e9))),
+        b.getNamedAttr("reason", b.getStringAttr(s.reason)),
+    };
+    if (s.strategy == "matmul") {
+      fields.push_back(b.getNamedAttr(
+          "tile", b.getDenseI64ArrayAttr({s.tile.bm, s.tile.bn, s.tile.bk})));
+      fields.push_back(b.getNamedAttr(
+          "thread_tile", b.getDenseI64ArrayAttr({s.tile.tm, s.tile.tn})));
+      fields.push_back(b.getNamedAttr("staging", b.getStringAttr("shared")));
+    } else if (s.strategy == "rows") {
+      fields.push_back(b.getNamedAttr("staging", b.getStringAttr("shared")));
+    }
+    op.setAttr("dlc.schedule", b.getDictionaryAttr(fields));
+  }
+}

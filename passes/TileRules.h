@@ -1,0 +1,47 @@
+//===- TileRules.h - what dlc-tile decides, for code generation -*- C++ -*-===//
+//
+// The rules of `dlc-tile` that code generation also needs to read the
+// schedule back: which kernels are a GEMM with an epilogue the tiled
+// matmul kernel can fuse, and the architectures' figures the cost model
+// uses. The pass (passes/Tile.cpp) is the only place that chooses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_PASSES_TILERULES_H
+#define DLC_PASSES_TILERULES_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace dlc {
+
+/// A kernel whose only non-elemental op is one matmul, every value computed
+/// from the matmul's result is element-wise at the matmul's shape (bias,
+/// activation, residual, casts) except a tail of reshapes and transposes
+/// feeding the yield, and every result depends on the matmul. Returns the
+/// matmul, else null.
+mlir::Operation *fusableMatmul(mlir::Operation *kernel);
+
+/// The figures of a CUDA architecture the cost model uses.
+struct CudaArch {
+  const char *name;         ///< "sm_90"
+  int sms;                  ///< multiprocessors (the SXM part)
+  int maxThreadsPerSm;      ///< resident threads
+  int registersPerSm;       ///< 32-bit registers
+  int sharedPerSm;          ///< bytes of shared memory per SM
+  int sharedPerBlock;       ///< bytes a block gets without opting in
+  double fp32Flops;         ///< SIMT peak, FLOP/s
+  double dramBytesPerSecond;
+};
+
+/// sm_80 (A100) or sm_90 (H100); null for anything else.
+const CudaArch *cudaArch(llvm::StringRef arch);
+
+/// The dlc-compile pipeline followed by dlc-tile for `target`
+/// ("cuda:sm_90"): what `dlc compile --target cuda:...` runs.
+void buildCudaCompilePipeline(mlir::OpPassManager &pm, llvm::StringRef target);
+
+} // namespace dlc
+
+#endif // DLC_PASSES_TILERULES_H

@@ -1,0 +1,174 @@
+# RUN: %python %s %dlc_src/examples
+# The CUDA code generator, verified without a GPU: every example (its zero/one
+# parameters drawn at random so that biases and norm scales count) and one
+# graph per fusion pattern and kernel family run on --device cuda-emu (the
+# generated CUDA C++ compiled by the host compiler with dlc_cuda_emu.h) and
+# on --device reference (the float64 oracle) from the same seed; the outputs
+# agree within the dtype's tolerance (relative Frobenius error).
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from dlc_numpy import model_info, randomise_constant_params, rel_error
+
+EXAMPLES = sys.argv[1]
+DIMS = {"N": 3, "B": 2, "T": 16}
+TOLERANCE = {"float64": 1e-12, "float32": 2e-5, "float16": 2e-3, "bfloat16": 2e-2}
+
+# One graph per fusion pattern (dlc-fuse) and kernel family (codegen/cuda).
+PATTERNS = {
+    "elementwise_chain": """
+graph f(x: f32[37, 50], y: f32[50]) -> (z: f32[37, 50], w: f32[37, 50]) {
+  z = tanh(x * 2.0 + y) - sigmoid(x)
+  w = gelu(z, approximate="tanh") + relu(x) / (abs(y) + 1.0)
+}""",
+    "elementwise_vectorised": """
+graph f(x: f32[1024, 600], b: f32[600]) -> (y: f32[1024, 600]) {
+  y = relu(x + b) * 0.5
+}""",
+    "broadcast_transpose_slice": """
+graph f(x: f32[4, 6, 8]) -> (y: f32[8, 4, 3]) {
+  t = transpose(x, perm=[2, 0, 1])
+  y = exp(slice(t, starts=[0, 0, 1], ends=[8, 4, 4]))
+}""",
+    "contraction_bias_gelu": """
+graph f(x: f32[70, 33]) -> (y: f32[70, 45]) {
+  param w: f32[33, 45] = normal(std=0.2, seed=1)
+  param b: f32[45] = normal(std=0.2, seed=2)
+  y = gelu(x @ w + b, approximate="tanh")
+}""",
+    "contraction_residual": """
+graph f(x: f32[2, 9, 40], r: f32[2, 9, 24]) -> (y: f32[2, 9, 24]) {
+  param w: f32[40, 24] = normal(std=0.2, seed=3)
+  y = r + x @ w
+}""",
+    "contraction_transposed_operands": """
+graph f(a: f32[3, 17, 12], b: f32[3, 20, 17]) -> (y: f32[3, 12, 20]) {
+  y = matmul(a, b, transpose_a=true, transpose_b=true) * 0.5
+}""",
+    "contraction_layout_tail": """
+graph f(x: f32[2, 5, 32]) -> (q: f32[2, 4, 5, 8]) {
+  param w: f32[32, 32] = normal(std=0.2, seed=4)
+  q = transpose(reshape(x @ w, shape=[2, 5, 4, 8]), perm=[0, 2, 1, 3])
+}""",
+    "softmax_rows": """
+graph f(x: f32[6, 300]) -> (a: f32[6, 300], b: f32[6, 300]) {
+  a = softmax(x * 3.0)
+  b = log_softmax(x, axis=-1)
+}""",
+    "softmax_inner_axis": """
+graph f(x: f32[3, 7, 5]) -> (a: f32[3, 7, 5]) {
+  a = softmax(x, axis=1)
+}""",
+    "layer_norm": """
+graph f(x: f32[4, 10, 96]) -> (y: f32[4, 10, 96]) {
+  param g: f32[96] = uniform(low=0.5, high=1.5, seed=5)
+  param b: f32[96] = normal(std=0.1, seed=6)
+  y = layer_norm(x + 1.0, g, b, axis=-1, epsilon=1e-5)
+}""",
+    "rms_norm_two_axes": """
+graph f(x: f32[3, 6, 20]) -> (y: f32[3, 6, 20]) {
+  param g: f32[6, 20] = uniform(low=0.5, high=1.5, seed=7)
+  y = rms_norm(x, g, axis=-2, epsilon=1e-6)
+}""",
+    "reductions": """
+graph f(x: f32[5, 6, 70]) -> (s: f32[5, 6], m: f32[5, 1, 70], mx: f32[6], mn: f32[5, 6, 1]) {
+  s = reduce_sum(x, axes=[-1])
+  m = reduce_mean(x, axes=[1], keepdims=true)
+  mx = reduce_max(x, axes=[0, 2])
+  mn = reduce_min(x, axes=[2], keepdims=true)
+}""",
+    "conv_pool": """
+graph f(x: f32[2, 3, 12, 11]) -> (a: f32[2, 4, 6, 5], b: f32[2, 4, 5, 5]) {
+  param w: f32[4, 3, 3, 3] = normal(std=0.3, seed=8)
+  param bias: f32[4] = normal(std=0.1, seed=9)
+  c = relu(conv2d(x, w, bias, padding=1))
+  a = max_pool2d(c, kernel=2, stride=2)
+  b = avg_pool2d(c, kernel=3, stride=2, padding=0)
+}""",
+    "losses": """
+graph f(x: f32[8, 10], t: f32[8, 10], l: i32[8]) -> (ce: f32[], ms: f32[], each: f32[8]) {
+  ce = cross_entropy(x, l)
+  ms = mse(x, t, reduction="sum")
+  each = cross_entropy(x, l, reduction="none")
+}""",
+    "attention": """
+graph f(x: f32[2, 24, 32]) -> (y: f32[2, 24, 32]) {
+  param wq: f32[32, 32] = normal(std=0.3, seed=10)
+  param wk: f32[32, 32] = normal(std=0.3, seed=11)
+  param wv: f32[32, 32] = normal(std=0.3, seed=12)
+  q = transpose(reshape(x @ wq, shape=[2, 24, 4, 8]), perm=[0, 2, 1, 3])
+  k = transpose(reshape(x @ wk, shape=[2, 24, 4, 8]), perm=[0, 2, 1, 3])
+  v = transpose(reshape(x @ wv, shape=[2, 24, 4, 8]), perm=[0, 2, 1, 3])
+  s = matmul(q, k, transpose_b=true) * 0.35
+  row = iota(shape=[24, 24], axis=0, dtype=i32)
+  col = iota(shape=[24, 24], axis=1, dtype=i32)
+  p = softmax(select(ge(row, col), s, -1e9), axis=-1)
+  y = reshape(transpose(p @ v, perm=[0, 2, 1, 3]), shape=[2, 24, 32])
+}""",
+    "f16_and_casts": """
+graph f(x: f16[16, 40], y: f32[40, 8]) -> (h: f16[16, 8], i: i32[16, 40]) {
+  z = cast(x, to=f32) @ y
+  h = cast(z, to=f16)
+  i = cast(x * 3.0, to=i32)
+}""",
+}
+
+
+def run(cmd):
+    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert result.returncode == 0, f"{' '.join(cmd)} exited with {result.returncode}:\n{result.stderr}"
+    return result.stdout
+
+
+def dim_args(model):
+    text = run(["dlc", "check", model])
+    names = re.findall(r" (\w+)=\d+", (re.findall(r"^dimensions:.*$", text, re.M) or [""])[0])
+    return [f"--dim={n}={DIMS.get(n, 2)}" for n in names]
+
+
+def outputs_on(model, device, tmp):
+    names = model_info(model)["outputs"]
+    paths = {n: os.path.join(tmp, f"{device}_{n}.npy") for n in names}
+    cmd = ["dlc", "run", model, "--seed=3", f"--device={device}"] + dim_args(model)
+    for n, p in paths.items():
+        cmd.append(f"--output={n}=@{p}")
+    run(cmd)
+    return {n: np.load(p) for n, p in paths.items()}
+
+
+def check(name, model, tmp):
+    got = outputs_on(model, "cuda-emu", tmp)
+    want = outputs_on(model, "reference", tmp)
+    for out, w in want.items():
+        g = got[out]
+        assert g.dtype == w.dtype and g.shape == w.shape, f"{name}.{out}: {g.dtype}{g.shape} vs {w.dtype}{w.shape}"
+        if w.dtype.kind in "iub":
+            assert np.array_equal(g, w), f"{name}.{out}: integers differ"
+            continue
+        tol = TOLERANCE.get(str(w.dtype), 2e-2)
+        err = rel_error(g, w)
+        assert err <= tol, f"{name}.{out}: cuda-emu vs oracle relative error {err:.3g} > {tol}"
+    print(f"ok {name}: {', '.join(want)}")
+
+
+checked = 0
+with tempfile.TemporaryDirectory() as tmp:
+    for example in sorted(glob.glob(os.path.join(EXAMPLES, "*.dlg"))):
+        name = os.path.splitext(os.path.basename(example))[0]
+        randomised = os.path.join(tmp, name + ".dlg")
+        with open(example) as f, open(randomised, "w") as g:
+            g.write(randomise_constant_params(f.read()))
+        check(name, randomised, tmp)
+        checked += 1
+    for name, source in PATTERNS.items():
+        path = os.path.join(tmp, name + ".dlg")
+        with open(path, "w") as f:
+            f.write(source.strip() + "\n")
+        check(name, path, tmp)
+        checked += 1
+print(f"{checked} models agree on cuda-emu and the oracle")
