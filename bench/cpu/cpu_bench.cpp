@@ -5,7 +5,12 @@
 //       runs, then ITERATIONS timed runs: prints "median_ms p10_ms p90_ms".
 //   dlc-bench-cpu gemm [THREADS]
 //       single-precision GEMM GFLOP/s of OpenBLAS and oneDNN for the bench
-//       models' shapes and a large square one (the machine's measured peak).
+//       models' shapes and a large square one: each library with THREADS
+//       threads of its own, and each single-threaded on THREADS std::threads
+//       that split M in contiguous row blocks (what a dlc kernel does).
+//   dlc-bench-cpu peak [THREADS]
+//       the machine's f32 FMA peak: a tight loop of independent AVX-512 (and
+//       AVX2) FMAs on THREADS threads, GFLOP/s.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,14 +22,19 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <dnnl.h>
+#include <immintrin.h>
 
 extern "C" {
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int,
                  const float *, int, float, float *, int);
 void openblas_set_num_threads(int);
+// libgomp, oneDNN's threading: OMP_NUM_THREADS is read when the library
+// loads, so a setenv in main is too late; the thread count is set per thread.
+void omp_set_num_threads(int);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -95,29 +105,116 @@ static double gflops(int m, int n, int k, F gemm) {
   return best;
 }
 
+/// `fn(begin, end)` on `threads` std::threads over [0, m) in contiguous
+/// blocks, each thread running its library single-threaded.
+template <typename F>
+static void split(int threads, int m, F fn) {
+  std::vector<std::thread> pool;
+  int chunk = (m + threads - 1) / threads;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      omp_set_num_threads(1);
+      int b = std::min(m, t * chunk), e = std::min(m, b + chunk);
+      if (b < e)
+        fn(b, e);
+    });
+  fn(0, std::min(m, chunk));
+  for (std::thread &t : pool)
+    t.join();
+}
+
 static int runGemm(int threads) {
-  openblas_set_num_threads(threads);
-  std::string env = std::to_string(threads);
-  setenv("OMP_NUM_THREADS", env.c_str(), 1);
   struct Shape { const char *what; int m, n, k; };
   Shape shapes[] = {{"mlp fc1 (N=64)", 64, 128, 784},
                     {"gpt2 qkv/proj (T=128)", 128, 768, 768},
                     {"gpt2 fc (T=128)", 128, 3072, 768},
                     {"gpt2 proj (T=128)", 128, 768, 3072},
-                    {"square 2048 (peak)", 2048, 2048, 2048}};
-  std::printf("shape m n k openblas_gflops onednn_gflops\n");
+                    {"gpt2 scores (per head)", 128, 128, 64},
+                    {"square 2048", 2048, 2048, 2048}};
+  std::printf("shape m n k openblas onednn openblas_split onednn_split\n");
   for (const Shape &s : shapes) {
     std::vector<float> a((size_t)s.m * s.k, 0.5f), b((size_t)s.k * s.n, 0.25f),
         c((size_t)s.m * s.n);
-    double blas = gflops(s.m, s.n, s.k, [&] {
-      cblas_sgemm(101, 111, 111, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(),
-                  s.n, 0.0f, c.data(), s.n);
-    });
-    double dnnl = gflops(s.m, s.n, s.k, [&] {
-      dnnl_sgemm('N', 'N', s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n,
-                 0.0f, c.data(), s.n);
-    });
-    std::printf("\"%s\" %d %d %d %.1f %.1f\n", s.what, s.m, s.n, s.k, blas, dnnl);
+    auto blasRows = [&](int r0, int r1) {
+      cblas_sgemm(101, 111, 111, r1 - r0, s.n, s.k, 1.0f, a.data() + (size_t)r0 * s.k,
+                  s.k, b.data(), s.n, 0.0f, c.data() + (size_t)r0 * s.n, s.n);
+    };
+    auto dnnlRows = [&](int r0, int r1) {
+      dnnl_sgemm('N', 'N', r1 - r0, s.n, s.k, 1.0f, a.data() + (size_t)r0 * s.k, s.k,
+                 b.data(), s.n, 0.0f, c.data() + (size_t)r0 * s.n, s.n);
+    };
+    openblas_set_num_threads(threads);
+    omp_set_num_threads(threads);
+    double blas = gflops(s.m, s.n, s.k, [&] { blasRows(0, s.m); });
+    double dnnl = gflops(s.m, s.n, s.k, [&] { dnnlRows(0, s.m); });
+    openblas_set_num_threads(1);
+    omp_set_num_threads(1);
+    double blasSplit = gflops(s.m, s.n, s.k, [&] { split(threads, s.m, blasRows); });
+    double dnnlSplit = gflops(s.m, s.n, s.k, [&] { split(threads, s.m, dnnlRows); });
+    std::printf("\"%s\" %d %d %d %.1f %.1f %.1f %.1f\n", s.what, s.m, s.n, s.k, blas,
+                dnnl, blasSplit, dnnlSplit);
+  }
+  return 0;
+}
+
+/// GFLOP/s of one thread's tight loop of 12 independent FMA chains.
+template <int Bits>
+__attribute__((target("avx512f,fma"))) static double fmaLoop(double secs) {
+  long iterations = 0;
+  auto a = Clock::now();
+  double t = 0;
+  float sum = 0;
+  if (Bits == 512) {
+    __m512 acc[12], x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 12; ++i)
+      acc[i] = _mm512_set1_ps(i * 1e-3f);
+    while (t < secs) {
+      for (int r = 0; r < 100000; ++r)
+        for (int i = 0; i < 12; ++i)
+          acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+      iterations += 100000;
+      t = seconds(a, Clock::now());
+    }
+    for (int i = 0; i < 12; ++i)
+      sum += _mm512_reduce_add_ps(acc[i]);
+  } else {
+    __m256 acc[12], x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < 12; ++i)
+      acc[i] = _mm256_set1_ps(i * 1e-3f);
+    while (t < secs) {
+      for (int r = 0; r < 100000; ++r)
+        for (int i = 0; i < 12; ++i)
+          acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+      iterations += 100000;
+      t = seconds(a, Clock::now());
+    }
+    float lanes[8];
+    for (int i = 1; i < 12; ++i)
+      acc[0] = _mm256_add_ps(acc[0], acc[i]);
+    _mm256_storeu_ps(lanes, acc[0]);
+    sum = lanes[0];
+  }
+  if (sum == 12345.0f)
+    std::printf(" ");
+  return iterations * 12.0 * (Bits / 32) * 2 / t / 1e9;
+}
+
+static int runPeak(int threads) {
+  for (int bits : {512, 256}) {
+    double best = 0;
+    for (int rep = 0; rep < 5; ++rep) {
+      std::vector<double> r(threads);
+      std::vector<std::thread> pool;
+      for (int i = 0; i < threads; ++i)
+        pool.emplace_back([&, i] { r[i] = bits == 512 ? fmaLoop<512>(0.2) : fmaLoop<256>(0.2); });
+      for (std::thread &t : pool)
+        t.join();
+      double sum = 0;
+      for (double v : r)
+        sum += v;
+      best = std::max(best, sum);
+    }
+    std::printf("fma%d %.1f\n", bits, best);
   }
   return 0;
 }
@@ -130,10 +227,12 @@ int main(int argc, char **argv) {
                        argc > 4 ? std::atoi(argv[4]) : 100);
     if (what == "gemm")
       return runGemm(argc > 2 ? std::atoi(argv[2]) : 1);
+    if (what == "peak")
+      return runPeak(argc > 2 ? std::atoi(argv[2]) : 1);
   } catch (const dlc::Error &e) {
     std::fprintf(stderr, "dlc-bench-cpu: %s\n", e.what());
     return e.exitCode();
   }
-  std::fprintf(stderr, "usage: dlc-bench-cpu run M.dlcm [THREADS] [ITERATIONS] | gemm [THREADS]\n");
+  std::fprintf(stderr, "usage: dlc-bench-cpu run M.dlcm [THREADS] [ITERATIONS] | gemm [THREADS] | peak [THREADS]\n");
   return 2;
 }

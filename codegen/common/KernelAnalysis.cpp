@@ -155,8 +155,14 @@ int64_t dlc::codegen::elementsPerRow(Value value,
   return n;
 }
 
-KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel) {
+/// The analysis with the result loops iterating `iterated` (one value per
+/// result) and the ops in `remapOps` left out of the split's checks.
+static KernelAnalysis analyzeWith(const KernelView &kernel,
+                                  ArrayRef<Value> iterated,
+                                  const llvm::DenseSet<Operation *> &remapOps) {
   KernelAnalysis a;
+  a.iterated.assign(iterated.begin(), iterated.end());
+  a.remapOps = remapOps;
   for (Operation *op : kernel.body) {
     bool stage = isStage(op);
     if (stage)
@@ -170,9 +176,9 @@ KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel) {
   }
 
   // Results grouped by shape, in order of first appearance.
-  for (auto [i, v] : llvm::enumerate(kernel.results)) {
+  for (auto [i, v] : llvm::enumerate(iterated)) {
     auto group = llvm::find_if(a.resultGroups, [&](auto &g) {
-      return shapeOf(kernel.results[g.front()]) == shapeOf(v);
+      return shapeOf(iterated[g.front()]) == shapeOf(v);
     });
     if (group == a.resultGroups.end())
       a.resultGroups.push_back({(unsigned)i});
@@ -184,9 +190,9 @@ KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel) {
 
   // The split: every result and stage agrees on the leading dims, and each
   // op allows it.
-  ArrayRef<int64_t> anchor = kernel.results.empty()
+  ArrayRef<int64_t> anchor = iterated.empty()
                                  ? ArrayRef<int64_t>()
-                                 : shapeOf(kernel.results.front());
+                                 : shapeOf(iterated.front());
   unsigned limit = anchor.size();
   a.splitReason = "the results' rank";
   auto bound = [&](unsigned value, const std::string &why) {
@@ -197,11 +203,13 @@ KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel) {
   };
   if (!anchor.empty())
     bound(anchor.size() - 1, "the innermost dimension, a loop in each row");
-  for (Value r : kernel.results)
+  for (Value r : iterated)
     bound(commonPrefix(anchor, shapeOf(r)), "results of different shapes");
   if (a.stageResultsThroughScratch)
     bound(0, "in-place results computed in more than one loop");
   for (Operation *op : kernel.body) {
+    if (remapOps.contains(op))
+      continue;
     std::string name = op->getName().getStringRef().str();
     if (isStage(op)) {
       bound(commonPrefix(anchor, shapeOf(op->getResult(0))),
@@ -231,4 +239,43 @@ KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel) {
     a.rows = 1;
   }
   return a;
+}
+
+KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel,
+                                           AnalysisOptions options) {
+  KernelAnalysis plain = analyzeWith(kernel, kernel.results, {});
+  if (!options.remapStores || !isa<FusionOp>(kernel.op) ||
+      llvm::any_of(kernel.inplace, [](int64_t k) { return k >= 0; }))
+    return plain;
+  // Each result with its trailing reshape/transpose chain peeled off, when
+  // the chain's values are used by nothing else (the yield, the next op).
+  SmallVector<Value> bases;
+  llvm::DenseSet<Operation *> ops;
+  bool any = false;
+  for (Value r : kernel.results) {
+    Value v = r;
+    SmallVector<Operation *> chain;
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<ReshapeOp, TransposeOp>(def) || !v.hasOneUse())
+        break;
+      chain.push_back(def);
+      v = def->getOperand(0);
+    }
+    if (chain.empty() || !plain.afterStage.contains(v) ||
+        llvm::count(kernel.results, r) > 1) {
+      bases.push_back(r);
+      continue;
+    }
+    any = true;
+    bases.push_back(v);
+    ops.insert(chain.begin(), chain.end());
+  }
+  if (!any)
+    return plain;
+  KernelAnalysis remapped = analyzeWith(kernel, bases, ops);
+  if (remapped.rows <= plain.rows)
+    return plain;
+  remapped.remapped = true;
+  remapped.splitReason += ", stores remapped through reshape/transpose";
+  return remapped;
 }

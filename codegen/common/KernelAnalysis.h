@@ -63,9 +63,27 @@ struct KernelAnalysis {
   bool stageResultsThroughScratch = false;
   /// Results grouped by shape: each group is one loop nest.
   std::vector<llvm::SmallVector<unsigned>> resultGroups;
+  /// Per result, the value whose index space the result loops iterate
+  /// (the split's rows are rows of it). It is the result itself unless the
+  /// analysis was asked to remap stores (AnalysisOptions) and a result is a
+  /// reshape/transpose chain of a value that splits better: then the loops
+  /// run over that value and store each element through the chain's index
+  /// map. resultGroups group by the iterated values' shapes.
+  llvm::SmallVector<mlir::Value> iterated;
+  /// The reshape/transpose ops skipped by a store remap (not emitted).
+  llvm::DenseSet<mlir::Operation *> remapOps;
+  bool remapped = false;
 };
 
-KernelAnalysis analyzeKernel(const KernelView &kernel);
+struct AnalysisOptions {
+  /// Allow iterating a result's rows through a store remap (see
+  /// KernelAnalysis::iterated). Off by default: an emitter that sets it
+  /// must store through the remap.
+  bool remapStores = false;
+};
+
+KernelAnalysis analyzeKernel(const KernelView &kernel,
+                             AnalysisOptions options = {});
 
 /// Elements of `value`'s tensor per row of the split.
 int64_t elementsPerRow(mlir::Value value, const KernelAnalysis &analysis);

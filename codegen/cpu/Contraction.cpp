@@ -1,6 +1,7 @@
 //===- Contraction.cpp - matmul and conv2d on the CPU ---------------------===//
 //
-// f32 and f64 go to OpenBLAS (cblas_sgemm / cblas_dgemm), one call per
+// f32 and f64 go to the prelude's dlc_sgemm (oneDNN or OpenBLAS) and
+// dlc_dgemm (OpenBLAS), one call per
 // batch slice of this call's rows; convolution is im2col (skipped for 1x1
 // unit-stride unpadded kernels) then one GEMM per image and group. Other
 // dtypes use loops accumulating in double, as the oracle does.
@@ -110,14 +111,11 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
     aFirst = ta ? "m" : "m * " + str(K);
   if (blas) {
     ctx.usesBlas = true;
-    const char *gemm = A.kind == ElemKind::F32 ? "cblas_sgemm" : "cblas_dgemm";
-    const char *one = A.kind == ElemKind::F32 ? "1.0f" : "1.0";
-    const char *zero = A.kind == ElemKind::F32 ? "0.0f" : "0.0";
-    out.line(std::string(gemm) + "(101, " + (ta ? "112" : "111") + ", " +
-             (tb ? "112" : "111") + ", (int)rows, " + str(N) + ", " + str(K) +
-             ", " + one + ", " + addressOf(A, aFirst) + ", " +
-             str(ta ? M : K) + ", " + addressOf(B, bBase) + ", " +
-             str(tb ? K : N) + ", " + zero + ", " +
+    const char *gemm = A.kind == ElemKind::F32 ? "dlc_sgemm" : "dlc_dgemm";
+    out.line(std::string(gemm) + "(" + (ta ? "true" : "false") + ", " +
+             (tb ? "true" : "false") + ", rows, " + str(N) + ", " + str(K) +
+             ", " + addressOf(A, aFirst) + ", " + str(ta ? M : K) + ", " +
+             addressOf(B, bBase) + ", " + str(tb ? K : N) + ", " +
              addressOf(C, "q * " + str(N)) + ", " + str(N) + ");");
   } else {
     out.open("for (int64_t r = 0; r < rows; ++r)");
@@ -195,12 +193,12 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
       out.close();
       out.close();
     }
-    const char *gemm = X.kind == ElemKind::F32 ? "cblas_sgemm" : "cblas_dgemm";
+    const char *gemm = X.kind == ElemKind::F32 ? "dlc_sgemm" : "dlc_dgemm";
     std::string colPtr = direct ? addressOf(X, xBase) : "col";
     std::string yFirst = "(n * " + str(O) + " + g * " + str(Og) + ") * " + str(pixels);
-    out.line(std::string(gemm) + "(101, 111, 111, " + str(Og) + ", " + str(pixels) +
-             ", " + str(patch) + ", 1, " + addressOf(Wt, "g * " + str(Og * patch)) +
-             ", " + str(patch) + ", " + colPtr + ", " + str(pixels) + ", 0, " +
+    out.line(std::string(gemm) + "(false, false, " + str(Og) + ", " + str(pixels) +
+             ", " + str(patch) + ", " + addressOf(Wt, "g * " + str(Og * patch)) +
+             ", " + str(patch) + ", " + colPtr + ", " + str(pixels) + ", " +
              addressOf(Y, yFirst) + ", " + str(pixels) + ");");
     if (bias) {
       out.open("for (int64_t o = 0; o < " + str(Og) + "; ++o)");

@@ -26,11 +26,20 @@ struct Emitted {
 
 static Emitted emitAll(const LoweredModule &m) {
   CpuTarget target;
+  // Switches for comparisons (docs/design/2026-11-22-cpu-codegen.md):
+  // $DLC_CPU_SGEMM=openblas keeps f32 GEMM on OpenBLAS; $DLC_CPU_LIBM=1
+  // calls libm's expf/tanhf; $DLC_CPU_REMAP=0 turns off store remaps.
+  if (const char *gemm = std::getenv("DLC_CPU_SGEMM"))
+    target.sgemmDnnl = std::string(gemm) != "openblas";
+  if (const char *libm = std::getenv("DLC_CPU_LIBM"))
+    target.libm = std::string(libm) == "1";
+  const char *remap = std::getenv("DLC_CPU_REMAP");
+  bool remapStores = !remap || std::string(remap) != "0";
   Emitted e;
   for (auto [i, k] : llvm::enumerate(m.kernels)) {
     EmittedKernel kernel = emitCpuKernel(target, k.view,
                                          "dlc_kernel_" + std::to_string(i),
-                                         k.argNames);
+                                         k.argNames, remapStores);
     e.source += "\n" + kernel.source;
     e.usesBlas |= kernel.usesBlas;
     e.kernels.push_back(std::move(kernel));

@@ -17,14 +17,23 @@ namespace dlc::codegen {
 class CpuTarget : public CTarget {
 public:
   std::string prelude() const override;
-  /// Declarations of the OpenBLAS calls, for modules that make them.
+  /// dlc_sgemm / dlc_dgemm over oneDNN and OpenBLAS, for modules that
+  /// call them.
   std::string blasPrelude() const;
+  /// f32 GEMM through oneDNN (else OpenBLAS); chosen by measurement, see
+  /// docs/design/2026-11-22-cpu-codegen.md.
+  bool sgemmDnnl = true;
+  /// libm's expf/tanhf instead of the prelude's (for comparisons).
+  bool libm = false;
   std::string kernelSignature(llvm::StringRef entry) const override;
   std::string parallelLoop(llvm::StringRef var,
                            llvm::StringRef extent) const override;
   std::string rangeBegin() const override { return "begin"; }
   std::string rangeEnd() const override { return "end"; }
   std::string storageType(ElemKind kind) const override;
+  /// exp and tanh in float are the prelude's vectorisable dlc_expf and
+  /// dlc_tanhf; everything else is C's.
+  std::string math(llvm::StringRef function, ElemKind kind) const override;
 };
 
 } // namespace dlc::codegen

@@ -48,10 +48,14 @@ HostCompileResult dlc::codegen::compileSharedObject(const std::string &source,
     return result;
   }
   std::vector<llvm::StringRef> args = {*program, "-std=c++17", "-O3", "-fPIC",
-                                       "-shared", "-fno-math-errno", "-w",
+                                       "-shared", "-fno-math-errno",
+                                       "-fno-trapping-math", "-w",
                                        "-o", so, cpp};
-  if (linkBlas)
+  if (linkBlas) {
+    args.push_back("-ldnnl");
     args.push_back("-lopenblas");
+    args.push_back("-lgomp");
+  }
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(out),
                                                 llvm::StringRef(out)};
   std::string error;

@@ -31,12 +31,81 @@ static int64_t numel(const std::vector<int64_t> &shape) {
 }
 static std::string str(int64_t v) { return std::to_string(v); }
 
+/// The index of reshape(x) at which element `in` of x lands. Dimensions are
+/// matched in groups of equal products, so splitting or merging dims gives
+/// one division or multiply-add per dim instead of a whole flat index.
+static Index reshapeForward(const std::vector<int64_t> &inShape,
+                            const std::vector<int64_t> &outShape,
+                            const Index &in) {
+  Index out;
+  size_t i = 0, o = 0;
+  while (i < inShape.size() || o < outShape.size()) {
+    size_t i0 = i, o0 = o;
+    int64_t pi = 1, po = 1;
+    if (i < inShape.size())
+      pi *= inShape[i++];
+    if (o < outShape.size())
+      po *= outShape[o++];
+    while (pi != po) {
+      if (pi < po && i < inShape.size())
+        pi *= inShape[i++];
+      else if (o < outShape.size())
+        po *= outShape[o++];
+      else
+        break;
+    }
+    // Trailing unit dims join the last group.
+    if (i == inShape.size() || o == outShape.size()) {
+      while (i < inShape.size())
+        ++i;
+      while (o < outShape.size())
+        ++o;
+    }
+    std::vector<int64_t> gIn(inShape.begin() + i0, inShape.begin() + i);
+    Index gIndex(in.begin() + i0, in.begin() + i);
+    std::string flat = gIn.empty() ? "0" : flatIndex(gIn, gIndex);
+    std::vector<std::string> tail;
+    int64_t stride = 1;
+    for (size_t d = o; d-- > o0;) {
+      std::string e = stride == 1 ? flat : "(" + flat + ") / " + str(stride);
+      if (d != o0)
+        e = "(" + e + ") % " + str(outShape[d]);
+      tail.push_back(outShape[d] == 1 ? "0" : e);
+      stride *= outShape[d];
+    }
+    out.insert(out.end(), tail.rbegin(), tail.rend());
+  }
+  return out;
+}
+
+/// The index of `result` at which element `index` of `base` is stored,
+/// `result` being a reshape/transpose chain of `base`.
+static Index remapForward(Value result, Value base, Index index) {
+  SmallVector<Operation *> chain;
+  for (Value v = result; v != base; v = v.getDefiningOp()->getOperand(0))
+    chain.push_back(v.getDefiningOp());
+  for (Operation *op : llvm::reverse(chain)) {
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      Index out;
+      for (int64_t p : transpose.getPerm())
+        out.push_back(index[p]);
+      index = out;
+    } else {
+      index = reshapeForward(shapeOf(op->getOperand(0)),
+                             shapeOf(op->getResult(0)), index);
+    }
+  }
+  return index;
+}
+
 namespace {
 
 class CpuKernelEmitter {
 public:
-  CpuKernelEmitter(const CTarget &target, const KernelView &kernel)
-      : target(target), kernel(kernel), analysis(analyzeKernel(kernel)),
+  CpuKernelEmitter(const CTarget &target, const KernelView &kernel,
+                   bool remapStores)
+      : target(target), kernel(kernel),
+        analysis(analyzeKernel(kernel, AnalysisOptions{remapStores})),
         elemental(target, body, buffers, statics) {}
 
   EmittedKernel emit(const std::string &entry,
@@ -183,7 +252,7 @@ int64_t CpuKernelEmitter::workPerRow() const {
     }
     work += cost * elementsPerRow(op->getResult(0), analysis);
   }
-  for (Value v : kernel.results)
+  for (Value v : analysis.iterated)
     work += elementsPerRow(v, analysis);
   return std::max<int64_t>(work, 1);
 }
@@ -220,7 +289,7 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   // The results, one loop nest per shape.
   std::vector<std::pair<Buffer, Buffer>> copies; // scratch -> result
   for (auto &group : analysis.resultGroups) {
-    std::vector<int64_t> shape = shapeOf(kernel.results[group.front()]);
+    std::vector<int64_t> shape = shapeOf(analysis.iterated[group.front()]);
     std::vector<Buffer> targets;
     for (unsigned i : group) {
       if (analysis.stageResultsThroughScratch) {
@@ -235,8 +304,15 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
     unsigned loops = openLoops(shape, true, index);
     elemental.pushScope();
     for (auto [k, i] : llvm::enumerate(group)) {
-      std::string v = elemental.emit(kernel.results[i], index);
-      body.line(elementAt(targets[k], flatIndex(shape, index)) + " = " +
+      // With a store remap (KernelAnalysis::iterated), the element of the
+      // iterated value at `index` lands at its image in the result.
+      Value result = kernel.results[i], iterated = analysis.iterated[i];
+      std::string v = elemental.emit(iterated, index);
+      std::string flat =
+          result == iterated
+              ? flatIndex(shape, index)
+              : flatIndex(shapeOf(result), remapForward(result, iterated, index));
+      body.line(elementAt(targets[k], flat) + " = " +
                 target.store(targets[k].kind, v) + ";");
     }
     elemental.popScope();
@@ -285,6 +361,7 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
 EmittedKernel dlc::codegen::emitCpuKernel(const CTarget &target,
                                           const KernelView &kernel,
                                           const std::string &entry,
-                                          const std::vector<std::string> &argNames) {
-  return CpuKernelEmitter(target, kernel).emit(entry, argNames);
+                                          const std::vector<std::string> &argNames,
+                                          bool remapStores) {
+  return CpuKernelEmitter(target, kernel, remapStores).emit(entry, argNames);
 }

@@ -29,9 +29,12 @@ struct EmittedKernel {
 };
 
 /// `argNames` describe the kernel's operands then results, for comments.
+/// `remapStores`: let results that are reshapes/transposes of stage rows
+/// split over those rows (AnalysisOptions::remapStores).
 EmittedKernel emitCpuKernel(const CTarget &target, const KernelView &kernel,
                             const std::string &entry,
-                            const std::vector<std::string> &argNames);
+                            const std::vector<std::string> &argNames,
+                            bool remapStores = true);
 
 } // namespace dlc::codegen
 

@@ -106,6 +106,13 @@ void dlc::codegen::emitSoftmax(Operation *op, StageContext &ctx) {
   Buffer X = ctx.operand(op->getOperand(0));
   CodeWriter &out = ctx.out;
   std::string at = "(o * " + str(size) + " + k) * " + str(inner) + " + in";
+  // exp(x - max) of a row into a double buffer first (a loop the compiler
+  // vectorises, dlc_exp being branch-free), then the sum in order, then the
+  // normalised row: the values of the scalar form, without its two libm
+  // calls per element.
+  std::string e = out.fresh("e");
+  out.line("DlcScratch " + e + "Memory(" + str(size) + " * sizeof(double));");
+  out.line("double *" + e + " = (double *)" + e + "Memory.data;");
   out.open("for (int64_t o = " + ctx.rowsBegin(outer) + "; o < " +
            ctx.rowsEnd(outer) + "; ++o)");
   out.open("for (int64_t in = 0; in < " + str(inner) + "; ++in)");
@@ -115,14 +122,20 @@ void dlc::codegen::emitSoftmax(Operation *op, StageContext &ctx) {
   out.line("maxValue = v > maxValue ? v : maxValue;");
   out.close();
   out.open("for (int64_t k = 0; k < " + str(size) + "; ++k)");
-  out.line("sum += exp((double)" + loadAt(ctx.target, X, at) + " - maxValue);");
+  out.line(e + "[k] = dlc_exp((double)" + loadAt(ctx.target, X, at) + " - maxValue);");
+  out.close();
+  out.open("for (int64_t k = 0; k < " + str(size) + "; ++k)");
+  out.line("sum += " + e + "[k];");
   out.close();
   if (logarithmic)
     out.line("const double logSum = log(sum);");
   out.open("for (int64_t k = 0; k < " + str(size) + "; ++k)");
-  out.line("const double shifted = (double)" + loadAt(ctx.target, X, at) + " - maxValue;");
-  out.line(storeAt(ctx.target, ctx.result, at,
-                   logarithmic ? "shifted - logSum" : "exp(shifted) / sum"));
+  if (logarithmic) {
+    out.line("const double shifted = (double)" + loadAt(ctx.target, X, at) + " - maxValue;");
+    out.line(storeAt(ctx.target, ctx.result, at, "shifted - logSum"));
+  } else {
+    out.line(storeAt(ctx.target, ctx.result, at, e + "[k] / sum"));
+  }
   out.close();
   out.close();
   out.close();

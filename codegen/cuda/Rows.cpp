@@ -492,12 +492,26 @@ static unsigned layoutTailSplit(const KernelContext &ctx, Value &pre) {
   return dims > ctx.analysis.parallelDims ? dims : 0;
 }
 
+namespace dlc::codegen::cuda {
+/// Attention.cpp: the flash-style kernel of an attention region; false
+/// (nothing emitted) when the region is not one it supports.
+bool emitFlashAttention(KernelContext &ctx);
+} // namespace dlc::codegen::cuda
+
 void cuda::emitRowsKernel(KernelContext &ctx) {
   KernelAnalysis analysis = ctx.analysis;
   CodeWriter &out = ctx.out;
   RowEmitter rows(ctx);
   Value pre;
   unsigned split = layoutTailSplit(ctx, pre);
+  // An attention region (q·kᵀ, softmax, p·v, results through the layout
+  // tail) goes to the flash-style kernel (Attention.cpp:
+  // query tiles, K/V tiles in shared memory, online softmax in float).
+  // What that kernel does not support (non-f32, head dim > 128, scores read
+  // at another index, ...) falls back to the per-row kernel below: one
+  // block per query row, scores recomputed per row from global K/V.
+  if (emitFlashAttention(ctx))
+    return;
   if (split) {
     std::vector<int64_t> s = shapeOf(pre);
     analysis.parallelDims = rows.parallelDims = split;

@@ -242,6 +242,12 @@ def classify_error(code, text):
         return "fail", "import error: " + normalize(first)
     if code == 3:
         return "fail", "runtime fault: " + normalize(first)
+    if code == 70 and "host compiler failed" in text:
+        # The generated C++ (cpu) or CUDA (cuda-emu) does not compile: a
+        # code-generator bug. The compiler's first error names it.
+        cc = re.search(r"^\S+:\d+:\d+: error: (.*)$", text, re.M)
+        return "fail", ("compile error in generated code: " +
+                        normalize(cc.group(1) if cc else first))
     if code in (70, -6, 134, -11, 139):
         return "fail", f"internal error (exit {code}): " + normalize(first)
     return "fail", f"exit {code}: " + normalize(first)
@@ -252,6 +258,7 @@ def normalize(message):
     message = re.sub(r"^.*?error: ", "", message)
     message = re.sub(r"'[^']*'", "'…'", message)
     message = re.sub(r"\b\d+(\.\d+)?\b", "N", message)
+    message = re.sub(r"‘[^’]*’", "‘…’", message)  # GCC's quotes
     return message.strip()[:160]
 
 
@@ -476,6 +483,16 @@ def main():
     if args.filter:
         tests = [t for t in tests if re.search(args.filter, t)]
 
+    # cuda-emu caches the shared objects it compiles under $DLC_CACHE_DIR
+    # (default ~/.cache/dlc): keep this run's in a temporary folder, shared
+    # by its workers (the data sets of one test compile the same source) and
+    # removed at the end. The CPU backend has no kernel cache: every run
+    # compiles its kernels.
+    cache = None
+    if not os.environ.get("DLC_CACHE_DIR"):
+        cache = tempfile.mkdtemp(prefix="dlc-conf-cache-")
+        os.environ["DLC_CACHE_DIR"] = cache
+
     jobs = [(t, d) for d in devices for t in tests]
     results = {}
     tty = sys.stderr.isatty()
@@ -500,6 +517,8 @@ def main():
                 sys.stderr.flush()
     if tty:
         sys.stderr.write("\n")
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
 
     for device in devices:
         counts = collections.Counter(results[(t, device)][0] for t in tests)

@@ -165,4 +165,54 @@ case("attention", {"q": q, "k": k, "vv": vv}, """
     o = softmax(select(ge(row, col), matmul(q, k, transpose_b=true) * 0.35, -1e9)) @ vv
 """, o=(f32, (2, 4, 16, 8)))
 
+# Results that are reshapes/transposes of matmul rows (the q/k/v head split,
+# the merge of the heads) split over those rows and store through the map.
+x, w, kk = randn(2, 16, 32), randn(32, 32), randn(2, 4, 16, 8)
+case("heads", {"x": x, "w": w, "kk": kk}, """
+    q = transpose(reshape(x @ w + 1, shape=[2, 16, 4, 8]), perm=[0, 2, 1, 3])
+    m = reshape(transpose(softmax(matmul(q, kk, transpose_b=true)) @ kk, perm=[0, 2, 1, 3]), shape=[2, 16, 32])
+    t = transpose(reshape(x @ w, shape=[2, 16, 2, 16]), perm=[2, 0, 3, 1])
+""", q=(f32, (2, 4, 16, 8)), m=(f32, (2, 16, 32)), t=(f32, (2, 2, 16, 16)))
+
+# The CPU's own exp/tanh (vectorisable polynomials): each element within
+# 1e-6 relative of the oracle over the whole float range, saturation,
+# subnormal results, infinities and NaN included.
+sweep = np.concatenate([np.linspace(-110, 110, 20005), np.geomspace(1e-30, 0.7, 997),
+                        -np.geomspace(1e-30, 0.7, 997),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 88.7, 89.0, -87.5, -103.9]]
+                       ).astype(f32)
+with tempfile.TemporaryDirectory(prefix="dlc-cpu-ops-") as tmp:
+    body = """
+    e = exp(t)
+    th = tanh(t)
+    sg = sigmoid(t)
+    gl = gelu(t, approximate="tanh")
+    sm = softmax(reshape(t * 0.25, shape=[%d, 8]))
+""" % (sweep.size // 8)
+    outs = {k: (f32, sweep.shape) for k in ("e", "th", "sg", "gl")}
+    outs["sm"] = (f32, (sweep.size // 8, 8))
+    declared = {k: np.empty(shape, dtype) for k, (dtype, shape) in outs.items()}
+    source = graph_source("transcendental", {"t": sweep}, body, declared)
+    cpu = run(source, {"t": sweep}, outs, "cpu", tmp)
+    ref = run(source, {"t": sweep}, outs, "reference", tmp)
+for k in outs:
+    a, b = cpu[k].astype(np.float64), ref[k].astype(np.float64)
+    same_special = np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(
+        a[np.isinf(b)], b[np.isinf(b)])
+    normal = np.isfinite(b) & (np.abs(b) >= np.finfo(f32).tiny)
+    if k == "gl":
+        # 0.5 x (1 + tanh(u)) in float cancels for u << 0 whatever the tanh
+        # (libm's too): compared where 1 + tanh(u) keeps its digits.
+        normal &= sweep.astype(np.float64) > -2
+    worst = float(np.max(np.abs(a[normal] - b[normal]) / np.abs(b[normal])))
+    # below the normal range, within a few subnormal steps
+    tiny = np.isfinite(b) & (np.abs(b) < np.finfo(f32).tiny)
+    if k == "gl":
+        tiny &= sweep.astype(np.float64) > -2
+    tiny_ok = bool(np.all(np.abs(a[tiny] - b[tiny]) <= 4 * 1.4e-45))
+    print(f"transcendental.{k}: max elementwise rel error = {worst:.2e}, specials "
+          f"{'same' if same_special and tiny_ok else 'DIFFER'}")
+    if worst > 1e-6 or not same_special or not tiny_ok:
+        failures.append(f"transcendental.{k}")
+
 assert not failures, failures
