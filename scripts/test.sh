@@ -11,10 +11,10 @@ log=build/lit.log
 python3 "$LIT" -sv --time-tests build/test build/test/unit 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
-# lit's summary lines look like "  Passed: 250 (98.04%)".
+# lit's summary lines look like "  Passed     : 250 (98.04%)".
 count() {
   local n
-  n=$(sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$log" | head -1)
+  n=$(sed -n "s/^ *$1 *: *\([0-9]*\).*/\1/p" "$log" | head -1)
   echo "${n:-0}"
 }
 passed=$(( $(count Passed) + $(count 'Expectedly Failed') ))
