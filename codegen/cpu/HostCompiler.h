@@ -1,9 +1,11 @@
 //===- HostCompiler.h - C++ source to a shared object -----------*- C++ -*-===//
 //
 // Runs the host's C++ compiler (`c++`, or $DLC_CXX) on a module's kernel
-// source: `-std=c++17 -O3 -fPIC -shared -fno-math-errno`, the baseline
-// instruction set of the target (no -march=native: the module must run
-// wherever the runtime runs), and -lopenblas when a kernel calls it.
+// source: `-std=c++17 -O3 -fPIC -shared -fno-math-errno -fno-trapping-math`,
+// the baseline instruction set of the target (no -march=native: the module
+// must run wherever the runtime runs; the prelude's DLC_KERNEL adds AVX2 and
+// AVX-512 clones of each kernel, picked at load time), and -ldnnl
+// -lopenblas -lgomp when a kernel calls a GEMM.
 //
 //===----------------------------------------------------------------------===//
 

@@ -201,7 +201,7 @@ Buffer CpuKernelEmitter::operand(Value value) {
   // depends on a stage (only those exist), all of it otherwise.
   bool rows = analysis.afterStage.contains(value);
   body.line("// " + describeOp(value.getDefiningOp()) + ": packed for the next stage");
-  Buffer b = scratch(value, rows, "k");
+  Buffer b = scratch(value, rows, "copy");
   Index index;
   unsigned loops = openLoops(b.shape, rows, index);
   elemental.pushScope();

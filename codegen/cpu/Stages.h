@@ -4,8 +4,8 @@
 // buffer of exactly those rows (Buffer::base is the flat index of its first
 // element), reading its operands from contiguous buffers the kernel
 // emitter provides (an argument, another stage's rows, or a packed copy of
-// an elemental value). Contraction.cpp: matmul, conv2d (OpenBLAS for f32
-// and f64, loops accumulating in double otherwise); Pooling.cpp: max and
+// an elemental value). Contraction.cpp: matmul, conv2d (dlc_sgemm/dlc_dgemm:
+// oneDNN for f32, OpenBLAS for f64; loops accumulating in double otherwise); Pooling.cpp: max and
 // average pools; Reduction.cpp: reductions, softmax, norms, losses.
 //
 //===----------------------------------------------------------------------===//
@@ -29,7 +29,7 @@ struct StageContext {
   std::function<Buffer(mlir::Value)> operand;
   /// The stage's result, this call's rows.
   Buffer result;
-  /// Set when the stage calls OpenBLAS.
+  /// Set when the stage calls dlc_sgemm/dlc_dgemm (oneDNN, OpenBLAS).
   bool usesBlas = false;
 
   /// The first and one-past-last row of the stage's own row space, where

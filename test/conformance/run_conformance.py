@@ -48,6 +48,12 @@ Modes:
 
 Progress is shown on a terminal (stderr) and nothing is printed per test
 otherwise. Runs with --jobs workers (default 2).
+
+cpu compiles every test's kernels with the host compiler (no kernel cache);
+cuda-emu's compiled kernels are cached in a temporary $DLC_CACHE_DIR the
+runner makes for the run (unless one is set). A generated source that does
+not compile is a "compile error in generated code" failure (a code-generator
+bug; test/conformance/backend-bugs.md).
 """
 
 import argparse
@@ -399,23 +405,24 @@ def markdown(results, tests, devices):
                      f"{counts['pass']} | {folded} | {counts['fail']} | {counts['unsupported']} "
                      f"| {rate:.1f}% |")
     first = devices[0]
-    lines.append("")
-    lines.append(f"### Failures on {first}, by reason")
-    lines.append("")
-    reasons = collections.Counter()
-    examples = {}
-    for t in tests:
-        cls, why, _ = results[(t, first)]
-        if cls == "fail":
-            key = re.sub(r"^output \d+: ", "", why)
-            key = re.sub(r"\(\d+ of \d+ elements\)", "", key).strip()
-            reasons[key] += 1
-            examples.setdefault(key, []).append(t)
-    lines.append("| tests | reason | examples |")
-    lines.append("|---:|---|---|")
-    for why, count in reasons.most_common():
-        ex = ", ".join(e.replace("test_", "") for e in examples[why][:4])
-        lines.append(f"| {count} | {why} | {ex} |")
+    for device in devices:
+        lines.append("")
+        lines.append(f"### Failures on {device}, by reason")
+        lines.append("")
+        reasons = collections.Counter()
+        examples = {}
+        for t in tests:
+            cls, why, _ = results[(t, device)]
+            if cls == "fail":
+                key = re.sub(r"^output \d+: ", "", why)
+                key = re.sub(r"\(\d+ of \d+ elements\)", "", key).strip()
+                reasons[key] += 1
+                examples.setdefault(key, []).append(t)
+        lines.append("| tests | reason | examples |")
+        lines.append("|---:|---|---|")
+        for why, count in reasons.most_common():
+            ex = ", ".join(e.replace("test_", "") for e in examples[why][:4])
+            lines.append(f"| {count} | {why} | {ex} |")
     lines.append("")
     lines.append(f"### Unsupported on {first}, by kind")
     lines.append("")
