@@ -36,16 +36,6 @@ static ExitCode fail(MLIRContext &context, ExitCode code, const Twine &message) 
   return code;
 }
 
-/// 1234567 -> "1,234,567".
-static std::string withCommas(int64_t value) {
-  std::string digits = std::to_string(value), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-')
-      out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 /// 1.93e9 -> "1.93 G".
 static std::string humanCount(double value) {

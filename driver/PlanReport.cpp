@@ -57,8 +57,7 @@ PlanReport summarizePlan(func::FuncOp func, int64_t kernelsBefore) {
   return report;
 }
 
-/// 1234567 -> "1,234,567".
-static std::string withCommas(int64_t value) {
+std::string withCommas(int64_t value) {
   std::string digits = std::to_string(value), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-')

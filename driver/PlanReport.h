@@ -48,6 +48,9 @@ PlanReport summarizePlan(mlir::func::FuncOp func, int64_t kernelsBefore);
 /// Prints `report`, one `name: value` line per figure.
 void printPlanReport(const PlanReport &report, llvm::raw_ostream &os);
 
+/// 1234567 -> "1,234,567": byte and FLOP counts in every report.
+std::string withCommas(int64_t value);
+
 } // namespace dlc
 
 #endif // DLC_DRIVER_PLANREPORT_H
