@@ -48,6 +48,25 @@ ArrayRef<int64_t> KernelContext::scheduleArray(StringRef name) const {
   return attr ? attr.asArrayRef() : ArrayRef<int64_t>();
 }
 
+Index cuda::indexThroughLayoutTail(CodeWriter &out, ArrayRef<Operation *> tail,
+                                   Index index, std::vector<int64_t> &shape) {
+  for (Operation *op : llvm::reverse(tail)) {
+    std::vector<int64_t> next = shapeOf(op->getResult(0));
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      Index permuted(index.size());
+      for (auto [i, p] : llvm::enumerate(transpose.getPerm()))
+        permuted[i] = index[p];
+      index = permuted;
+    } else {
+      std::string flat = out.fresh("f");
+      out.line("const int64_t " + flat + " = " + flatIndex(shape, index) + ";");
+      index = decompose(out, flat, next);
+    }
+    shape = next;
+  }
+  return index;
+}
+
 Index cuda::decompose(CodeWriter &out, const std::string &flat,
                       ArrayRef<int64_t> shape) {
   Index index(shape.size(), "0");

@@ -43,6 +43,14 @@ struct KernelContext {
 Index decompose(CodeWriter &out, const std::string &flat,
                 llvm::ArrayRef<int64_t> shape);
 
+/// Maps `index` into a value of `shape` through `tail`, the reshapes and
+/// transposes between it and a result (listed from the result back), so a
+/// result element can be stored where the layout ops put it. Updates
+/// `shape` to the result's.
+Index indexThroughLayoutTail(CodeWriter &out,
+                             llvm::ArrayRef<mlir::Operation *> tail,
+                             Index index, std::vector<int64_t> &shape);
+
 std::vector<int64_t> shapeOf(mlir::Value v);
 ElemKind kindOf(mlir::Value v);
 int64_t product(llvm::ArrayRef<int64_t> shape);

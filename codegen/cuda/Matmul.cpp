@@ -177,22 +177,8 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
       pre = def->getOperand(0);
     }
     std::string value = elemental.emit(pre, preIndex);
-    Index index = preIndex;
     std::vector<int64_t> shape = outShape;
-    for (Operation *op : llvm::reverse(tail)) {
-      std::vector<int64_t> next = shapeOf(op->getResult(0));
-      if (auto transpose = dyn_cast<TransposeOp>(op)) {
-        Index permuted(index.size());
-        for (auto [i, p] : llvm::enumerate(transpose.getPerm()))
-          permuted[i] = index[p];
-        index = permuted;
-      } else {
-        std::string flat = out.fresh("f");
-        out.line("const int64_t " + flat + " = " + flatIndex(shape, index) + ";");
-        index = decompose(out, flat, next);
-      }
-      shape = next;
-    }
+    Index index = indexThroughLayoutTail(out, tail, preIndex, shape);
     const Buffer &buffer = ctx.results[r];
     out.line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +
              target.store(buffer.kind, value) + ";" +

@@ -587,22 +587,8 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
       SmallVector<Operation *> tail;
       for (Value v = result; v != pre; v = v.getDefiningOp()->getOperand(0))
         tail.push_back(v.getDefiningOp());
-      Index index = preIndex;
       std::vector<int64_t> shape = shapeOf(pre);
-      for (Operation *op : llvm::reverse(tail)) {
-        std::vector<int64_t> next = shapeOf(op->getResult(0));
-        if (auto transpose = dyn_cast<TransposeOp>(op)) {
-          Index permuted(index.size());
-          for (auto [i, p] : llvm::enumerate(transpose.getPerm()))
-            permuted[i] = index[p];
-          index = permuted;
-        } else {
-          std::string flat = out.fresh("f");
-          out.line("const int64_t " + flat + " = " + flatIndex(shape, index) + ";");
-          index = decompose(out, flat, next);
-        }
-        shape = next;
-      }
+      Index index = indexThroughLayoutTail(out, tail, preIndex, shape);
       const Buffer &buffer = ctx.results[r];
       out.line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +
                ctx.target.store(buffer.kind, value) + ";");
