@@ -190,3 +190,32 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
                    adaptor.getKernelAttr(), adaptor.getStridesAttr(),
                    adaptor.getPaddingAttr(), types);
 }
+
+//===----------------------------------------------------------------------===//
+// Cost
+//===----------------------------------------------------------------------===//
+
+/// A multiply-add per element of the result and of the contraction.
+int64_t MatmulOp::getFlops() {
+  auto lhs = getLhs().getType();
+  int64_t k = getTransposeA() ? lhs.getDimSize(lhs.getRank() - 2)
+                              : lhs.getDimSize(lhs.getRank() - 1);
+  return 2 * numElementsOf(getResult()) * k;
+}
+
+/// A multiply-add per output element and weight of its window; one add for
+/// the bias.
+int64_t Conv2dOp::getFlops() {
+  auto w = getW().getType();
+  int64_t perOutput = w.getDimSize(1) * w.getDimSize(2) * w.getDimSize(3);
+  int64_t outputs = numElementsOf(getResult());
+  return 2 * outputs * perOutput + (getBias() ? outputs : 0);
+}
+
+/// One comparison or addition per window element.
+int64_t MaxPool2dOp::getFlops() {
+  return numElementsOf(getResult()) * getKernel()[0] * getKernel()[1];
+}
+int64_t AvgPool2dOp::getFlops() {
+  return numElementsOf(getResult()) * getKernel()[0] * getKernel()[1];
+}

@@ -11,6 +11,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "ir/DlcInterfaces.td"
 
 def Dlc_Dialect : Dialect {
   let name = "dlc";
@@ -105,10 +106,79 @@ def Dlc_LossReductionAttr
     : EnumAttr<Dlc_Dialect, Dlc_LossReduction, "reduction">;
 
 //===----------------------------------------------------------------------===//
+// Kernel schedules
+//===----------------------------------------------------------------------===//
+
+def Dlc_KernelStrategy : I32EnumAttr<"KernelStrategy",
+    "the template a CUDA kernel is generated from", [
+      I32EnumAttrCase<"elementwise", 0>, I32EnumAttrCase<"matmul", 1>,
+      I32EnumAttrCase<"rows", 2>]> {
+  let cppNamespace = "::dlc";
+  let genSpecializedAttr = 0;
+}
+
+def Dlc_KernelImpl : I32EnumAttr<"KernelImpl",
+    "whether a kernel is generated or a library call", [
+      I32EnumAttrCase<"generated", 0>, I32EnumAttrCase<"library", 1>]> {
+  let cppNamespace = "::dlc";
+  let genSpecializedAttr = 0;
+}
+
+def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "How one kernel runs on one CUDA architecture.";
+  let description = [{
+    Set by `dlc-tile` on every kernel of a planned graph (a `dlc.fusion`
+    region or a lone op) as its `dlc.schedule` attribute; the CUDA code
+    generator reads it and decides nothing itself. `strategy` names the
+    kernel template; `block` and `grid` are the launch dimensions;
+    `vector` the elements per thread and iteration of an element-wise
+    kernel; `smem` static shared memory in bytes; `registers` and
+    `blocks_per_sm` the occupancy estimate; `flops`, `bytes`, `bound` and
+    `estimate_ns` the roofline estimate; `reason` says why. A `matmul`
+    schedule has its block `tile` (BM, BN, BK) and `thread_tile` (TM, TN);
+    `staging` says where operands are staged (`shared`).
+
+    ```mlir
+    dlc.matmul %a, %b {dlc.schedule = #dlc.schedule<arch = "sm_90",
+        strategy = matmul, implementation = generated, block = array<i64: 256, 1, 1>,
+        grid = array<i64: 1, 1, 1>, vector = 1, smem = 8192, registers = 102,
+        blocks_per_sm = 2, flops = 2097152, bytes = 196608, bound = "memory",
+        estimate_ns = 59, reason = "tiled GEMM", tile = array<i64: 128, 128, 8>,
+        thread_tile = array<i64: 8, 8>, staging = "shared">} : ...
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"CUDA architecture (sm_XY)">:$arch,
+    EnumParameter<Dlc_KernelStrategy>:$strategy,
+    EnumParameter<Dlc_KernelImpl>:$implementation,
+    "::mlir::DenseI64ArrayAttr":$block,
+    "::mlir::DenseI64ArrayAttr":$grid,
+    "int64_t":$vector,
+    "int64_t":$smem,
+    "int64_t":$registers,
+    "int64_t":$blocks_per_sm,
+    "int64_t":$flops,
+    "int64_t":$bytes,
+    StringRefParameter<"compute or memory">:$bound,
+    "int64_t":$estimate_ns,
+    StringRefParameter<"why this schedule">:$reason,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$tile,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$thread_tile,
+    StringRefParameter<"where operands are staged", "\"\"">:$staging
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Op base classes
 //===----------------------------------------------------------------------===//
 
+// Every op says what it is to the passes (DlcInterfaces.td): its definition
+// must give a role trait and a FLOP count, or it does not compile.
 class Dlc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Dlc_Dialect, mnemonic, traits>;
+    : Op<Dlc_Dialect, mnemonic,
+         !listconcat(traits, [Dlc_KernelOpInterface, Dlc_CostOpInterface])>;
 
 #endif // DLC_IR_DLCBASE_TD

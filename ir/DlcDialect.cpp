@@ -33,3 +33,34 @@ Operation *DlcDialect::materializeConstant(OpBuilder &builder, Attribute value,
     return nullptr;
   return builder.create<ConstantOp>(loc, type, elements);
 }
+
+/// What the CUDA code generator relies on: three launch dimensions of at
+/// least 1 and, for a matmul, its two tiles.
+LogicalResult
+ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     StringRef arch, KernelStrategy strategy, KernelImpl,
+                     DenseI64ArrayAttr block, DenseI64ArrayAttr grid,
+                     int64_t vector, int64_t, int64_t, int64_t, int64_t,
+                     int64_t, StringRef, int64_t, StringRef,
+                     DenseI64ArrayAttr tile, DenseI64ArrayAttr threadTile,
+                     StringRef) {
+  auto dims = [&](DenseI64ArrayAttr attr, StringRef name,
+                  size_t size) -> LogicalResult {
+    if (!attr || attr.size() != static_cast<int64_t>(size) ||
+        llvm::any_of(attr.asArrayRef(), [](int64_t d) { return d < 1; }))
+      return emitError() << "schedule " << name << " needs " << size
+                         << " values of at least 1";
+    return success();
+  };
+  if (!arch.starts_with("sm_"))
+    return emitError() << "schedule arch '" << arch << "' is not sm_XY";
+  if (failed(dims(block, "block", 3)) || failed(dims(grid, "grid", 3)))
+    return failure();
+  if (vector < 1)
+    return emitError() << "schedule vector must be at least 1";
+  if (strategy == KernelStrategy::matmul &&
+      (failed(dims(tile, "tile", 3)) ||
+       failed(dims(threadTile, "thread_tile", 2))))
+    return failure();
+  return success();
+}

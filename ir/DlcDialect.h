@@ -14,6 +14,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "ir/DlcInterfaces.h"
+
 #include "ir/DlcDialect.h.inc"
 #include "ir/DlcEnums.h.inc"
 

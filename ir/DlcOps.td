@@ -13,11 +13,22 @@ include "ir/DlcBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// What every element-wise op is to the passes (DlcInterfaces.td): a scalar
+// function per element, one FLOP each, safe to compute in place.
+defvar Dlc_ElementwiseBase = [Pure, Dlc_ElementwiseRole, Dlc_FlopsPerElement<1>,
+    Dlc_ElementAligned];
+defvar Dlc_ElementwiseTraits =
+    !listconcat(Dlc_ElementwiseBase, [Dlc_ElementwiseOpInterface]);
+// An element-wise op whose scalar function depends on an attribute names it.
+defvar Dlc_ElementwiseNamedTraits = !listconcat(Dlc_ElementwiseBase,
+    [DeclareOpInterfaceMethods<Dlc_ElementwiseOpInterface, ["getScalarFunction"]>]);
+
 //===----------------------------------------------------------------------===//
 // Sources: parameters, constants, iota
 //===----------------------------------------------------------------------===//
 
-def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor]> {
+def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor,
+    Dlc_SourceRole, Dlc_NoFlops]> {
   let summary = "A tensor whose elements are known at compile time.";
   let description = [{
     Scalar literals of the source program (`x * 0.5`) become rank-0
@@ -34,7 +45,7 @@ def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor]
   let hasVerifier = 1;
 }
 
-def Dlc_IotaOp : Dlc_Op<"iota", [Pure]> {
+def Dlc_IotaOp : Dlc_Op<"iota", [Pure, Dlc_ElementwiseRole, Dlc_NoFlops]> {
   let summary = "A tensor whose elements are their index along one axis.";
   let description = [{
     Element `[i0, i1, ...]` of the result is `i_axis`. Used to build masks,
@@ -50,7 +61,7 @@ def Dlc_IotaOp : Dlc_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dlc_ParamOp : Dlc_Op<"param", []> {
+def Dlc_ParamOp : Dlc_Op<"param", [Dlc_SourceRole, Dlc_NoFlops]> {
   let summary = "A named, trainable model parameter.";
   let description = [{
     A parameter's value is given by its initialiser, a dictionary with a
@@ -81,7 +92,8 @@ def Dlc_ParamOp : Dlc_Op<"param", []> {
 
 class Dlc_UnaryOp<string mnemonic, Type operandType, string what,
                   list<Trait> traits = []>
-    : Dlc_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+    : Dlc_Op<mnemonic, !listconcat(Dlc_ElementwiseTraits, [InferTypeOpAdaptor],
+                                   traits)> {
   let summary = "Element-wise " # what # ".";
   let description = [{
     The result has the operand's shape and element type.
@@ -117,7 +129,8 @@ def Dlc_SinOp : Dlc_UnaryOp<"sin", Dlc_FloatTensor, "sine">;
 def Dlc_SqrtOp : Dlc_UnaryOp<"sqrt", Dlc_FloatTensor, "square root">;
 def Dlc_TanhOp : Dlc_UnaryOp<"tanh", Dlc_FloatTensor, "hyperbolic tangent">;
 
-def Dlc_GeluOp : Dlc_Op<"gelu", [Pure, InferTypeOpAdaptor]> {
+def Dlc_GeluOp : Dlc_Op<"gelu", !listconcat(Dlc_ElementwiseNamedTraits,
+    [InferTypeOpAdaptor])> {
   let summary = "Element-wise Gaussian error linear unit.";
   let description = [{
     `approximation = none` computes `0.5 x (1 + erf(x / sqrt(2)))`;
@@ -135,7 +148,7 @@ def Dlc_GeluOp : Dlc_Op<"gelu", [Pure, InferTypeOpAdaptor]> {
 }
 
 class Dlc_BinaryOp<string mnemonic, Type operandType, string what>
-    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Dlc_Op<mnemonic, !listconcat(Dlc_ElementwiseTraits, [InferTypeOpAdaptor])> {
   let summary = "Element-wise " # what # ", with NumPy broadcasting.";
   let description = [{
     Both operands have the same element type; their shapes broadcast by
@@ -164,7 +177,7 @@ def Dlc_MulOp : Dlc_BinaryOp<"mul", Dlc_NumericTensor, "multiplication">;
 def Dlc_PowOp : Dlc_BinaryOp<"pow", Dlc_NumericTensor, "power">;
 def Dlc_SubOp : Dlc_BinaryOp<"sub", Dlc_NumericTensor, "subtraction">;
 
-def Dlc_CastOp : Dlc_Op<"cast", [Pure]> {
+def Dlc_CastOp : Dlc_Op<"cast", Dlc_ElementwiseTraits> {
   let summary = "Element-wise conversion to another element type.";
   let description = [{
     Floats round to nearest-even; float to integer truncates toward zero
@@ -181,7 +194,8 @@ def Dlc_CastOp : Dlc_Op<"cast", [Pure]> {
   let hasFolder = 1;
 }
 
-def Dlc_CompareOp : Dlc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
+def Dlc_CompareOp : Dlc_Op<"compare", !listconcat(Dlc_ElementwiseNamedTraits,
+    [InferTypeOpAdaptor])> {
   let summary = "Element-wise comparison, with NumPy broadcasting, to i1.";
   let description = [{
     ```mlir
@@ -196,7 +210,8 @@ def Dlc_CompareOp : Dlc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   let hasCanonicalizer = 1;
 }
 
-def Dlc_SelectOp : Dlc_Op<"select", [Pure, InferTypeOpAdaptor]> {
+def Dlc_SelectOp : Dlc_Op<"select", !listconcat(Dlc_ElementwiseTraits,
+    [InferTypeOpAdaptor])> {
   let summary = "Element-wise choice: `cond ? on_true : on_false`.";
   let description = [{
     The three operands broadcast together; the branches share an element
@@ -218,7 +233,8 @@ def Dlc_SelectOp : Dlc_Op<"select", [Pure, InferTypeOpAdaptor]> {
 // Contraction, convolution and pooling
 //===----------------------------------------------------------------------===//
 
-def Dlc_Conv2dOp : Dlc_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+def Dlc_Conv2dOp : Dlc_Op<"conv2d", [Pure, InferTypeOpAdaptor,
+    Dlc_ConvolutionRole, Dlc_CustomFlops]> {
   let summary = "2-D convolution over NCHW inputs with OIHW weights.";
   let description = [{
     `x: [N, C, H, W]`, `w: [O, C / groups, KH, KW]`, optional `bias: [O]`.
@@ -241,7 +257,8 @@ def Dlc_Conv2dOp : Dlc_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
                        "functional-type(operands, results)";
 }
 
-def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, InferTypeOpAdaptor,
+    Dlc_ContractionRole, Dlc_CustomFlops]> {
   let summary = "Batched matrix product, with broadcast batch dimensions.";
   let description = [{
     Both operands have rank at least 2. `transpose_a`/`transpose_b` swap the
@@ -263,7 +280,8 @@ def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
 }
 
 class Dlc_Pool2dOp<string mnemonic, string what>
-    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Dlc_PoolingRole,
+                        Dlc_CustomFlops]> {
   let summary = "2-D " # what # " pooling over NCHW inputs.";
   let description = [{
     Windows of `kernel = [KH, KW]` moved by `strides`; `padding` is
@@ -293,8 +311,11 @@ def Dlc_MaxPool2dOp : Dlc_Pool2dOp<"max_pool2d", "maximum"> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class Dlc_ReduceOp<string mnemonic, string what>
-    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+class Dlc_ReduceOp<string mnemonic, string what, string kind>
+    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+                        Dlc_FlopsPerInputElement<1>,
+                        DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
+                        Dlc_ReduceOpInterface]> {
   let summary = "Reduction by " # what # " over the given axes.";
   let description = [{
     `axes` are distinct, in `[-rank, rank)`; an empty list reduces nothing
@@ -309,19 +330,23 @@ class Dlc_ReduceOp<string mnemonic, string what>
       DefaultValuedAttr<BoolAttr, "false">:$keepdims);
   let results = (outs Dlc_NumericTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let extraClassDeclaration = [{
+    static ::dlc::ReduceKind getReduceKind() { return ::dlc::ReduceKind::}] # kind # [{; }
+  }];
 }
 
-def Dlc_ReduceMaxOp : Dlc_ReduceOp<"reduce_max", "maximum">;
-def Dlc_ReduceMeanOp : Dlc_ReduceOp<"reduce_mean", "mean">;
-def Dlc_ReduceMinOp : Dlc_ReduceOp<"reduce_min", "minimum">;
-def Dlc_ReduceProdOp : Dlc_ReduceOp<"reduce_prod", "product">;
-def Dlc_ReduceSumOp : Dlc_ReduceOp<"reduce_sum", "sum">;
+def Dlc_ReduceMaxOp : Dlc_ReduceOp<"reduce_max", "maximum", "Max">;
+def Dlc_ReduceMeanOp : Dlc_ReduceOp<"reduce_mean", "mean", "Mean">;
+def Dlc_ReduceMinOp : Dlc_ReduceOp<"reduce_min", "minimum", "Min">;
+def Dlc_ReduceProdOp : Dlc_ReduceOp<"reduce_prod", "product", "Prod">;
+def Dlc_ReduceSumOp : Dlc_ReduceOp<"reduce_sum", "sum", "Sum">;
 
 //===----------------------------------------------------------------------===//
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+    Dlc_FlopsPerInputElement<8>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>]> {
   let summary = "Layer normalisation over the trailing dimensions from `axis`.";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * scale + bias`, with mean and biased
@@ -342,7 +367,8 @@ def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
                        "functional-type(operands, results)";
 }
 
-def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [Pure, InferTypeOpAdaptor]> {
+def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+    Dlc_FlopsPerInputElement<5>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>]> {
   let summary = "Logarithm of the softmax along one axis, computed stably.";
   let description = [{
     ```mlir
@@ -355,7 +381,8 @@ def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
+def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+    Dlc_FlopsPerInputElement<4>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>]> {
   let summary = "Root-mean-square normalisation over the trailing dimensions.";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * scale`, the mean over dimensions
@@ -374,7 +401,8 @@ def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
                        "functional-type(operands, results)";
 }
 
-def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor]> {
+def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+    Dlc_FlopsPerInputElement<5>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>]> {
   let summary = "Softmax along one axis, computed stably.";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`.
@@ -393,7 +421,8 @@ def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor]> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure]> {
+def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure, Dlc_LayoutRole,
+    Dlc_NoFlops, Dlc_ElementAligned]> {
   let summary = "Broadcasts a tensor to the result's shape (NumPy rules).";
   let description = [{
     The result type is the target; the operand's shape must broadcast to
@@ -410,7 +439,8 @@ def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure]> {
   let hasFolder = 1;
 }
 
-def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor,
+    Dlc_DataMovementRole, Dlc_NoFlops]> {
   let summary = "Joins tensors along one axis.";
   let description = [{
     All operands have the same rank and element type and agree on every
@@ -425,7 +455,8 @@ def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def Dlc_EmbeddingOp : Dlc_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+def Dlc_EmbeddingOp : Dlc_Op<"embedding", [Pure, InferTypeOpAdaptor,
+    Dlc_DataMovementRole, Dlc_NoFlops]> {
   let summary = "Looks up rows of an embedding table.";
   let description = [{
     `table: [V, D]`, integer `ids` of any shape with values in `[0, V)`;
@@ -441,7 +472,8 @@ def Dlc_EmbeddingOp : Dlc_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
                        "functional-type(operands, results)";
 }
 
-def Dlc_GatherOp : Dlc_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Dlc_GatherOp : Dlc_Op<"gather", [Pure, InferTypeOpAdaptor,
+    Dlc_DataMovementRole, Dlc_NoFlops]> {
   let summary = "Takes slices along one axis at the given indices (NumPy `take`).";
   let description = [{
     The result is `x.shape[:axis] + indices.shape + x.shape[axis+1:]`.
@@ -458,7 +490,8 @@ def Dlc_GatherOp : Dlc_Op<"gather", [Pure, InferTypeOpAdaptor]> {
                        "functional-type(operands, results)";
 }
 
-def Dlc_PadOp : Dlc_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+def Dlc_PadOp : Dlc_Op<"pad", [Pure, InferTypeOpAdaptor,
+    Dlc_DataMovementRole, Dlc_NoFlops]> {
   let summary = "Pads each dimension with a constant value.";
   let description = [{
     `low[i]` and `high[i]` (non-negative) elements are added before and
@@ -475,7 +508,8 @@ def Dlc_PadOp : Dlc_Op<"pad", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 
-def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure]> {
+def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure, Dlc_LayoutRole, Dlc_NoFlops,
+    Dlc_ElementAligned]> {
   let summary = "Reinterprets a tensor's elements in row-major order as another shape.";
   let description = [{
     The result type is the target; it has the operand's element type and
@@ -492,7 +526,8 @@ def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Dlc_SliceOp : Dlc_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Dlc_SliceOp : Dlc_Op<"slice", [Pure, InferTypeOpAdaptor,
+    Dlc_DataMovementRole, Dlc_NoFlops]> {
   let summary = "Takes a strided rectangular slice.";
   let description = [{
     Per dimension, `0 <= start <= limit <= size` and `stride >= 1`; the
@@ -511,7 +546,8 @@ def Dlc_SliceOp : Dlc_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 
-def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor,
+    Dlc_LayoutRole, Dlc_NoFlops]> {
   let summary = "Permutes dimensions: result dimension i is operand dimension perm[i].";
   let description = [{
     ```mlir
@@ -530,7 +566,8 @@ def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor,
+    Dlc_LossRole, Dlc_FlopsPerInputElement<5>]> {
   let summary = "Softmax cross-entropy against integer class labels.";
   let description = [{
     `logits: [..., C]`, integer `labels: [...]` with values in `[0, C)`; per
@@ -549,7 +586,8 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
                        "functional-type(operands, results)";
 }
 
-def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor]> {
+def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor, Dlc_LossRole,
+    Dlc_FlopsPerInputElement<3>]> {
   let summary = "Squared error between predictions and targets.";
   let description = [{
     `(pred - target)^2` for operands of one shape and type, then `mean` (the
@@ -571,7 +609,8 @@ def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor]> {
 // Kernels: fusion regions
 //===----------------------------------------------------------------------===//
 
-def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove,
+def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove, Dlc_StructureRole,
+    Dlc_CustomFlops,
     SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
   let summary = "A group of ops that becomes one kernel.";
   let description = [{
@@ -607,7 +646,7 @@ def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove,
   ];
 }
 
-def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator,
+def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator, Dlc_StructureRole, Dlc_NoFlops,
                                    HasParent<"FusionOp">]> {
   let summary = "Returns the results of a fusion region.";
   let description = [{

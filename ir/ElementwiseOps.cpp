@@ -164,3 +164,17 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
       *shape, getRankedType(adaptor.getOnTrue()).getElementType()));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Scalar functions
+//===----------------------------------------------------------------------===//
+
+/// `gelu` (erf form) or `gelu_tanh`.
+StringRef GeluOp::getScalarFunction() {
+  return getApproximation() == GeluApproximation::tanh ? "gelu_tanh" : "gelu";
+}
+
+/// The predicate: `eq`, `ne`, `lt`, `le`, `gt`, `ge`.
+StringRef CompareOp::getScalarFunction() {
+  return stringifyComparePredicate(getPredicate());
+}

@@ -40,3 +40,12 @@ LogicalResult FusionOp::verify() {
            << "type from its " << getNumResults() << " results";
   return success();
 }
+
+/// A kernel costs what its ops cost.
+int64_t FusionOp::getFlops() {
+  int64_t flops = 0;
+  for (Operation &op : getBody().front())
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      flops += cost.getFlops();
+  return flops;
+}

@@ -198,3 +198,54 @@ LogicalResult MseOp::inferReturnTypes(MLIRContext *,
                                  reductionOr(adaptor.getReductionAttr())));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Rows
+//===----------------------------------------------------------------------===//
+
+/// `axes` of an operand of `rank`, non-negative and sorted.
+static SmallVector<int64_t> sortedAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t a : axes)
+    result.push_back(a < 0 ? a + rank : a);
+  llvm::sort(result);
+  return result;
+}
+
+/// The trailing axes `[axis, rank)` that norms normalise over.
+static SmallVector<int64_t> trailingAxes(int64_t axis, int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t a = axis < 0 ? axis + rank : axis; a < rank; ++a)
+    result.push_back(a);
+  return result;
+}
+
+#define DLC_REDUCE_ROWS(OP)                                                    \
+  SmallVector<int64_t> OP::getRowAxes() {                                      \
+    return sortedAxes(getAxes(), getX().getType().getRank());                  \
+  }                                                                            \
+  bool OP::reducesRows() { return true; }
+DLC_REDUCE_ROWS(ReduceMaxOp)
+DLC_REDUCE_ROWS(ReduceMeanOp)
+DLC_REDUCE_ROWS(ReduceMinOp)
+DLC_REDUCE_ROWS(ReduceProdOp)
+DLC_REDUCE_ROWS(ReduceSumOp)
+#undef DLC_REDUCE_ROWS
+
+#define DLC_SOFTMAX_ROWS(OP)                                                   \
+  SmallVector<int64_t> OP::getRowAxes() {                                      \
+    return sortedAxes({getAxis()}, getX().getType().getRank());                \
+  }                                                                            \
+  bool OP::reducesRows() { return false; }
+DLC_SOFTMAX_ROWS(SoftmaxOp)
+DLC_SOFTMAX_ROWS(LogSoftmaxOp)
+#undef DLC_SOFTMAX_ROWS
+
+#define DLC_NORM_ROWS(OP)                                                      \
+  SmallVector<int64_t> OP::getRowAxes() {                                      \
+    return trailingAxes(getAxis(), getX().getType().getRank());                \
+  }                                                                            \
+  bool OP::reducesRows() { return false; }
+DLC_NORM_ROWS(LayerNormOp)
+DLC_NORM_ROWS(RmsNormOp)
+#undef DLC_NORM_ROWS

@@ -192,18 +192,6 @@ static Reduction reductionOf(LossReduction r) {
   llvm_unreachable("unknown reduction");
 }
 
-static ComparePredicate predicateOf(dlc::ComparePredicate p) {
-  switch (p) {
-  case dlc::ComparePredicate::eq: return ComparePredicate::Eq;
-  case dlc::ComparePredicate::ne: return ComparePredicate::Ne;
-  case dlc::ComparePredicate::lt: return ComparePredicate::Lt;
-  case dlc::ComparePredicate::le: return ComparePredicate::Le;
-  case dlc::ComparePredicate::gt: return ComparePredicate::Gt;
-  case dlc::ComparePredicate::ge: return ComparePredicate::Ge;
-  }
-  llvm_unreachable("unknown predicate");
-}
-
 namespace {
 /// Evaluates one op given its operands' values. Returns nullopt for ops the
 /// oracle does not know (reported by the caller).
@@ -224,17 +212,18 @@ private:
 
 FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
   using Result = FailureOr<Tensor>;
-  auto unaryOp = [&](Operation *o, UnaryOp kind) -> Result {
-    return unary(kind, in(o->getOperand(0)));
-  };
-  auto binaryOp = [&](Operation *o, BinaryOp kind) -> Result {
-    return binary(kind, in(o->getOperand(0)), in(o->getOperand(1)));
-  };
   auto reduceOp = [&](auto o, ReduceOp kind) -> Result {
     const Tensor &x = in(o.getX());
     return reduce(kind, x, normalizedAxes(o.getAxes(), x.rank()),
                   o.getKeepdims());
   };
+  if (auto elementwise = dyn_cast<ElementwiseOpInterface>(op);
+      elementwise && !isa<CastOp>(op)) {
+    std::vector<const Tensor *> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(&in(v));
+    return oracle::elementwise(elementwise.getScalarFunction(), operands);
+  }
   return llvm::TypeSwitch<Operation *, Result>(op)
       // Sources.
       .Case([&](ParamOp o) -> Result {
@@ -253,43 +242,7 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
         return iota(shapeOf(type), normalizedAxis(o.getAxis(), type.getRank()),
                     dtypeOf(type.getElementType()));
       })
-      // Element-wise.
-      .Case([&](AbsOp o) { return unaryOp(o, UnaryOp::Abs); })
-      .Case([&](AtanOp o) { return unaryOp(o, UnaryOp::Atan); })
-      .Case([&](CeilOp o) { return unaryOp(o, UnaryOp::Ceil); })
-      .Case([&](CosOp o) { return unaryOp(o, UnaryOp::Cos); })
-      .Case([&](ErfOp o) { return unaryOp(o, UnaryOp::Erf); })
-      .Case([&](ExpOp o) { return unaryOp(o, UnaryOp::Exp); })
-      .Case([&](FloorOp o) { return unaryOp(o, UnaryOp::Floor); })
-      .Case([&](LogOp o) { return unaryOp(o, UnaryOp::Log); })
-      .Case([&](NegOp o) { return unaryOp(o, UnaryOp::Neg); })
-      .Case([&](ReluOp o) { return unaryOp(o, UnaryOp::Relu); })
-      .Case([&](RoundOp o) { return unaryOp(o, UnaryOp::Round); })
-      .Case([&](RsqrtOp o) { return unaryOp(o, UnaryOp::Rsqrt); })
-      .Case([&](SigmoidOp o) { return unaryOp(o, UnaryOp::Sigmoid); })
-      .Case([&](SiluOp o) { return unaryOp(o, UnaryOp::Silu); })
-      .Case([&](SinOp o) { return unaryOp(o, UnaryOp::Sin); })
-      .Case([&](SqrtOp o) { return unaryOp(o, UnaryOp::Sqrt); })
-      .Case([&](TanhOp o) { return unaryOp(o, UnaryOp::Tanh); })
-      .Case([&](GeluOp o) {
-        return unaryOp(o, o.getApproximation() == GeluApproximation::tanh
-                              ? UnaryOp::GeluTanh
-                              : UnaryOp::GeluErf);
-      })
-      .Case([&](AddOp o) { return binaryOp(o, BinaryOp::Add); })
-      .Case([&](SubOp o) { return binaryOp(o, BinaryOp::Sub); })
-      .Case([&](MulOp o) { return binaryOp(o, BinaryOp::Mul); })
-      .Case([&](DivOp o) { return binaryOp(o, BinaryOp::Div); })
-      .Case([&](PowOp o) { return binaryOp(o, BinaryOp::Pow); })
-      .Case([&](MaxOp o) { return binaryOp(o, BinaryOp::Max); })
-      .Case([&](MinOp o) { return binaryOp(o, BinaryOp::Min); })
-      .Case([&](CompareOp o) -> Result {
-        return compare(predicateOf(o.getPredicate()), in(o.getLhs()),
-                       in(o.getRhs()));
-      })
-      .Case([&](SelectOp o) -> Result {
-        return select(in(o.getCond()), in(o.getOnTrue()), in(o.getOnFalse()));
-      })
+      // Element-wise: the op's scalar function (cast converts dtypes).
       .Case([&](CastOp o) -> Result {
         return cast(in(o.getX()), dtypeOf(o.getType().getElementType()));
       })
@@ -415,7 +368,7 @@ evaluateBlock(Block &body, const std::vector<Tensor> &args, ParamStore &params) 
     values[arg] = tensor;
   OpEvaluator evaluator(values, params);
   for (Operation &op : body) {
-    if (op.hasTrait<OpTrait::IsTerminator>()) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
       std::vector<Tensor> results;
       for (Value v : op.getOperands())
         results.push_back(values.find(v)->second);

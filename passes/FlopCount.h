@@ -1,9 +1,9 @@
 //===- FlopCount.h - floating-point operations of a graph -------*- C++ -*-===//
 //
-// The cost model's first input: how many floating-point operations each op
-// does. Matrix products and convolutions count 2 per multiply-accumulate;
-// element-wise ops 1 per result element; the composite ops (softmax, norms,
-// losses) the handful they do per element. Data movement counts 0.
+// How many floating-point operations a graph does, from each op's own count
+// (CostOpInterface): matrix products and convolutions 2 per multiply-add,
+// element-wise ops 1 per result element, the composite ops (softmax, norms,
+// losses) the handful they do per element, data movement 0.
 //
 //===----------------------------------------------------------------------===//
 

@@ -38,13 +38,12 @@ static bool isConstantSource(Operation *op) {
   return isa<IotaOp>(op);
 }
 
-/// True for ops this pass may evaluate: dlc ops with one result and no
-/// regions, other than the sources (params are never folded: their values
-/// belong to the user, not the compiler).
+/// True for ops this pass may evaluate: dlc ops that compute one result
+/// from operands, without regions (sources have no operands; params are
+/// never folded: their values belong to the user, not the compiler).
 static bool isFoldable(Operation *op) {
   return isa<DlcDialect>(op->getDialect()) && op->getNumResults() == 1 &&
-         op->getNumRegions() == 0 && op->getNumOperands() > 0 &&
-         !isa<ParamOp, ConstantOp, IotaOp, YieldOp>(op);
+         op->getNumRegions() == 0 && op->getNumOperands() > 0;
 }
 
 /// `tensor` as the elements attribute of `type`. The oracle's values are

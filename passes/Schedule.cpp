@@ -75,7 +75,7 @@ static KernelGraph buildKernelGraph(Block &body) {
       g.producer.push_back(k);
       g.numReaders.push_back(0);
       g.isOutput.push_back(llvm::any_of(result.getUsers(), [](Operation *u) {
-        return u->hasTrait<OpTrait::IsTerminator>();
+        return u->hasTrait<mlir::OpTrait::IsTerminator>();
       }));
     }
   for (auto [k, kernel] : llvm::enumerate(g.kernels)) {
@@ -260,7 +260,7 @@ static void reorder(Block &body, ArrayRef<Operation *> order) {
   SmallVector<Operation *> sources, sequence;
   llvm::DenseSet<Operation *> placed;
   for (Operation &op : body)
-    if (!isKernel(&op) && !op.hasTrait<OpTrait::IsTerminator>() &&
+    if (!isKernel(&op) && !op.hasTrait<mlir::OpTrait::IsTerminator>() &&
         llvm::none_of(op.getUsers(),
                       [&](Operation *u) { return isKernel(body.findAncestorOpInBlock(*u)); }))
       sources.push_back(&op);

@@ -1,7 +1,7 @@
 //===- Tile.cpp - per-kernel CUDA schedules from a small cost model -------===//
 //
 // Gives every kernel of a planned graph (a dlc.fusion region or a lone op)
-// a `dlc.schedule` dictionary for one CUDA architecture: the strategy the
+// a `#dlc.schedule` attribute for one CUDA architecture: the strategy the
 // CUDA code generator uses, its tile shapes, threads per block, elements
 // per thread, shared-memory staging and grid. Expects fused kernels with
 // static shapes; runs on any graph (kernels are the top-level ops but
@@ -18,7 +18,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -36,11 +35,6 @@ static ArrayRef<int64_t> shapeOf(Value v) {
 }
 static int64_t elementsOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getNumElements();
-}
-static int64_t bytesOf(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
 }
 
 /// The ops a kernel computes: the body of a fusion, or the op itself.
@@ -66,16 +60,7 @@ static SmallVector<Value> yieldedOf(Operation *kernel) {
 
 /// Ops that are not elemental (computed whole, not per element).
 static bool isStageOp(Operation *op) {
-  return isa<MatmulOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, ReduceSumOp,
-             ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, SoftmaxOp,
-             LogSoftmaxOp, LayerNormOp, RmsNormOp, CrossEntropyOp, MseOp>(op);
-}
-
-static bool isElementwiseOp(Operation *op) {
-  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
-             FloorOp, CeilOp, RoundOp, SinOp, CosOp, AtanOp, SigmoidOp, SiluOp,
-             ReluOp, GeluOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp,
-             CompareOp, SelectOp, CastOp>(op);
+  return isStageRole(kernelRoleOf(op));
 }
 
 Operation *dlc::fusableMatmul(Operation *kernel) {
@@ -108,7 +93,7 @@ Operation *dlc::fusableMatmul(Operation *kernel) {
       layoutTail.insert(result);
       continue;
     }
-    if (!isElementwiseOp(op) || shapeOf(result) != mmShape)
+    if (kernelRoleOf(op) != KernelRole::Elementwise || shapeOf(result) != mmShape)
       return nullptr;
     for (Value v : op->getOperands())
       if (fromMatmul.contains(v) &&
@@ -119,7 +104,8 @@ Operation *dlc::fusableMatmul(Operation *kernel) {
   // Layout ops may only feed layout ops or the yield.
   for (Value v : layoutTail)
     for (Operation *user : v.getUsers())
-      if (!isa<ReshapeOp, TransposeOp, YieldOp>(user) && user != kernel)
+      if (!isa<ReshapeOp, TransposeOp>(user) && !isa<YieldOp>(user) &&
+          user != kernel)
         return nullptr;
   for (Value v : yieldedOf(kernel))
     if (!fromMatmul.contains(v))
@@ -149,7 +135,9 @@ struct GemmTile {
 };
 
 struct Schedule {
-  std::string strategy, impl = "generated", reason;
+  KernelStrategy strategy = KernelStrategy::elementwise;
+  KernelImpl impl = KernelImpl::generated;
+  std::string reason;
   int64_t block = 256, grid[3] = {1, 1, 1};
   GemmTile tile{0, 0, 0, 0, 0};
   int64_t vector = 1, smem = 0, registers = 32, blocksPerSm = 0;
@@ -199,7 +187,7 @@ static Schedule scheduleMatmul(const CudaArch &arch, MatmulOp mm) {
   best.seconds = INFINITY;
   for (const GemmTile &t : candidates) {
     Schedule s;
-    s.strategy = "matmul";
+    s.strategy = KernelStrategy::matmul;
     s.tile = t;
     s.block = t.threads();
     s.smem = (t.bm + t.bn) * t.bk * wordBytes;
@@ -232,25 +220,17 @@ static Schedule scheduleMatmul(const CudaArch &arch, MatmulOp mm) {
 /// The widest extent one row's reductions run over: it sets the threads of
 /// a `rows` kernel.
 static int64_t reductionExtent(Operation *op) {
-  return llvm::TypeSwitch<Operation *, int64_t>(op)
-      .Case<SoftmaxOp, LogSoftmaxOp>([](Operation *o) -> int64_t {
-        ArrayRef<int64_t> s = shapeOf(o->getOperand(0));
-        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
-        return s[axis < 0 ? axis + s.size() : axis];
-      })
-      .Case<LayerNormOp, RmsNormOp>([](Operation *o) -> int64_t {
-        ArrayRef<int64_t> s = shapeOf(o->getOperand(0));
-        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
-        int64_t n = 1;
-        for (size_t d = axis < 0 ? axis + s.size() : axis; d < s.size(); ++d)
-          n *= s[d];
-        return n;
-      })
-      .Case([](MatmulOp o) -> int64_t { return shapeOf(o.getResult()).back(); })
-      .Default([](Operation *o) -> int64_t {
-        return elementsOf(o->getOperand(0)) /
-               std::max<int64_t>(1, elementsOf(o->getResult(0)));
-      });
+  if (auto row = dyn_cast<RowOpInterface>(op)) {
+    ArrayRef<int64_t> s = shapeOf(row.getRowInput());
+    int64_t n = 1;
+    for (int64_t axis : row.getRowAxes())
+      n *= s[axis];
+    return n;
+  }
+  if (kernelRoleOf(op) == KernelRole::Contraction) // matmul's result rows
+    return shapeOf(op->getResult(0)).back();
+  return elementsOf(op->getOperand(0)) /
+         std::max<int64_t>(1, elementsOf(op->getResult(0)));
 }
 
 static int64_t powerOfTwoAtLeast(int64_t n) {
@@ -276,22 +256,13 @@ void TilePass::runOnOperation() {
     if (!isKernel(&op))
       continue;
     // 2. Bytes moved and FLOPs, for the bound and the estimate.
-    int64_t bytes = 0, flops = 0;
-    for (Value v : op.getOperands())
-      bytes += bytesOf(v);
-    for (Value v : op.getResults())
-      bytes += bytesOf(v);
+    auto cost = cast<CostOpInterface>(op);
+    int64_t bytes = cost.getBytesRead() + cost.getBytesWritten();
+    int64_t flops = cost.getFlops();
     SmallVector<Operation *> body = bodyOf(&op);
     bool hasStage = false;
     int64_t extent = 1;
     for (Operation *inner : body) {
-      if (auto mm = dyn_cast<MatmulOp>(inner)) {
-        ArrayRef<int64_t> lhs = shapeOf(mm.getLhs());
-        flops += 2 * elementsOf(mm.getResult()) *
-                 (mm.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back());
-      } else if (inner->getNumResults()) {
-        flops += elementsOf(inner->getResult(0));
-      }
       if (isStageOp(inner)) {
         hasStage = true;
         extent = std::max(extent, reductionExtent(inner));
@@ -306,7 +277,7 @@ void TilePass::runOnOperation() {
       ArrayRef<int64_t> lhs = shapeOf(matmul->getOperand(0));
       int64_t mnk = out[out.size() - 2] * out.back() * lhs.back();
       if (allowLibrary && mnk >= (int64_t(1) << 30)) {
-        s.impl = "library";
+        s.impl = KernelImpl::library;
         s.reason = "GEMM of 2^30 multiply-adds or more: cuBLASLt";
       }
     } else if (!hasStage) {
@@ -315,7 +286,7 @@ void TilePass::runOnOperation() {
       int64_t n = 1;
       for (Value v : op.getResults())
         n = std::max(n, elementsOf(v));
-      s.strategy = "elementwise";
+      s.strategy = KernelStrategy::elementwise;
       s.block = 256;
       s.vector = n >= 4 * 256 * arch->sms * 4 ? 4 : 1;
       s.blocksPerSm = occupancy(*arch, 256, 32, 0);
@@ -325,7 +296,7 @@ void TilePass::runOnOperation() {
     } else {
       // One block per row; threads so that each reduces at least 4
       // elements, a warp at least, 512 at most.
-      s.strategy = "rows";
+      s.strategy = KernelStrategy::rows;
       s.block = std::clamp<int64_t>(powerOfTwoAtLeast(ceilDiv(extent, 4)), 32, 512);
       s.registers = 48;
       s.blocksPerSm = occupancy(*arch, s.block, s.registers, 0);
@@ -341,34 +312,21 @@ void TilePass::runOnOperation() {
     bool computeBound = double(flops) / arch->fp32Flops >
                         double(bytes) / arch->dramBytesPerSecond;
 
-    SmallVector<NamedAttribute> fields = {
-        b.getNamedAttr("arch", b.getStringAttr(arch->name)),
-        b.getNamedAttr("strategy", b.getStringAttr(s.strategy)),
-        b.getNamedAttr("impl", b.getStringAttr(s.impl)),
-        b.getNamedAttr("block", b.getDenseI64ArrayAttr({s.block, 1, 1})),
-        b.getNamedAttr("grid", b.getDenseI64ArrayAttr(
-                                   {s.grid[0], s.grid[1], s.grid[2]})),
-        b.getNamedAttr("vector", b.getI64IntegerAttr(s.vector)),
-        b.getNamedAttr("smem", b.getI64IntegerAttr(s.smem)),
-        b.getNamedAttr("registers", b.getI64IntegerAttr(s.registers)),
-        b.getNamedAttr("blocks_per_sm", b.getI64IntegerAttr(s.blocksPerSm)),
-        b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
-        b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
-        b.getNamedAttr("bound", b.getStringAttr(computeBound ? "compute"
-                                                             : "memory")),
-        b.getNamedAttr("estimate_ns",
-                       b.getI64IntegerAttr((int64_t)std::ceil(seconds * 1e9))),
-        b.getNamedAttr("reason", b.getStringAttr(s.reason)),
-    };
-    if (s.strategy == "matmul") {
-      fields.push_back(b.getNamedAttr(
-          "tile", b.getDenseI64ArrayAttr({s.tile.bm, s.tile.bn, s.tile.bk})));
-      fields.push_back(b.getNamedAttr(
-          "thread_tile", b.getDenseI64ArrayAttr({s.tile.tm, s.tile.tn})));
-      fields.push_back(b.getNamedAttr("staging", b.getStringAttr("shared")));
-    } else if (s.strategy == "rows") {
-      fields.push_back(b.getNamedAttr("staging", b.getStringAttr("shared")));
+    bool matmulTiles = s.strategy == KernelStrategy::matmul;
+    DenseI64ArrayAttr tile, threadTile;
+    if (matmulTiles) {
+      tile = b.getDenseI64ArrayAttr({s.tile.bm, s.tile.bn, s.tile.bk});
+      threadTile = b.getDenseI64ArrayAttr({s.tile.tm, s.tile.tn});
     }
-    op.setAttr("dlc.schedule", b.getDictionaryAttr(fields));
+    bool staged = s.strategy != KernelStrategy::elementwise;
+    auto schedule = ScheduleAttr::get(
+        &getContext(), arch->name, s.strategy, s.impl,
+        b.getDenseI64ArrayAttr({s.block, 1, 1}),
+        b.getDenseI64ArrayAttr({s.grid[0], s.grid[1], s.grid[2]}), s.vector,
+        s.smem, s.registers, s.blocksPerSm, flops, bytes,
+        computeBound ? "compute" : "memory",
+        (int64_t)std::ceil(seconds * 1e9), s.reason, tile, threadTile,
+        staged ? "shared" : "");
+    op.setAttr("dlc.schedule", schedule);
   }
 }

@@ -22,6 +22,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.dlc_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%dlc_src", config.dlc_src_root))
+config.substitutions.append(("%dlc_obj", config.dlc_obj_root))
 config.substitutions.append(
     ("%expect_exit", config.python_executable + " " +
      os.path.join(config.dlc_src_root, "test", "e2e_lib", "expect_exit.py")))

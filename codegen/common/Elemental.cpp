@@ -1,13 +1,13 @@
 //===- Elemental.cpp - values at a multi-index, as C expressions ----------===//
 
 #include "codegen/common/Elemental.h"
+#include "codegen/common/ScalarFunctions.h"
 
 #include "ir/DlcDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
@@ -118,95 +118,6 @@ std::string ElementalEmitter::operandAt(Value operand, Value result,
   return emit(operand, mapped);
 }
 
-std::string ElementalEmitter::unary(Operation *op, const std::string &x,
-                                    ElemKind kind) {
-  auto m = [&](const char *f) { return target.math(f, kind); };
-  std::string one = target.literal(kind, 1), zero = target.literal(kind, 0);
-  bool isFloat = isFloatKind(kind);
-  auto sigmoid = [&]() {
-    return "(" + x + " >= " + zero + " ? " + one + " / (" + one + " + " +
-           m("exp") + "(-" + x + ")) : " + m("exp") + "(" + x + ") / (" + one +
-           " + " + m("exp") + "(" + x + ")))";
-  };
-  return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case([&](NegOp) { return "-" + x; })
-      .Case([&](AbsOp) {
-        return isFloat ? m("fabs") + "(" + x + ")"
-                       : "(" + x + " < 0 ? -" + x + " : " + x + ")";
-      })
-      .Case([&](ExpOp) { return m("exp") + "(" + x + ")"; })
-      .Case([&](LogOp) { return m("log") + "(" + x + ")"; })
-      .Case([&](SqrtOp) { return m("sqrt") + "(" + x + ")"; })
-      .Case([&](RsqrtOp) { return one + " / " + m("sqrt") + "(" + x + ")"; })
-      .Case([&](TanhOp) { return m("tanh") + "(" + x + ")"; })
-      .Case([&](ErfOp) { return m("erf") + "(" + x + ")"; })
-      .Case([&](FloorOp) { return m("floor") + "(" + x + ")"; })
-      .Case([&](CeilOp) { return m("ceil") + "(" + x + ")"; })
-      .Case([&](RoundOp) { return m("nearbyint") + "(" + x + ")"; })
-      .Case([&](SinOp) { return m("sin") + "(" + x + ")"; })
-      .Case([&](CosOp) { return m("cos") + "(" + x + ")"; })
-      .Case([&](AtanOp) { return m("atan") + "(" + x + ")"; })
-      .Case([&](SigmoidOp) { return sigmoid(); })
-      .Case([&](SiluOp) { return x + " * " + sigmoid(); })
-      .Case([&](ReluOp) {
-        // NaN stays NaN, as in the oracle.
-        return isFloat ? "(" + x + " > " + zero + " || " + x + " != " + x +
-                             " ? " + x + " : " + zero + ")"
-                       : "(" + x + " > 0 ? " + x + " : 0)";
-      })
-      .Case([&](GeluOp g) {
-        std::string half = target.literal(kind, 0.5);
-        if (g.getApproximation() == GeluApproximation::tanh)
-          return half + " * " + x + " * (" + one + " + " + m("tanh") + "(" +
-                 target.literal(kind, 0.7978845608028654) + " * (" + x + " + " +
-                 target.literal(kind, 0.044715) + " * " + x + " * " + x +
-                 " * " + x + ")))";
-        return half + " * " + x + " * (" + one + " + " + m("erf") + "(" + x +
-               " / " + target.literal(kind, 1.4142135623730951) + "))";
-      })
-      .Default([&](Operation *) -> std::string {
-        llvm::report_fatal_error("codegen: not a unary op");
-      });
-}
-
-std::string ElementalEmitter::binary(Operation *op, const std::string &a,
-                                     const std::string &b, ElemKind kind) {
-  bool isFloat = isFloatKind(kind);
-  auto wrap = [&](const char *sign) {
-    return "(int64_t)((uint64_t)" + a + " " + sign + " (uint64_t)" + b + ")";
-  };
-  auto nanOr = [&](const std::string &pick) {
-    return "(" + a + " != " + a + " || " + b + " != " + b + " ? " +
-           target.literal(kind, NAN) + " : " + pick + ")";
-  };
-  return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case([&](AddOp) { return isFloat ? a + " + " + b : wrap("+"); })
-      .Case([&](SubOp) { return isFloat ? a + " - " + b : wrap("-"); })
-      .Case([&](MulOp) { return isFloat ? a + " * " + b : wrap("*"); })
-      .Case([&](DivOp) {
-        return isFloat ? a + " / " + b : "dlc_idiv(" + a + ", " + b + ")";
-      })
-      .Case([&](PowOp) {
-        return isFloat ? target.math("pow", kind) + "(" + a + ", " + b + ")"
-                       : "dlc_ipow(" + a + ", " + b + ")";
-      })
-      .Case([&](MaxOp) {
-        std::string pick = "(" + a + " > " + b + " ? " + a + " : " + b + ")";
-        return isFloat ? nanOr(pick) : pick;
-      })
-      .Case([&](MinOp) {
-        std::string pick = "(" + a + " < " + b + " ? " + a + " : " + b + ")";
-        return isFloat ? nanOr(pick) : pick;
-      })
-      .Case([&](CompareOp c) {
-        const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
-        return a + " " + ops[(int)c.getPredicate()] + " " + b;
-      })
-      .Default([&](Operation *) -> std::string {
-        llvm::report_fatal_error("codegen: not a binary op");
-      });
-}
-
 std::string ElementalEmitter::cast(const std::string &x, ElemKind from,
                                    ElemKind to) {
   if (to == ElemKind::I1)
@@ -233,25 +144,21 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
   ElemKind kind = kindOf(value);
   std::vector<int64_t> shape = shapeOf(value);
 
-  // Element-wise.
-  if (op->getNumOperands() == 1 &&
-      isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp, FloorOp,
-          CeilOp, RoundOp, SinOp, CosOp, AtanOp, SigmoidOp, SiluOp, ReluOp,
-          GeluOp>(op)) {
-    std::string x = emit(op->getOperand(0), index);
-    return define(kind, target.round(kind, unary(op, x, kind)), op);
-  }
-  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp>(op)) {
-    std::string a = operandAt(op->getOperand(0), value, index);
-    std::string b = operandAt(op->getOperand(1), value, index);
-    ElemKind operandKind = kindOf(op->getOperand(0));
-    return define(kind, target.round(kind, binary(op, a, b, operandKind)), op);
-  }
-  if (auto select = dyn_cast<SelectOp>(op)) {
-    std::string c = operandAt(select.getCond(), value, index);
-    std::string t = operandAt(select.getOnTrue(), value, index);
-    std::string f = operandAt(select.getOnFalse(), value, index);
-    return define(kind, c + " ? " + t + " : " + f, op);
+  // Element-wise: the op's scalar function (cast converts between kinds).
+  auto elementwise = dyn_cast<ElementwiseOpInterface>(op);
+  if (elementwise && !isa<CastOp>(op)) {
+    std::vector<std::string> args;
+    for (Value operand : op->getOperands())
+      args.push_back(operandAt(operand, value, index));
+    // The kind the function computes in: its operands' (a select's
+    // branches'; its condition is i1).
+    ElemKind operandKind = kindOf(op->getOperand(op->getNumOperands() == 3));
+    std::optional<std::string> expr = scalarExpression(
+        target, elementwise.getScalarFunction(), args, operandKind);
+    if (!expr)
+      llvm::report_fatal_error(llvm::Twine("codegen: no scalar function '") +
+                               elementwise.getScalarFunction() + "'");
+    return define(kind, target.round(kind, *expr), op);
   }
   if (auto castOp = dyn_cast<CastOp>(op)) {
     std::string x = emit(castOp.getX(), index);

@@ -65,9 +65,6 @@ private:
   std::string compute(mlir::Value value, const Index &index);
   std::string operandAt(mlir::Value operand, mlir::Value result,
                         const Index &index);
-  std::string unary(mlir::Operation *op, const std::string &x, ElemKind kind);
-  std::string binary(mlir::Operation *op, const std::string &a,
-                     const std::string &b, ElemKind kind);
   std::string cast(const std::string &x, ElemKind from, ElemKind to);
   std::string define(ElemKind kind, const std::string &expr,
                      mlir::Operation *op);

@@ -6,7 +6,6 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
 
@@ -18,9 +17,6 @@ static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
-static int64_t normalize(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
 
 KernelView dlc::codegen::viewKernel(Operation *op) {
   KernelView view;
@@ -47,9 +43,7 @@ KernelView dlc::codegen::viewKernel(Operation *op) {
 }
 
 bool dlc::codegen::isStage(Operation *op) {
-  return isa<MatmulOp, Conv2dOp, MaxPool2dOp, AvgPool2dOp, ReduceSumOp,
-             ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, SoftmaxOp,
-             LogSoftmaxOp, LayerNormOp, RmsNormOp, CrossEntropyOp, MseOp>(op);
+  return isStageRole(kernelRoleOf(op));
 }
 
 /// The largest split a stage allows on its result (the rows it computes
@@ -58,53 +52,42 @@ bool dlc::codegen::isStage(Operation *op) {
 static unsigned stageLimit(Operation *op, SmallVectorImpl<Value> &whole,
                            SmallVectorImpl<Value> &rowwise) {
   int64_t rank = shapeOf(op->getResult(0)).size();
-  return llvm::TypeSwitch<Operation *, unsigned>(op)
-      .Case([&](MatmulOp o) -> unsigned {
-        // Row m of the result reads row m of lhs and all of rhs (per batch).
-        whole.push_back(o.getRhs());
-        bool lhsAligned = shapeOf(o.getLhs()).size() == (size_t)rank &&
-                          !o.getTransposeA();
-        (lhsAligned ? rowwise : whole).push_back(o.getLhs());
-        return lhsAligned ? rank - 1 : 0;
-      })
-      .Case([&](Conv2dOp o) -> unsigned {
-        rowwise.push_back(o.getX());
-        whole.push_back(o.getW());
-        if (o.getBias())
-          whole.push_back(o.getBias());
-        return 1;
-      })
-      .Case<MaxPool2dOp, AvgPool2dOp>([&](Operation *o) -> unsigned {
-        rowwise.push_back(o->getOperand(0));
-        return 2;
-      })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
-          [&](Operation *o) -> unsigned {
-            rowwise.push_back(o->getOperand(0));
-            auto axes = o->getAttrOfType<DenseI64ArrayAttr>("axes");
-            int64_t inRank = shapeOf(o->getOperand(0)).size();
-            int64_t first = inRank;
-            for (int64_t a : axes.asArrayRef())
-              first = std::min(first, normalize(a, inRank));
-            return std::min<int64_t>(first, rank);
-          })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) -> unsigned {
-        rowwise.push_back(o->getOperand(0));
-        auto axis = o->getAttrOfType<IntegerAttr>("axis");
-        return normalize(axis ? axis.getInt() : -1, rank);
-      })
-      .Case<LayerNormOp, RmsNormOp>([&](Operation *o) -> unsigned {
-        rowwise.push_back(o->getOperand(0));
-        for (Value v : o->getOperands().drop_front())
-          whole.push_back(v);
-        auto axis = o->getAttrOfType<IntegerAttr>("axis");
-        return normalize(axis ? axis.getInt() : -1, rank);
-      })
-      .Default([&](Operation *o) -> unsigned {
-        for (Value v : o->getOperands())
-          whole.push_back(v);
-        return 0; // losses: one call
-      });
+  switch (kernelRoleOf(op)) {
+  case KernelRole::Contraction: {
+    // Row m of the result reads row m of lhs and all of rhs (per batch).
+    auto matmul = cast<MatmulOp>(op);
+    whole.push_back(matmul.getRhs());
+    bool lhsAligned = shapeOf(matmul.getLhs()).size() == (size_t)rank &&
+                      !matmul.getTransposeA();
+    (lhsAligned ? rowwise : whole).push_back(matmul.getLhs());
+    return lhsAligned ? rank - 1 : 0;
+  }
+  case KernelRole::Convolution:
+    // Images are independent; weights and bias are read by every one.
+    rowwise.push_back(op->getOperand(0));
+    for (Value v : op->getOperands().drop_front())
+      whole.push_back(v);
+    return 1;
+  case KernelRole::Pooling:
+    rowwise.push_back(op->getOperand(0));
+    return 2; // images and channels
+  case KernelRole::Row: {
+    // Rows split up to the first row axis; the other operands (scale,
+    // bias) are read by every row.
+    auto row = cast<RowOpInterface>(op);
+    rowwise.push_back(row.getRowInput());
+    for (Value v : op->getOperands())
+      if (v != row.getRowInput())
+        whole.push_back(v);
+    SmallVector<int64_t> axes = row.getRowAxes();
+    int64_t first = axes.empty() ? rank : axes.front();
+    return std::min<int64_t>(first, rank);
+  }
+  default:
+    for (Value v : op->getOperands())
+      whole.push_back(v);
+    return 0; // losses: one call
+  }
 }
 
 /// The number of leading dimensions on which `a` and `b` agree.
@@ -133,7 +116,7 @@ static unsigned elementalLimit(Operation *op,
       limit = std::min(limit, fixed);
     } else if (isa<ReshapeOp>(op)) {
       limit = std::min(limit, commonPrefix(in, out));
-    } else if (isa<SliceOp, PadOp, ConcatOp, GatherOp, EmbeddingOp>(op)) {
+    } else if (kernelRoleOf(op) == KernelRole::DataMovement) {
       return 0;
     } else {
       // Element-wise and broadcast_to: an operand of the result's rank

@@ -226,8 +226,7 @@ void CpuKernelEmitter::emitStage(Operation *op) {
       .Case([&](MatmulOp) { emitMatmul(op, ctx); })
       .Case([&](Conv2dOp) { emitConv2d(op, ctx); })
       .Case<MaxPool2dOp, AvgPool2dOp>([&](Operation *) { emitPool2d(op, ctx); })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
-          [&](Operation *) { emitReduce(op, ctx); })
+      .Case([&](ReduceOpInterface) { emitReduce(op, ctx); })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *) { emitSoftmax(op, ctx); })
       .Case<LayerNormOp, RmsNormOp>([&](Operation *) { emitNorm(op, ctx); })
       .Case<CrossEntropyOp, MseOp>([&](Operation *) { emitLoss(op, ctx); });
@@ -239,17 +238,10 @@ void CpuKernelEmitter::emitStage(Operation *op) {
 int64_t CpuKernelEmitter::workPerRow() const {
   int64_t work = 0;
   for (Operation *op : analysis.stages) {
-    int64_t cost = 4;
-    if (auto matmul = dyn_cast<MatmulOp>(op)) {
-      auto a = shapeOf(matmul.getLhs());
-      cost = 2 * (matmul.getTransposeA() ? a[a.size() - 2] : a.back());
-    } else if (auto conv = dyn_cast<Conv2dOp>(op)) {
-      auto w = shapeOf(conv.getW());
-      cost = 2 * w[1] * w[2] * w[3];
-    } else if (op->getNumOperands() > 0) {
-      cost = std::max<int64_t>(4, numel(shapeOf(op->getOperand(0))) /
-                                      std::max<int64_t>(1, numel(shapeOf(op->getResult(0)))));
-    }
+    // FLOPs per result element (CostOpInterface), at least a few.
+    int64_t flops = cast<CostOpInterface>(op).getFlops();
+    int64_t cost = std::max<int64_t>(
+        4, flops / std::max<int64_t>(1, numel(shapeOf(op->getResult(0)))));
     work += cost * elementsPerRow(op->getResult(0), analysis);
   }
   for (Value v : analysis.iterated)

@@ -41,16 +41,25 @@ void dlc::codegen::emitReduce(Operation *op, StageContext &ctx) {
     outNumel *= d;
   Buffer X = ctx.operand(op->getOperand(0));
   CodeWriter &out = ctx.out;
-  std::string init = isa<ReduceMaxOp>(op)   ? "-INFINITY"
-                     : isa<ReduceMinOp>(op) ? "INFINITY"
-                     : isa<ReduceProdOp>(op) ? "1"
-                                             : "0";
-  std::string update = isa<ReduceMaxOp>(op)
-                           ? "acc = v != v || acc != acc ? NAN : v > acc ? v : acc;"
-                       : isa<ReduceMinOp>(op)
-                           ? "acc = v != v || acc != acc ? NAN : v < acc ? v : acc;"
-                       : isa<ReduceProdOp>(op) ? "acc *= v;"
-                                               : "acc += v;";
+  ReduceKind reduceKind = cast<ReduceOpInterface>(op).getReduceKind();
+  std::string init = "0", update = "acc += v;"; // Sum, Mean
+  switch (reduceKind) {
+  case ReduceKind::Max:
+    init = "-INFINITY";
+    update = "acc = v != v || acc != acc ? NAN : v > acc ? v : acc;";
+    break;
+  case ReduceKind::Min:
+    init = "INFINITY";
+    update = "acc = v != v || acc != acc ? NAN : v < acc ? v : acc;";
+    break;
+  case ReduceKind::Prod:
+    init = "1";
+    update = "acc *= v;";
+    break;
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    break;
+  }
 
   out.open("for (int64_t o = " + ctx.rowsBegin(outNumel) + "; o < " +
            ctx.rowsEnd(outNumel) + "; ++o)");
@@ -79,7 +88,7 @@ void dlc::codegen::emitReduce(Operation *op, StageContext &ctx) {
   out.line(update);
   for (int i = 0; i < loops; ++i)
     out.close();
-  if (isa<ReduceMeanOp>(op))
+  if (reduceKind == ReduceKind::Mean)
     out.line("acc /= " + str(count) + ";");
   out.line(storeAt(ctx.target, ctx.result, "o", "acc"));
   out.close();

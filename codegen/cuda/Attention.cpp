@@ -81,12 +81,7 @@ bool elementwiseOf(const KernelContext &ctx, Value x, Value scores,
   Operation *op = x.getDefiningOp();
   if (!op || shapeOf(x) != shapeOf(scores))
     return false;
-  bool unary = op->getNumOperands() == 1 &&
-               isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, ErfOp,
-                   FloorOp, CeilOp, RoundOp, SinOp, CosOp, AtanOp, SigmoidOp,
-                   SiluOp, ReluOp, GeluOp, CastOp>(op);
-  if (!unary && !isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp,
-                     SelectOp>(op))
+  if (!isa<ElementwiseOpInterface>(op))
     return false;
   for (Value operand : op->getOperands())
     if (dependsOn(ctx, operand, scores, memo) &&

@@ -39,15 +39,6 @@ std::string cuda::accumulatorType(ElemKind kind) {
   return isFloatKind(kind) ? "double" : "long long";
 }
 
-int64_t KernelContext::scheduleInt(StringRef name) const {
-  auto attr = schedule.getAs<IntegerAttr>(name);
-  return attr ? attr.getInt() : 0;
-}
-ArrayRef<int64_t> KernelContext::scheduleArray(StringRef name) const {
-  auto attr = schedule.getAs<DenseI64ArrayAttr>(name);
-  return attr ? attr.asArrayRef() : ArrayRef<int64_t>();
-}
-
 Index cuda::indexThroughLayoutTail(CodeWriter &out, ArrayRef<Operation *> tail,
                                    Index index, std::vector<int64_t> &shape) {
   for (Operation *op : llvm::reverse(tail)) {
@@ -92,7 +83,7 @@ Index cuda::decompose(CodeWriter &out, const std::string &flat,
 void cuda::emitElementwiseKernel(KernelContext &ctx) {
   CodeWriter &out = ctx.out;
   ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics);
-  int64_t vector = std::max<int64_t>(1, ctx.scheduleInt("vector"));
+  int64_t vector = std::max<int64_t>(1, ctx.schedule.getVector());
   out.line("const int64_t stride = (int64_t)gridDim.x * blockDim.x;");
   for (const auto &group : ctx.analysis.resultGroups) {
     std::vector<int64_t> shape = ctx.results[group.front()].shape;
@@ -153,20 +144,18 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
   for (Operation &op : func.getBody().front()) {
     if (!isKernel(&op))
       continue;
-    auto schedule = op.getAttrOfType<DictionaryAttr>("dlc.schedule");
+    auto schedule = op.getAttrOfType<ScheduleAttr>("dlc.schedule");
     if (!schedule)
       return op.emitError("CUDA codegen: kernel has no dlc.schedule (run "
                           "--dlc-tile=target=cuda:sm_XY)");
-    auto strategy = schedule.getAs<StringAttr>("strategy");
-    auto impl = schedule.getAs<StringAttr>("impl");
-    if (impl && impl.getValue() == "library")
+    if (schedule.getImplementation() == KernelImpl::library)
       return op.emitError("CUDA codegen: library calls (cuBLASLt) are not in "
                           "module format 1.0; compile without allow-library");
 
     CudaKernelInfo info;
     info.op = &op;
     info.entry = llvm::formatv("k{0}_{1}", index++, kernelLabel(&op)).str();
-    info.strategy = strategy ? strategy.getValue().str() : "";
+    info.strategy = stringifyKernelStrategy(schedule.getStrategy()).str();
     KernelView view = viewKernel(&op);
     KernelAnalysis analysis = analyzeKernel(view);
     CodeWriter body;
@@ -198,28 +187,31 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
                            (uint64_t)(product(shapeOf(result)) * elemBytes(kind))});
     }
 
-    ArrayRef<int64_t> block = ctx.scheduleArray("block");
-    ArrayRef<int64_t> grid = ctx.scheduleArray("grid");
+    ArrayRef<int64_t> block = schedule.getBlock().asArrayRef();
+    ArrayRef<int64_t> grid = schedule.getGrid().asArrayRef();
     for (int d = 0; d < 3; ++d) {
       info.block[d] = d < (int)block.size() ? (unsigned)block[d] : 1;
       info.grid[d] = d < (int)grid.size() ? (unsigned)std::max<int64_t>(1, grid[d]) : 1;
     }
 
     body.line("//@STATICS@");
-    if (info.strategy == "elementwise")
+    switch (schedule.getStrategy()) {
+    case KernelStrategy::elementwise:
       emitElementwiseKernel(ctx);
-    else if (info.strategy == "matmul")
+      break;
+    case KernelStrategy::matmul:
       emitMatmulKernel(ctx);
-    else if (info.strategy == "rows")
+      break;
+    case KernelStrategy::rows:
       emitRowsKernel(ctx);
-    else
-      return op.emitError("CUDA codegen: unknown strategy in dlc.schedule");
+      break;
+    }
 
     // Assemble: a comment naming the graph's ops, globals, the signature.
     std::string text = "\n//===-- " + info.entry + " --===//\n";
     text += "// " + describeOp(&op) + ": " + info.strategy + " schedule";
-    if (auto reason = schedule.getAs<StringAttr>("reason"))
-      text += " (" + reason.getValue().str() + ")";
+    if (!schedule.getReason().empty())
+      text += " (" + schedule.getReason().str() + ")";
     text += "\n";
     for (Operation *inner : view.body)
       text += "//   " + describeOp(inner) + " -> " +

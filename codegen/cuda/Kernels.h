@@ -1,7 +1,7 @@
 //===- Kernels.h - what the CUDA kernel emitters share ----------*- C++ -*-===//
 //
 // The state of one kernel being emitted, and the emitters per strategy of
-// the kernel's dlc.schedule. Internal to codegen/cuda.
+// the kernel's #dlc.schedule. Internal to codegen/cuda.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,8 @@
 #include "codegen/cuda/CudaCodegen.h"
 #include "codegen/cuda/CudaTarget.h"
 
+#include "ir/DlcDialect.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 
 namespace dlc::codegen::cuda {
@@ -23,7 +25,7 @@ struct KernelContext {
   CodeWriter &out;            ///< the kernel's body
   const KernelView &view;
   const KernelAnalysis &analysis;
-  mlir::DictionaryAttr schedule;
+  dlc::ScheduleAttr schedule;
   CudaKernelInfo &info;
   /// The kernel's arguments as buffers (a0, a1, ...); stages add theirs.
   llvm::DenseMap<mlir::Value, Buffer> buffers;
@@ -33,9 +35,6 @@ struct KernelContext {
   std::string statics;
   /// File-scope declarations (global scratch) this kernel needs.
   std::string globals;
-
-  int64_t scheduleInt(llvm::StringRef name) const;
-  llvm::ArrayRef<int64_t> scheduleArray(llvm::StringRef name) const;
 };
 
 /// Emits `const int64_t iN = flat / stride % dim` for each dimension of

@@ -52,8 +52,8 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
   std::vector<int64_t> lhsShape = shapeOf(mm.getLhs());
   int64_t K = mm.getTransposeA() ? lhsShape[lhsShape.size() - 2] : lhsShape.back();
   std::vector<int64_t> batchShape(outShape.begin(), outShape.end() - 2);
-  ArrayRef<int64_t> tile = ctx.scheduleArray("tile");
-  ArrayRef<int64_t> threadTile = ctx.scheduleArray("thread_tile");
+  ArrayRef<int64_t> tile = ctx.schedule.getTile().asArrayRef();
+  ArrayRef<int64_t> threadTile = ctx.schedule.getThreadTile().asArrayRef();
   int64_t BM = tile[0], BN = tile[1], BK = tile[2], TM = threadTile[0],
           TN = threadTile[1];
   int64_t threads = (BM / TM) * (BN / TN);

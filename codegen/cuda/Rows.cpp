@@ -41,7 +41,7 @@ struct RowEmitter {
   RowEmitter(KernelContext &ctx)
       : ctx(ctx), out(ctx.out),
         elemental(ctx.target, ctx.out, ctx.buffers, ctx.statics),
-        threads(ctx.scheduleArray("block")[0]),
+        threads(ctx.schedule.getBlock()[0]),
         parallelDims(ctx.analysis.parallelDims) {}
 
   const CudaTarget &target() const { return ctx.target; }
@@ -267,21 +267,28 @@ void RowEmitter::reduce(Operation *op) {
   bool isFloat = isFloatKind(kind);
   std::string acc = accumulatorType(kind);
   std::string init, combine, block;
-  if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
+  ReduceKind reduceKind = cast<ReduceOpInterface>(op).getReduceKind();
+  switch (reduceKind) {
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
     init = "0", combine = "a += v;", block = isFloat ? "dlc_block_sum" : "dlc_block_isum";
-  } else if (isa<ReduceProdOp>(op)) {
+    break;
+  case ReduceKind::Prod:
     init = "1", block = isFloat ? "dlc_block_prod" : "dlc_block_iprod";
     combine = isFloat ? "a *= v;" : "a = (long long)((unsigned long long)a * (unsigned long long)v);";
-  } else if (isa<ReduceMaxOp>(op)) {
+    break;
+  case ReduceKind::Max:
     init = isFloat ? "-INFINITY" : "(-9223372036854775807LL - 1)";
     combine = isFloat ? "a = (v > a || v != v) && a == a ? v : a;" : "a = v > a ? v : a;";
     block = isFloat ? "dlc_block_max" : "dlc_block_imax";
-  } else {
+    break;
+  case ReduceKind::Min:
     init = isFloat ? "INFINITY" : "9223372036854775807LL";
     combine = isFloat ? "a = (v < a || v != v) && a == a ? v : a;" : "a = v < a ? v : a;";
     block = isFloat ? "dlc_block_min" : "dlc_block_imin";
+    break;
   }
-  std::string finish = isa<ReduceMeanOp>(op)
+  std::string finish = reduceKind == ReduceKind::Mean
                            ? "(double)a / " + std::to_string(R)
                            : "a";
   auto inputIndex = [&](const Index &outIndex) {
@@ -519,7 +526,7 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
     analysis.rows = product(analysis.rowShape);
     analysis.splitReason = "query rows of the attention: results through their layout";
   }
-  int64_t cap = std::max<int64_t>(1, ctx.scheduleArray("grid")[0]);
+  int64_t cap = std::max<int64_t>(1, ctx.schedule.getGrid()[0]);
   ctx.info.grid[0] = (unsigned)std::max<int64_t>(1, std::min(analysis.rows, cap));
 
   // Stage results: this row's elements in shared memory, or the whole
@@ -569,8 +576,7 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
         .Case([&](LogSoftmaxOp op) { rows.softmax(op, true); })
         .Case([&](LayerNormOp op) { rows.norm(op, false); })
         .Case([&](RmsNormOp op) { rows.norm(op, true); })
-        .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
-            [&](Operation *op) { rows.reduce(op); })
+        .Case([&](ReduceOpInterface op) { rows.reduce(op); })
         .Case([&](Conv2dOp op) { rows.conv2d(op); })
         .Case([&](MaxPool2dOp op) { rows.pool(op, true); })
         .Case([&](AvgPool2dOp op) { rows.pool(op, false); })

@@ -14,7 +14,7 @@
 // 64-bit two's-complement wrapping arithmetic and then wrapped to the result
 // dtype, so i32 results are exact (e.g. i32 overflow wraps like hardware).
 //
-// Implementations: Elementwise.cpp, Contraction.cpp, Reduction.cpp,
+// Implementations: ScalarFunctions.cpp, Elementwise.cpp, Contraction.cpp, Reduction.cpp,
 // DataMovement.cpp, Init.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +24,7 @@
 #include "oracle/kernels/Tensor.h"
 
 #include <array>
+#include <string_view>
 #include <cstdint>
 #include <vector>
 
@@ -33,51 +34,28 @@ namespace dlc::oracle {
 // Element-wise
 //===----------------------------------------------------------------------===//
 
-enum class UnaryOp {
-  Neg,
-  Abs,
-  Exp,
-  Log,
-  Sqrt,
-  Rsqrt,    // 1/sqrt(x)
-  Tanh,
-  Sigmoid,  // stable: x>=0: 1/(1+e^-x); x<0: e^x/(1+e^x)
-  Relu,     // max(x, 0); NaN stays NaN
-  GeluErf,  // 0.5 x (1 + erf(x/sqrt 2))
-  GeluTanh, // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-  Silu,     // x * sigmoid(x)
-  Erf,
-  Floor,
-  Ceil,
-  Round,    // to nearest, halves to even (std::nearbyint)
-  Sin,
-  Cos,
-  Atan
-};
+/// Applies the scalar function `name` (the names of ElementwiseOpInterface:
+/// `exp`, `add`, `lt`, `gelu_tanh`, `select`, ...; ScalarFunctions.cpp) to
+/// `operands` broadcast together (NumPy rules). The result has the last
+/// operand's dtype, or i1 for comparisons. Integer operands of add, sub,
+/// mul, div, pow, max and min compute exactly in two's complement: div
+/// truncates toward zero (EvalError on division by zero), pow throws
+/// EvalError on a negative exponent. Max and min propagate NaN. Throws
+/// EvalError for an unknown name.
+Tensor elementwise(std::string_view name,
+                   const std::vector<const Tensor *> &operands);
+bool hasScalarFunction(std::string_view name);
 
-/// Result dtype = x.dtype.
-Tensor unary(UnaryOp op, const Tensor &x);
-
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min };
+/// elementwise() of one, two or three operands.
+Tensor unary(std::string_view name, const Tensor &x);
+Tensor binary(std::string_view name, const Tensor &lhs, const Tensor &rhs);
+/// out = cond != 0 ? a : b, broadcasting all three; dtype = a.dtype.
+Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b);
 
 /// NumPy broadcast of two shapes (right-aligned; each dim pair equal or one
 /// of them 1).  Asserts compatibility.
 std::vector<int64_t> broadcastShapes(const std::vector<int64_t> &a,
                                      const std::vector<int64_t> &b);
-
-/// Result shape = broadcastShapes(lhs, rhs), dtype = lhs.dtype.
-/// Integer dtypes: Div truncates toward zero (EvalError on division by zero);
-/// Pow with a negative exponent throws EvalError.  Max/Min propagate NaN.
-Tensor binary(BinaryOp op, const Tensor &lhs, const Tensor &rhs);
-
-enum class ComparePredicate { Eq, Ne, Lt, Le, Gt, Ge };
-
-/// Broadcasting comparison; result dtype I1.  (IEEE semantics: any
-/// comparison with NaN is false except Ne.)
-Tensor compare(ComparePredicate pred, const Tensor &lhs, const Tensor &rhs);
-
-/// out = cond != 0 ? a : b, broadcasting all three; dtype = a.dtype.
-Tensor select(const Tensor &cond, const Tensor &a, const Tensor &b);
 
 /// roundTo(to, v) per element.
 Tensor cast(const Tensor &x, DType to);

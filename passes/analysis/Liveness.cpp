@@ -15,14 +15,9 @@ using namespace mlir;
 
 namespace dlc {
 
-int64_t tensorBytes(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  unsigned bits = tensor.getElementTypeBitWidth();
-  return tensor.getNumElements() * (bits < 8 ? 1 : bits / 8);
-}
-
 bool isKernel(Operation *op) {
-  return !op->hasTrait<OpTrait::IsTerminator>() && !isa<ParamOp, ConstantOp>(op);
+  return !op->hasTrait<mlir::OpTrait::IsTerminator>() &&
+         kernelRoleOf(op) != KernelRole::Source;
 }
 
 SmallVector<Operation *> kernelsOf(func::FuncOp func) {
@@ -48,18 +43,8 @@ static int64_t numElements(Value v) {
   return cast<RankedTensorType>(v.getType()).getNumElements();
 }
 
-/// Ops whose result element i is computed from element i of each operand
-/// of the result's element count (operands with fewer elements are read by
-/// broadcasting), and that read no other element of those operands.
-static bool isElementwise(Operation *op) {
-  return isa<AbsOp, AtanOp, CeilOp, CosOp, ErfOp, ExpOp, FloorOp, LogOp,
-             NegOp, ReluOp, RoundOp, RsqrtOp, SigmoidOp, SiluOp, SinOp,
-             SqrtOp, TanhOp, GeluOp, AddOp, DivOp, MaxOp, MinOp, MulOp, PowOp,
-             SubOp, CastOp, CompareOp, SelectOp, ReshapeOp, BroadcastToOp>(op);
-}
-
 /// The values of `body` computed from `args` (which have `n` elements each)
-/// by element-wise ops alone, `args` included; none when one of them is
+/// by element-aligned ops alone (Dlc_ElementAligned), `args` included; none when one of them is
 /// read by an op that is not element-wise or whose result has another
 /// element count. Then element i of each value is computed from element i
 /// of the arguments and nothing else of them.
@@ -74,7 +59,7 @@ elementwiseClosure(Block &body, ArrayRef<Value> args, int64_t n) {
     });
     if (!reads)
       continue;
-    if (!isElementwise(&op))
+    if (!isElementAligned(&op))
       return std::nullopt;
     for (Value result : op.getResults()) {
       if (numElements(result) != n)
@@ -89,7 +74,7 @@ SmallVector<std::pair<unsigned, unsigned>>
 inPlaceCandidates(Operation *kernel) {
   SmallVector<std::pair<unsigned, unsigned>> pairs;
   auto fusion = dyn_cast<FusionOp>(kernel);
-  if (!fusion && !isElementwise(kernel))
+  if (!fusion && !isElementAligned(kernel))
     return pairs;
   for (OpOperand &operand : kernel->getOpOperands()) {
     Value value = operand.get();
@@ -140,7 +125,7 @@ BufferLiveness analyzeBuffers(ArrayRef<Operation *> kernels) {
         Operation *top = block->findAncestorOpInBlock(*user);
         if (!top)
           continue;
-        if (top->hasTrait<OpTrait::IsTerminator>()) {
+        if (top->hasTrait<mlir::OpTrait::IsTerminator>()) {
           buffer.isOutput = true;
           continue;
         }

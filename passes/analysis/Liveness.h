@@ -38,9 +38,6 @@ inline int64_t alignToArena(int64_t bytes) {
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
 }
 
-/// The bytes of a ranked tensor's elements; an i1 element takes one byte.
-int64_t tensorBytes(mlir::Type type);
-
 /// Whether `op`, a top-level op of a graph, is a kernel: every op but the
 /// terminator, `dlc.param` and `dlc.constant`.
 bool isKernel(mlir::Operation *op);

@@ -148,7 +148,7 @@ static Operation *findScoresMatmul(Value v, ArrayRef<int64_t> scores,
     return nullptr;
   if (isa<MatmulOp>(def))
     return def;
-  if (classify(def) != OpClass::Elementwise || shapeOf(v) != scores)
+  if (kernelRoleOf(def) != KernelRole::Elementwise || shapeOf(v) != scores)
     return nullptr;
   for (Value operand : def->getOperands()) {
     if (Operation *matmul = findScoresMatmul(operand, scores, chain)) {
@@ -208,12 +208,12 @@ std::vector<SmallVector<Operation *>> formGroups(Block &body) {
     }
   };
   for (Operation *op : ops)
-    if (llvm::is_contained(
-            {OpClass::Contraction, OpClass::Convolution, OpClass::Pooling},
-            classify(op)))
+    if (llvm::is_contained({KernelRole::Contraction, KernelRole::Convolution,
+                            KernelRole::Pooling},
+                           kernelRoleOf(op)))
       grow(graph.group(op));
   for (Operation *op : ops)
-    if (classify(op) == OpClass::Row)
+    if (kernelRoleOf(op) == KernelRole::Row)
       grow(graph.group(op));
   for (Operation *op : ops)
     grow(graph.group(op));

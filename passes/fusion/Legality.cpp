@@ -14,34 +14,16 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 
 namespace dlc::fusion {
 
-OpClass classify(Operation *op) {
-  return llvm::TypeSwitch<Operation *, OpClass>(op)
-      .Case<AbsOp, AtanOp, CeilOp, CosOp, ErfOp, ExpOp, FloorOp, GeluOp, LogOp,
-            NegOp, ReluOp, RoundOp, RsqrtOp, SigmoidOp, SiluOp, SinOp, SqrtOp,
-            TanhOp, AddOp, DivOp, MaxOp, MinOp, MulOp, PowOp, SubOp, CastOp,
-            CompareOp, SelectOp, IotaOp>(
-          [](Operation *) { return OpClass::Elementwise; })
-      .Case<ReshapeOp, TransposeOp, BroadcastToOp>(
-          [](Operation *) { return OpClass::Layout; })
-      .Case<MatmulOp>([](Operation *) { return OpClass::Contraction; })
-      .Case<Conv2dOp>([](Operation *) { return OpClass::Convolution; })
-      .Case<MaxPool2dOp, AvgPool2dOp>(
-          [](Operation *) { return OpClass::Pooling; })
-      .Case<ReduceMaxOp, ReduceMeanOp, ReduceMinOp, ReduceProdOp, ReduceSumOp,
-            SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(
-          [](Operation *) { return OpClass::Row; })
-      .Default([](Operation *) { return OpClass::Opaque; });
-}
-
 bool isFusible(Operation *op) {
-  return isa<DlcDialect>(op->getDialect()) &&
-         !isa<ParamOp, ConstantOp, FusionOp, YieldOp>(op);
+  if (!isa<DlcDialect>(op->getDialect()))
+    return false;
+  KernelRole role = kernelRoleOf(op);
+  return role != KernelRole::Source && role != KernelRole::Structure;
 }
 
 static ArrayRef<int64_t> shapeOf(Value v) {
@@ -50,22 +32,26 @@ static ArrayRef<int64_t> shapeOf(Value v) {
 
 /// The kind of a kernel of one op.
 static StringRef singleOpKind(Operation *op) {
-  switch (classify(op)) {
-  case OpClass::Elementwise:
+  switch (kernelRoleOf(op)) {
+  case KernelRole::Elementwise:
     return "elementwise";
-  case OpClass::Contraction:
+  case KernelRole::Contraction:
     return "contraction";
-  case OpClass::Convolution:
+  case KernelRole::Convolution:
     return "convolution";
-  case OpClass::Pooling:
-  case OpClass::Row:
+  case KernelRole::Pooling:
+  case KernelRole::Row:
+  case KernelRole::Loss:
     return "reduction";
-  case OpClass::Layout:
+  default:
     return "data_movement";
-  case OpClass::Opaque:
-    break;
   }
-  return isa<CrossEntropyOp, MseOp>(op) ? "reduction" : "data_movement";
+}
+
+/// Roles that never share a kernel with another op.
+static bool standsAlone(KernelRole role) {
+  return role == KernelRole::DataMovement || role == KernelRole::Loss ||
+         role == KernelRole::Source || role == KernelRole::Structure;
 }
 
 namespace {
@@ -92,32 +78,10 @@ struct Role {
 };
 } // namespace
 
-/// The input a row op reduces and its reduced axes, normalised and sorted.
+/// The input a row op reduces and its row axes, normalised and sorted.
 static std::pair<Value, SmallVector<int64_t>> rowOf(Operation *op) {
-  auto axesFrom = [](Value x, ArrayRef<int64_t> axes) {
-    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-    SmallVector<int64_t> result;
-    for (int64_t a : axes)
-      result.push_back(a < 0 ? a + rank : a);
-    llvm::sort(result);
-    return std::make_pair(x, result);
-  };
-  auto trailingFrom = [&](Value x, int64_t axis) {
-    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-    SmallVector<int64_t> axes;
-    for (int64_t a = axis < 0 ? axis + rank : axis; a < rank; ++a)
-      axes.push_back(a);
-    return axesFrom(x, axes);
-  };
-  return llvm::TypeSwitch<Operation *, std::pair<Value, SmallVector<int64_t>>>(
-             op)
-      .Case<ReduceMaxOp, ReduceMeanOp, ReduceMinOp, ReduceProdOp, ReduceSumOp>(
-          [&](auto r) { return axesFrom(r.getX(), r.getAxes()); })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
-        return axesFrom(s.getX(), {static_cast<int64_t>(s.getAxis())});
-      })
-      .Case<LayerNormOp, RmsNormOp>(
-          [&](auto n) { return trailingFrom(n.getX(), n.getAxis()); });
+  auto row = cast<RowOpInterface>(op);
+  return {row.getRowInput(), row.getRowAxes()};
 }
 
 static Space rowSpace(Operation *op) {
@@ -163,24 +127,16 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
   SmallVector<Operation *> anchors, rows;
   Operation *firstElementwise = nullptr;
   for (Operation *op : ops) {
-    switch (classify(op)) {
-    case OpClass::Opaque:
+    KernelRole role = kernelRoleOf(op);
+    if (standsAlone(role))
       return std::nullopt;
-    case OpClass::Contraction:
-    case OpClass::Convolution:
-    case OpClass::Pooling:
+    if (role == KernelRole::Contraction || role == KernelRole::Convolution ||
+        role == KernelRole::Pooling)
       anchors.push_back(op);
-      break;
-    case OpClass::Row:
+    else if (role == KernelRole::Row)
       rows.push_back(op);
-      break;
-    case OpClass::Elementwise:
-      if (!firstElementwise)
-        firstElementwise = op;
-      break;
-    case OpClass::Layout:
-      break;
-    }
+    else if (role == KernelRole::Elementwise && !firstElementwise)
+      firstElementwise = op;
   }
   SmallVector<Space, 2> spaces;
   bool attention = anchors.size() == 2;
@@ -221,10 +177,8 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
   };
   for (Operation *op : ops) {
     Value result = op->getResult(0);
-    switch (classify(op)) {
-    case OpClass::Opaque:
-      return std::nullopt;
-    case OpClass::Layout: {
+    switch (kernelRoleOf(op)) {
+    case KernelRole::Layout: {
       // A load remap stays an input. A reduced value may switch between its
       // keepdims and dropped shapes (reshape) or be broadcast back over its
       // rows (broadcast_to of the keepdims shape): every element stays in
@@ -243,9 +197,9 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
         roles[result] = {Role::Store, in.space};
       break;
     }
-    case OpClass::Contraction:
-    case OpClass::Convolution:
-    case OpClass::Pooling: {
+    case KernelRole::Contraction:
+    case KernelRole::Convolution:
+    case KernelRole::Pooling: {
       unsigned space = attention && op == anchors[1] ? 1 : 0;
       for (Value operand : op->getOperands()) {
         Role in = roleOf(operand);
@@ -257,7 +211,7 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
       roles[result] = {Role::Full, space};
       break;
     }
-    case OpClass::Row: {
+    case KernelRole::Row: {
       auto [x, axes] = rowOf(op);
       Role in = roleOf(x);
       if (in.kind == Role::Input ? attention
@@ -266,11 +220,11 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
       for (Value operand : op->getOperands())
         if (operand != x && roleOf(operand).kind != Role::Input)
           return std::nullopt;
-      bool reduces = !isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op);
+      bool reduces = cast<RowOpInterface>(op).reducesRows();
       roles[result] = {reduces ? Role::Reduced : Role::Full, 0};
       break;
     }
-    case OpClass::Elementwise: {
+    case KernelRole::Elementwise: {
       // The space of the operands computed inside, or for an op reading only
       // inputs, the first space its result fits.
       ArrayRef<int64_t> shape = shapeOf(result);
@@ -311,6 +265,8 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
       }
       break;
     }
+    default: // standsAlone, rejected above
+      return std::nullopt;
     }
   }
 

@@ -12,6 +12,8 @@
 #ifndef DLC_PASSES_FUSION_LEGALITY_H
 #define DLC_PASSES_FUSION_LEGALITY_H
 
+#include "ir/DlcInterfaces.h"
+
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -19,32 +21,11 @@
 
 namespace dlc::fusion {
 
-/// What an op does to the elements it reads, as far as fusion is concerned.
-enum class OpClass {
-  /// One result element from the same (broadcast) element of each operand:
-  /// unary and binary math, compare, select, cast; and iota, which reads
-  /// nothing.
-  Elementwise,
-  /// Moves elements without computing: reshape, transpose, broadcast_to. In
-  /// a kernel it is an index remapping of a load (its operand comes from
-  /// outside) or of a store (its result only leaves the kernel).
-  Layout,
-  /// matmul.
-  Contraction,
-  /// conv2d.
-  Convolution,
-  /// max_pool2d, avg_pool2d: each result element reduces a window.
-  Pooling,
-  /// reduce_*, softmax, log_softmax, layer_norm, rms_norm: a reduction over
-  /// some axes of one input (the "row"), and for the normalisations a pass
-  /// over the row again with the reduced values.
-  Row,
-  /// Everything else (gather, embedding, slice, pad, concat, the losses):
-  /// a kernel of its own.
-  Opaque,
-};
-
-OpClass classify(mlir::Operation *op);
+/// What fusion needs of an op is its role (KernelRole, ir/DlcInterfaces.h):
+/// element-wise ops and layout remaps join anchors (contraction,
+/// convolution, pooling) or rows (RowOpInterface); data movement that
+/// selects (slice, pad, concat, gather, embedding) and losses are kernels of
+/// their own.
 
 /// True for the ops dlc-fuse puts in regions: the dlc ops of a graph but
 /// params, constants and existing fusion regions.

@@ -5,12 +5,11 @@
 // A GEMM with a fused bias: the tiled matmul, its grid covering M x N.
 // CHECK-LABEL: func.func @gemm_bias
 //       CHECK:   dlc.fusion
-//  CHECK-SAME:     dlc.schedule = {arch = "sm_90", block = array<i64: [[T:[0-9]+]], 1, 1>
-//  CHECK-SAME:     grid = array<i64: [[GX:[0-9]+]], [[GY:[0-9]+]], 1>
-//  CHECK-SAME:     impl = "generated"
-//  CHECK-SAME:     strategy = "matmul"
-//  CHECK-SAME:     thread_tile = array<i64:
-//  CHECK-SAME:     tile = array<i64:
+//  CHECK-SAME:     dlc.schedule = #dlc.schedule<arch = "sm_90", strategy = matmul, implementation = generated
+//  CHECK-SAME:     block = {{\[}}[[T:[0-9]+]], 1, 1]
+//  CHECK-SAME:     grid = {{\[}}[[GX:[0-9]+]], [[GY:[0-9]+]], 1]
+//  CHECK-SAME:     tile = {{\[}}
+//  CHECK-SAME:     thread_tile = {{\[}}
 //       SM80:     arch = "sm_80"
 //   CPU-LABEL: func.func @gemm_bias
 //   CPU-NOT:     dlc.schedule
@@ -28,8 +27,8 @@ func.func @gemm_bias(%x: tensor<512x768xf32>, %w: tensor<768x3072xf32>, %b: tens
 
 // A large GEMM gets a large tile; a GEMM with 16 rows a small one.
 // CHECK-LABEL: func.func @tile_follows_shape
-//       CHECK:   dlc.matmul {{.*}}strategy = "matmul", thread_tile = array<i64: 8, 8>, tile = array<i64: 128, 128, 8>
-//       CHECK:   dlc.matmul {{.*}}strategy = "matmul", thread_tile = array<i64: 4, 4>, tile = array<i64: 32, 32, 8>
+//       CHECK:   dlc.matmul {{.*}}strategy = matmul{{.*}}tile = {{\[}}128, 128, 8], thread_tile = {{\[}}8, 8]
+//       CHECK:   dlc.matmul {{.*}}strategy = matmul{{.*}}tile = {{\[}}32, 32, 8], thread_tile = {{\[}}4, 4]
 func.func @tile_follows_shape(%a: tensor<4096x4096xf32>, %b: tensor<16x768xf32>, %w: tensor<768x768xf32>) -> (tensor<4096x4096xf32>, tensor<16x768xf32>) {
   %0 = dlc.matmul %a, %a : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
   %1 = dlc.matmul %b, %w : (tensor<16x768xf32>, tensor<768x768xf32>) -> tensor<16x768xf32>
@@ -41,8 +40,8 @@ func.func @tile_follows_shape(%a: tensor<4096x4096xf32>, %b: tensor<16x768xf32>,
 // Element-wise: a grid-stride loop; 4 elements per thread once the tensor
 // fills the machine 4 times over.
 // CHECK-LABEL: func.func @elementwise
-//       CHECK:   dlc.tanh {{.*}}bound = "memory"{{.*}}strategy = "elementwise", vector = 1
-//       CHECK:   dlc.tanh {{.*}}strategy = "elementwise", vector = 4
+//       CHECK:   dlc.tanh {{.*}}strategy = elementwise{{.*}}vector = 1{{.*}}bound = "memory"
+//       CHECK:   dlc.tanh {{.*}}strategy = elementwise{{.*}}vector = 4
 func.func @elementwise(%x: tensor<1000xf32>, %y: tensor<4096x4096xf32>) -> (tensor<1000xf32>, tensor<4096x4096xf32>) {
   %0 = dlc.tanh %x : tensor<1000xf32>
   %1 = dlc.tanh %y : tensor<4096x4096xf32>
@@ -54,7 +53,7 @@ func.func @elementwise(%x: tensor<1000xf32>, %y: tensor<4096x4096xf32>) -> (tens
 // Normalisation: one block per row, threads sized by the row (768 / 4 →
 // 256); attention likewise, said so in the reason.
 // CHECK-LABEL: func.func @rows
-//       CHECK:   dlc.layer_norm {{.*}}block = array<i64: 256, 1, 1>{{.*}}staging = "shared", strategy = "rows"
+//       CHECK:   dlc.layer_norm {{.*}}strategy = rows{{.*}}block = {{\[}}256, 1, 1]{{.*}}staging = "shared"
 //       CHECK:   dlc.fusion {{.*}}reason = "attention: one block per query row
 func.func @rows(%x: tensor<8x768xf32>, %g: tensor<768xf32>, %q: tensor<1x2x16x8xf32>) -> (tensor<8x768xf32>, tensor<1x2x16x16xf32>) {
   %0 = dlc.layer_norm %x, %g : (tensor<8x768xf32>, tensor<768xf32>) -> tensor<8x768xf32>

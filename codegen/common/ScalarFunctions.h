@@ -1,0 +1,34 @@
+//===- ScalarFunctions.h - element-wise ops as C expressions ----*- C++ -*-===//
+//
+// The code generators' side of ElementwiseOpInterface: the C expression of
+// each scalar function, by the name the op gives (`exp`, `add`, `lt`,
+// `gelu_tanh`, ...). The oracle's table (oracle/kernels/ScalarFunctions.cpp)
+// has the same names; an element-wise op needs an entry in both.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_COMMON_SCALARFUNCTIONS_H
+#define DLC_CODEGEN_COMMON_SCALARFUNCTIONS_H
+
+#include "codegen/common/CTarget.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace dlc::codegen {
+
+/// The C expression of scalar function `name` applied to `args` (C
+/// expressions of the compute type of `kind`, the operands' element kind),
+/// in the compute type of the result, unrounded. Nullopt for a name the
+/// table does not know or a wrong number of arguments.
+std::optional<std::string> scalarExpression(const CTarget &target,
+                                            llvm::StringRef name,
+                                            llvm::ArrayRef<std::string> args,
+                                            ElemKind kind);
+
+} // namespace dlc::codegen
+
+#endif // DLC_CODEGEN_COMMON_SCALARFUNCTIONS_H

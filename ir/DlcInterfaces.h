@@ -1,0 +1,122 @@
+//===- DlcInterfaces.h - what passes ask of a dlc op ------------*- C++ -*-===//
+//
+// The C++ side of ir/DlcInterfaces.td: the enums its interfaces answer with,
+// the traits that supply the answers, and the generated interfaces.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_IR_DLCINTERFACES_H
+#define DLC_IR_DLCINTERFACES_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace dlc {
+
+/// The part an op plays in a kernel (KernelOpInterface).
+enum class KernelRole {
+  Source,       ///< names data: param, constant
+  Elementwise,  ///< a scalar function per element (and iota)
+  Layout,       ///< an index remap of one operand: reshape, transpose, broadcast_to
+  DataMovement, ///< an index remap that selects: slice, pad, concat, gather, embedding
+  Contraction,  ///< matmul
+  Convolution,  ///< conv2d
+  Pooling,      ///< max/avg pooling windows
+  Row,          ///< reductions and normalisations over rows (RowOpInterface)
+  Loss,         ///< a whole batch to a loss value
+  Structure,    ///< fusion regions and their terminator
+};
+
+/// "elementwise", "data_movement", ... (also the `kind` of a one-op kernel).
+llvm::StringRef stringifyKernelRole(KernelRole role);
+
+/// Stages are computed whole (loop nests or library calls into scratch);
+/// the other roles are elemental: inlined where their elements are read.
+bool isStageRole(KernelRole role);
+
+/// Roles whose ops compute values (and so count FLOPs).
+bool computesValues(KernelRole role);
+
+/// How the elements of a row combine (ReduceOpInterface).
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+
+/// The role of any op: a dlc op's answer, Structure for other dialects'
+/// ops (func.return, ...).
+KernelRole kernelRoleOf(mlir::Operation *op);
+
+/// Bytes of a ranked tensor type's elements (an i1 element takes one
+/// byte), and their sum over several types.
+int64_t tensorBytes(mlir::Type type);
+int64_t tensorBytes(mlir::TypeRange types);
+/// Elements of a ranked tensor value.
+int64_t numElementsOf(mlir::Value value);
+
+namespace OpTrait {
+
+#define DLC_ROLE_TRAIT(NAME)                                                   \
+  template <typename ConcreteType>                                             \
+  class NAME##Role                                                             \
+      : public mlir::OpTrait::TraitBase<ConcreteType, NAME##Role> {            \
+  public:                                                                      \
+    static KernelRole getKernelRole() { return KernelRole::NAME; }             \
+  };
+DLC_ROLE_TRAIT(Source)
+DLC_ROLE_TRAIT(Elementwise)
+DLC_ROLE_TRAIT(Layout)
+DLC_ROLE_TRAIT(DataMovement)
+DLC_ROLE_TRAIT(Contraction)
+DLC_ROLE_TRAIT(Convolution)
+DLC_ROLE_TRAIT(Pooling)
+DLC_ROLE_TRAIT(Row)
+DLC_ROLE_TRAIT(Loss)
+DLC_ROLE_TRAIT(Structure)
+#undef DLC_ROLE_TRAIT
+
+/// `N` FLOPs per element of the first result.
+template <int64_t N>
+struct FlopsPerElement {
+  template <typename ConcreteType>
+  class Impl : public mlir::OpTrait::TraitBase<ConcreteType, Impl> {
+  public:
+    int64_t getFlops() { return N * numElementsOf(this->getOperation()->getResult(0)); }
+  };
+};
+
+/// `N` FLOPs per element of the first operand.
+template <int64_t N>
+struct FlopsPerInputElement {
+  template <typename ConcreteType>
+  class Impl : public mlir::OpTrait::TraitBase<ConcreteType, Impl> {
+  public:
+    int64_t getFlops() { return N * numElementsOf(this->getOperation()->getOperand(0)); }
+  };
+};
+
+template <typename ConcreteType>
+class NoFlops : public mlir::OpTrait::TraitBase<ConcreteType, NoFlops> {
+public:
+  int64_t getFlops() { return 0; }
+};
+
+/// Marker: the op defines `getFlops()` itself (Dlc_CustomFlops).
+template <typename ConcreteType>
+class CustomFlops : public mlir::OpTrait::TraitBase<ConcreteType, CustomFlops> {};
+
+/// Marker: see Dlc_ElementAligned in DlcInterfaces.td.
+template <typename ConcreteType>
+class ElementAligned
+    : public mlir::OpTrait::TraitBase<ConcreteType, ElementAligned> {};
+
+} // namespace OpTrait
+
+/// True for ops whose result may take the buffer of an operand with as many
+/// elements (Dlc_ElementAligned).
+bool isElementAligned(mlir::Operation *op);
+
+} // namespace dlc
+
+#include "ir/DlcInterfaces.h.inc"
+
+#endif // DLC_IR_DLCINTERFACES_H

@@ -1,0 +1,175 @@
+//===- DlcInterfaces.td - what passes ask of a dlc op -------*- tablegen -*-===//
+//
+// The facts a pass or a code generator needs about an op, declared once, in
+// the op's ODS definition, and answered by the op. No pass keeps its own
+// list of op types.
+//
+// Every dlc op implements KernelOpInterface and CostOpInterface: `Dlc_Op`
+// (DlcBase.td) adds both to every op, and neither has a default for the
+// facts that differ between ops (the role, the FLOPs), so an op whose
+// definition does not say what it is does not compile. The answers come
+// from the traits below (a role trait, a FLOP-count trait) or from C++ in
+// the op family's file (`ir/<Family>Ops.cpp`), beside the op's shape rule.
+//
+// A new rule set (derivatives, sharding) is one more interface here, with
+// its per-op answers again in `ir/<Family>Ops.cpp`: one place per op family
+// holds every rule of its ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_IR_DLCINTERFACES_TD
+#define DLC_IR_DLCINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+//===----------------------------------------------------------------------===//
+// Kernel role
+//===----------------------------------------------------------------------===//
+
+def Dlc_KernelOpInterface : OpInterface<"KernelOpInterface"> {
+  let cppNamespace = "::dlc";
+  let description = [{
+    The part an op plays in a kernel (`dlc::KernelRole`, ir/DlcInterfaces.h):
+    a source of data (`param`, `constant`), an element-wise function, an
+    index remap (layout or data movement), or a *stage* computed whole
+    (contraction, convolution, pooling, row reduction or normalisation,
+    loss). Fusion decides from the roles what may share a kernel; the code
+    generators decide from them what is inlined (elemental) and what gets a
+    loop nest of its own. Declared by one role trait per op
+    (`Dlc_ElementwiseRole`, `Dlc_RowRole`, ...).
+  }];
+  let methods = [
+    StaticInterfaceMethod<"The op's role in a kernel.",
+      "::dlc::KernelRole", "getKernelRole">,
+  ];
+}
+
+// The role traits: exactly one per op.
+class Dlc_RoleTrait<string role> : NativeOpTrait<role # "Role"> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+def Dlc_SourceRole : Dlc_RoleTrait<"Source">;
+def Dlc_ElementwiseRole : Dlc_RoleTrait<"Elementwise">;
+def Dlc_LayoutRole : Dlc_RoleTrait<"Layout">;
+def Dlc_DataMovementRole : Dlc_RoleTrait<"DataMovement">;
+def Dlc_ContractionRole : Dlc_RoleTrait<"Contraction">;
+def Dlc_ConvolutionRole : Dlc_RoleTrait<"Convolution">;
+def Dlc_PoolingRole : Dlc_RoleTrait<"Pooling">;
+def Dlc_RowRole : Dlc_RoleTrait<"Row">;
+def Dlc_LossRole : Dlc_RoleTrait<"Loss">;
+def Dlc_StructureRole : Dlc_RoleTrait<"Structure">;
+
+//===----------------------------------------------------------------------===//
+// Cost
+//===----------------------------------------------------------------------===//
+
+def Dlc_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::dlc";
+  let description = [{
+    What an op costs: floating-point operations (a multiply-add counts two)
+    and bytes read and written when it runs alone. `dlc check` prints the
+    sum, the tiler's roofline estimate and the cost model use it. Ops that
+    move data but compute nothing count 0 FLOPs.
+  }];
+  let methods = [
+    InterfaceMethod<"Floating-point operations of one evaluation.",
+      "int64_t", "getFlops">,
+    InterfaceMethod<"Bytes the op reads: its operands, once each.",
+      "int64_t", "getBytesRead", (ins), [{}], [{
+        return ::dlc::tensorBytes($_op->getOperandTypes());
+      }]>,
+    InterfaceMethod<"Bytes the op writes: its results.",
+      "int64_t", "getBytesWritten", (ins), [{}], [{
+        return ::dlc::tensorBytes($_op->getResultTypes());
+      }]>,
+  ];
+}
+
+// FLOPs as a multiple of the elements of the result (element-wise math).
+class Dlc_FlopsPerElement<int n>
+    : ParamNativeOpTrait<"FlopsPerElement", !cast<string>(n)> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+// FLOPs as a multiple of the elements of the first operand (reductions,
+// normalisations, losses: the work is over the input).
+class Dlc_FlopsPerInputElement<int n>
+    : ParamNativeOpTrait<"FlopsPerInputElement", !cast<string>(n)> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+// FLOPs counted by C++ beside the op's shape rule (`int64_t getFlops()`).
+def Dlc_CustomFlops : NativeOpTrait<"CustomFlops", [], [{
+  int64_t getFlops();
+}]> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+// No arithmetic: the op names, moves or reinterprets data.
+def Dlc_NoFlops : NativeOpTrait<"NoFlops"> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise semantics and aliasing
+//===----------------------------------------------------------------------===//
+
+def Dlc_ElementwiseOpInterface : OpInterface<"ElementwiseOpInterface"> {
+  let cppNamespace = "::dlc";
+  let description = [{
+    An op whose result element at index `i` is a scalar function of the
+    operands' elements at `i` (operands broadcast by NumPy's rules). The
+    scalar function has a name that the oracle's and the code generators'
+    scalar tables share (oracle/kernels/ScalarFunctions.cpp,
+    codegen/common/ScalarFunctions.cpp): by default the op's mnemonic; an
+    op whose function depends on an attribute (`compare`'s predicate,
+    `gelu`'s approximation) names the function it computes.
+  }];
+  let methods = [
+    InterfaceMethod<"The name of the scalar function the op applies.",
+      "::llvm::StringRef", "getScalarFunction", (ins), [{}], [{
+        return $_op->getName().stripDialect();
+      }]>,
+  ];
+}
+
+// Element i of the result reads only element i of each operand that has as
+// many elements (others are broadcast), and nothing else of it: the result
+// may take such an operand's buffer (the memory planner's in-place rule).
+def Dlc_ElementAligned : NativeOpTrait<"ElementAligned"> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+
+//===----------------------------------------------------------------------===//
+// Rows: reductions and normalisations
+//===----------------------------------------------------------------------===//
+
+def Dlc_RowOpInterface : OpInterface<"RowOpInterface"> {
+  let cppNamespace = "::dlc";
+  let description = [{
+    An op that reads one operand in *rows*: the elements that differ only
+    along some axes (the row axes) combine into one value per row
+    (reductions), or every element of a row is computed from the whole row
+    (softmax, layer and RMS norm). Fusion keeps a row in one kernel; code
+    generators give a row to one thread block or one loop.
+  }];
+  let methods = [
+    InterfaceMethod<"The operand read in rows.", "::mlir::Value", "getRowInput",
+      (ins), [{}], [{ return $_op->getOperand(0); }]>,
+    InterfaceMethod<"The row axes of `getRowInput()`, non-negative and sorted.",
+      "::llvm::SmallVector<int64_t>", "getRowAxes">,
+    InterfaceMethod<[{True when the result has one element per row (a
+      reduction); false when it has the input's shape (a normalisation).}],
+      "bool", "reducesRows">,
+  ];
+}
+
+def Dlc_ReduceOpInterface : OpInterface<"ReduceOpInterface"> {
+  let cppNamespace = "::dlc";
+  let description = [{
+    The `reduce_*` ops: how their elements combine (`dlc::ReduceKind`).
+  }];
+  let methods = [
+    StaticInterfaceMethod<"How the elements of a row combine.",
+      "::dlc::ReduceKind", "getReduceKind">,
+  ];
+}
+
+#endif // DLC_IR_DLCINTERFACES_TD
