@@ -10,6 +10,9 @@
 // already emitted) and pass nulls through, so an op importer composes ops
 // without checking each step and fails once, in `setOutput`.
 //
+// Defined in Constant.cpp, GraphState.cpp, NodeImporter.cpp (inputs and
+// outputs), NodeAttributes.cpp and OpBuilders.cpp.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_FRONTEND_ONNX_NODEIMPORTER_H
