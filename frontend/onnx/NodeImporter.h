@@ -137,7 +137,10 @@ void addContractionOps(OpTable &table);
 void addConvolutionOps(OpTable &table);
 void addNormalizationOps(OpTable &table);
 void addLossOps(OpTable &table);
-void addShapeOps(OpTable &table);
+void addShapeArithmeticOps(OpTable &table);
+void addReshapingOps(OpTable &table);
+void addSlicingPaddingOps(OpTable &table);
+void addIndexingOps(OpTable &table);
 void addReductionOps(OpTable &table);
 void addTypeOps(OpTable &table);
 
