@@ -1,7 +1,8 @@
 //===- Commands.h - the verbs of the dlc tool -------------------*- C++ -*-===//
 //
 // Each verb takes its options as a plain struct and returns an exit code of
-// ExitCodes.h; the command line lives in tools/dlc.
+// ExitCodes.h; the command line lives in tools/dlc. One file per verb
+// (Check.cpp, Compile.cpp, Plan.cpp, Run.cpp), sharing DriverSupport.h.
 //
 //===----------------------------------------------------------------------===//
 

@@ -10,6 +10,9 @@
 // already emitted) and pass nulls through, so an op importer composes ops
 // without checking each step and fails once, in `setOutput`.
 //
+// Defined in Constant.cpp, GraphState.cpp, NodeImporter.cpp (inputs and
+// outputs), NodeAttributes.cpp and OpBuilders.cpp.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_FRONTEND_ONNX_NODEIMPORTER_H
@@ -134,7 +137,10 @@ void addContractionOps(OpTable &table);
 void addConvolutionOps(OpTable &table);
 void addNormalizationOps(OpTable &table);
 void addLossOps(OpTable &table);
-void addShapeOps(OpTable &table);
+void addShapeArithmeticOps(OpTable &table);
+void addReshapingOps(OpTable &table);
+void addSlicingPaddingOps(OpTable &table);
+void addIndexingOps(OpTable &table);
 void addReductionOps(OpTable &table);
 void addTypeOps(OpTable &table);
 

@@ -43,7 +43,10 @@ const OpTable &opTable() {
     addConvolutionOps(t);
     addNormalizationOps(t);
     addLossOps(t);
-    addShapeOps(t);
+    addShapeArithmeticOps(t);
+    addReshapingOps(t);
+    addSlicingPaddingOps(t);
+    addIndexingOps(t);
     addReductionOps(t);
     addTypeOps(t);
     return t;

@@ -1,0 +1,135 @@
+//===- Compile.cpp - dlc compile: a stage of the pipeline, or a module ----===//
+//
+// `--emit=ast|mlir|fused|cpp|cuda` prints a stage; without it, the model is
+// planned and compiled for `--target` (cpu, or CUDA with the cuda-emu
+// object) and the module is written to `-o`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/Commands.h"
+
+#include "codegen/cpu/CpuBackend.h"
+#include "codegen/cuda/CudaBackend.h"
+#include "driver/DriverSupport.h"
+#include "driver/ModelLoader.h"
+#include "driver/PlanReport.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace dlc {
+
+ExitCode runCompile(const CommonOptions &options,
+                    const CompileOptions &compile, MLIRContext &context,
+                    llvm::SourceMgr &sourceMgr) {
+  if (compile.stats && compile.emit.empty())
+    return planAndReport(options, false, context, sourceMgr, llvm::outs());
+  std::error_code ec;
+  llvm::raw_fd_ostream out(compile.output, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail(context, kExitBadInput,
+                "cannot write '" + compile.output + "': " + ec.message());
+  if (compile.emit == "ast") {
+    ExitCode code;
+    auto ast = parseModelFile(options.modelPath, context, sourceMgr, code);
+    if (!ast)
+      return code;
+    out << dlg::dumpModule(*ast);
+    out.flush();
+    return compile.stats
+               ? planAndReport(options, false, context, sourceMgr, llvm::outs())
+               : kExitSuccess;
+  }
+  std::vector<std::string> cudaArchs;
+  bool cuda = codegen::parseCudaTarget(compile.target, cudaArchs);
+  if (compile.emit == "mlir" || compile.emit == "fused") {
+    dlg::BuildOptions build;
+    build.dims = options.dims;
+    ExitCode code;
+    auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
+    if (!model)
+      return code;
+    if (compile.emit == "fused" &&
+        failed(runFusionPipeline(*model->built.module)))
+      return kExitInternalError;
+    // For a CUDA target, the planned IR with each kernel's dlc.schedule.
+    if (compile.emit == "mlir" && cuda &&
+        (failed(runCompilePipeline(*model->built.module)) ||
+         failed(runCudaTile(*model->built.module, cudaArchs.back()))))
+      return kExitInternalError;
+    model->built.module->print(out);
+    out.flush();
+    return compile.stats
+               ? planAndReport(options, false, context, sourceMgr, llvm::outs())
+               : kExitSuccess;
+  }
+  if (compile.emit != "cpp" && compile.emit != "cuda" && !compile.emit.empty())
+    return fail(context, kExitBadInput,
+                "unknown --emit stage '" + compile.emit +
+                    "' (expected ast, mlir, fused, cpp or cuda)");
+  if (compile.target != "cpu" && !cuda)
+    return fail(context, kExitBadInput,
+                "unknown --target '" + compile.target +
+                    "' (expected cpu, cuda or cuda:sm_80,sm_90)");
+  if ((compile.emit == "cuda") != cuda && !compile.emit.empty())
+    return fail(context, kExitBadInput,
+                "--emit=" + compile.emit + " needs --target " +
+                    (cuda ? "cpu" : "cuda:sm_XY"));
+  if (compile.emit.empty() && compile.output == "-")
+    return fail(context, kExitBadInput,
+                "compile needs -o FILE.dlcm to write a module, or --emit=STAGE "
+                "to print one (ast, mlir, fused, cpp)");
+  dlg::BuildOptions build;
+  build.dims = options.dims;
+  ExitCode code;
+  auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
+  if (!model)
+    return code;
+  ModuleOp module = *model->built.module;
+  if (failed(runCompilePipeline(module)))
+    return kExitInternalError;
+  func::FuncOp func = entryGraph(module);
+  if (cuda) {
+    if (compile.emit == "cuda") {
+      if (failed(runCudaTile(module, cudaArchs.back())))
+        return kExitInternalError;
+      auto source = codegen::emitCudaSource(func);
+      if (failed(source))
+        return kExitInternalError;
+      out << *source;
+      out.flush();
+      return kExitSuccess;
+    }
+    ExitCode code;
+    auto built = buildCuda(context, module, func, cudaArchs, true, code);
+    if (failed(built))
+      return code;
+    out.write(reinterpret_cast<const char *>(built->bytes.data()),
+              built->bytes.size());
+    out.flush();
+    return kExitSuccess;
+  }
+  if (compile.emit == "cpp") {
+    auto source = codegen::emitCpuSource(func);
+    if (failed(source))
+      return kExitBadInput;
+    out << *source;
+    out.flush();
+    return kExitSuccess;
+  }
+  codegen::CpuFailure failure;
+  std::string message;
+  auto compiled = codegen::buildCpuModule(func, failure, message);
+  if (failed(compiled))
+    return failure == codegen::CpuFailure::Internal
+               ? fail(context, kExitInternalError, message)
+               : kExitBadInput;
+  out.write(reinterpret_cast<const char *>(compiled->bytes.data()),
+            compiled->bytes.size());
+  out.flush();
+  return kExitSuccess;
+}
+
+} // namespace dlc

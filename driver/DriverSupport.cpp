@@ -1,0 +1,70 @@
+//===- DriverSupport.cpp - what the dlc verbs share -----------------------===//
+//
+// Errors without a location, the entry graph's names, and the fusion and
+// CUDA pipelines of compile and run; see DriverSupport.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/DriverSupport.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+namespace dlc {
+
+ExitCode fail(MLIRContext &context, ExitCode code, const Twine &message) {
+  mlir::emitError(UnknownLoc::get(&context)) << message;
+  return code;
+}
+
+func::FuncOp entryGraph(ModuleOp module) {
+  return *module.getOps<func::FuncOp>().begin();
+}
+
+std::string argName(func::FuncOp func, unsigned i, bool result) {
+  auto attr = result ? func.getResultAttrOfType<StringAttr>(i, "dlc.name")
+                     : func.getArgAttrOfType<StringAttr>(i, "dlc.name");
+  return attr ? attr.str() : (result ? "result" : "arg") + std::to_string(i);
+}
+
+LogicalResult runFusionPipeline(ModuleOp module) {
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  buildFusionPipeline(pm.nest<func::FuncOp>());
+  return pm.run(module);
+}
+
+LogicalResult runCudaTile(ModuleOp module, const std::string &arch) {
+  PassManager pm(module.getContext());
+  DlcTileOptions tile;
+  tile.target = "cuda:" + arch;
+  pm.nest<func::FuncOp>().addPass(createDlcTile(tile));
+  return pm.run(module);
+}
+
+FailureOr<codegen::CudaModule>
+buildCuda(MLIRContext &context, ModuleOp module, func::FuncOp func,
+          const std::vector<std::string> &archs, bool emulation, ExitCode &code) {
+  code = kExitInternalError;
+  if (failed(runCudaTile(module, archs.empty() ? "sm_90" : archs.back())))
+    return failure();
+  codegen::CudaBuildOptions options;
+  options.archs = archs;
+  options.emulation = emulation;
+  codegen::CudaFailure failure;
+  std::string message;
+  auto built = codegen::buildCudaModule(func, options, failure, message);
+  if (failed(built)) {
+    code = failure == codegen::CudaFailure::Internal ? kExitInternalError
+                                                     : kExitBadInput;
+    if (!message.empty())
+      fail(context, code, message);
+  }
+  return built;
+}
+
+} // namespace dlc

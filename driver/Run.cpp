@@ -1,0 +1,260 @@
+//===- Run.cpp - dlc run: a model on given or seeded random inputs --------===//
+//
+// Runs a .dlcm, or a .dlg/.onnx compiled in memory, on the cpu or a CUDA
+// device through the runtime, or the IR on the float64 oracle
+// (`--device reference`); prints, saves or checks the outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/Commands.h"
+
+#include "codegen/cpu/CpuBackend.h"
+#include "driver/DriverSupport.h"
+#include "driver/ModelLoader.h"
+#include "driver/ModuleRunner.h"
+#include "driver/PlanReport.h"
+#include "driver/TensorFiles.h"
+#include "driver/TensorReport.h"
+#include "oracle/Interpreter.h"
+#include "oracle/kernels/Kernels.h"
+
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <set>
+
+using namespace mlir;
+
+namespace dlc {
+
+/// Splits `NAME=@file` arguments into a map, reporting the first bad one.
+static bool parseNamedFiles(MLIRContext &context,
+                            const std::vector<std::string> &arguments,
+                            const char *flag,
+                            std::map<std::string, std::string> &out) {
+  for (const std::string &argument : arguments) {
+    std::string name, path, error;
+    if (!parseNamedFile(argument, name, path, error)) {
+      fail(context, kExitBadInput, Twine("--") + flag + ": " + error);
+      return false;
+    }
+    out[name] = path;
+  }
+  return true;
+}
+
+/// A seeded random input: standard normal floats, integers in [0, 10),
+/// booleans with probability 1/2. Each input has its own stream.
+static oracle::Tensor randomInput(oracle::DType dtype,
+                                  std::vector<int64_t> shape, uint64_t seed,
+                                  unsigned index) {
+  oracle::SplitMix64 rng(seed * 1000003ull + index);
+  std::vector<double> values(oracle::shapeNumel(shape));
+  for (double &v : values) {
+    if (oracle::isFloat(dtype))
+      v = rng.normal();
+    else if (dtype == oracle::DType::I1)
+      v = rng.uniform() < 0.5 ? 0 : 1;
+    else
+      v = std::floor(rng.uniform() * 10);
+  }
+  return oracle::Tensor::fromValues(dtype, shape, std::move(values));
+}
+
+ExitCode runRun(const CommonOptions &options, const RunOptions &run,
+                MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                llvm::raw_ostream &os) {
+  bool isModule = llvm::sys::path::extension(options.modelPath) == ".dlcm";
+  bool cudaDevice = run.device == "cuda-emu" || run.device == "cuda" ||
+                    llvm::StringRef(run.device).starts_with("cuda:");
+  if (run.device != "reference" && run.device != "cpu" && !cudaDevice)
+    return fail(context, kExitBadInput,
+                "device '" + run.device +
+                    "' is not available: use --device cpu (compiled, the "
+                    "default), cuda-emu, cuda[:N] or reference (the float64 "
+                    "oracle)");
+  if (isModule && run.device == "reference")
+    return fail(context, kExitBadInput,
+                "--device reference evaluates a model's IR with the oracle, "
+                "and '" + options.modelPath +
+                    "' is a compiled module (kernels, no IR): run it with "
+                    "--device cpu, or give the .dlg or .onnx it came from");
+  if (isModule && !run.saveParams.empty())
+    return fail(context, kExitBadInput,
+                "--save-params needs the model's source (.dlg or .onnx), not "
+                "a compiled module");
+  if (run.device != "reference" && run.stage != "graph")
+    return fail(context, kExitBadInput,
+                "--stage selects the IR of --device reference (the oracle); "
+                "--device " + run.device + " runs the compiled kernels");
+  if (run.stage != "graph" && run.stage != "fused")
+    return fail(context, kExitBadInput,
+                "--stage must be graph or fused, not '" + run.stage + "'");
+  std::map<std::string, std::string> inputFiles, outputFiles, expectedFiles;
+  if (!parseNamedFiles(context, run.inputs, "input", inputFiles) ||
+      !parseNamedFiles(context, run.outputs, "output", outputFiles) ||
+      !parseNamedFiles(context, run.expectedOutputs, "expected-output",
+                       expectedFiles))
+    return kExitBadInput;
+
+  // Read the given inputs first: their shapes bind symbolic dimensions.
+  std::map<std::string, oracle::Tensor> given;
+  dlg::BuildOptions build;
+  build.dims = options.dims;
+  for (auto &[name, path] : inputFiles) {
+    oracle::Tensor tensor;
+    std::string error;
+    if (!readTensorFile(path, name, tensor, error))
+      return fail(context, kExitBadInput, "--input " + name + ": " + error);
+    build.inputShapes[name] = tensor.shape;
+    given.emplace(name, std::move(tensor));
+  }
+
+  // The signature: from the module, or from the graph built from the source.
+  std::vector<ModuleTensorInfo> inputSpecs, outputSpecs;
+  LoadedModule compiled;
+  std::optional<LoadedModel> model;
+  func::FuncOp func;
+  if (isModule) {
+    std::string error;
+    ExitCode code = LoadedModule::fromFile(options.modelPath, compiled, error);
+    if (code != kExitSuccess)
+      return fail(context, code, error);
+    inputSpecs = compiled.inputs();
+    outputSpecs = compiled.outputs();
+  } else {
+    ExitCode code;
+    model = loadModel(options.modelPath, context, sourceMgr, build, code);
+    if (!model)
+      return code;
+    if (run.device == "reference" && run.stage == "fused" &&
+        failed(runFusionPipeline(*model->built.module)))
+      return kExitInternalError;
+    func = entryGraph(*model->built.module);
+    auto spec = [](const std::string &name, Type type) {
+      auto tensor = cast<RankedTensorType>(type);
+      return ModuleTensorInfo{name, oracle::dtypeOf(tensor.getElementType()),
+                              {tensor.getShape().begin(), tensor.getShape().end()}};
+    };
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      inputSpecs.push_back(spec(argName(func, i, false), func.getArgumentTypes()[i]));
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      outputSpecs.push_back(spec(argName(func, i, true), func.getResultTypes()[i]));
+  }
+
+  std::vector<oracle::Tensor> inputs;
+  std::set<std::string> used;
+  for (auto [i, spec] : llvm::enumerate(inputSpecs)) {
+    auto found = given.find(spec.name);
+    if (found == given.end()) {
+      inputs.push_back(randomInput(spec.dtype, spec.shape, run.seed, i));
+      continue;
+    }
+    used.insert(spec.name);
+    if (found->second.dtype != spec.dtype || found->second.shape != spec.shape)
+      return fail(context, kExitBadInput,
+                  "--input " + spec.name + ": the file holds " +
+                      oracle::dtypeName(found->second.dtype) +
+                      oracle::formatShape(found->second.shape) +
+                      (isModule ? ", the module expects " : ", the graph expects ") +
+                      oracle::dtypeName(spec.dtype) +
+                      oracle::formatShape(spec.shape));
+    inputs.push_back(found->second);
+  }
+  for (auto &[name, tensor] : given)
+    if (!used.count(name))
+      return fail(context, kExitBadInput,
+                  "--input " + name + ": the module has no input named '" +
+                      name + "'");
+
+  oracle::ParamStore params;
+  std::vector<oracle::Tensor> results;
+  if (run.device == "reference") {
+    auto outputs = oracle::evaluate(func, inputs, params);
+    if (failed(outputs))
+      return kExitRuntimeFault;
+    results = std::move(*outputs);
+  } else {
+    if (!isModule) {
+      // Compile in memory: the module bytes `dlc compile -o` would write.
+      if (failed(runCompilePipeline(*model->built.module)))
+        return kExitInternalError;
+      if (cudaDevice) {
+        // cuda-emu needs only the host-compiled object; a GPU only NVRTC's.
+        bool emu = run.device == "cuda-emu";
+        std::vector<std::string> archs;
+        if (!emu)
+          archs = {"sm_80", "sm_90"};
+        ExitCode code;
+        auto built = buildCuda(context, *model->built.module, func, archs, emu, code);
+        if (failed(built))
+          return code;
+        params = std::move(built->params);
+        std::string error;
+        code = LoadedModule::fromMemory(built->bytes, compiled, error);
+        if (code != kExitSuccess)
+          return fail(context, kExitInternalError,
+                      "the module just compiled does not load: " + error);
+      }
+    }
+    if (!isModule && !cudaDevice) {
+      codegen::CpuFailure failure;
+      std::string message;
+      auto built = codegen::buildCpuModule(func, failure, message);
+      if (failed(built))
+        return failure == codegen::CpuFailure::Internal
+                   ? fail(context, kExitInternalError, message)
+                   : kExitBadInput;
+      params = std::move(built->params);
+      std::string error;
+      ExitCode code = LoadedModule::fromMemory(built->bytes, compiled, error);
+      if (code != kExitSuccess)
+        return fail(context, kExitInternalError,
+                    "the module just compiled does not load: " + error);
+    }
+    std::string error;
+    ExitCode code = compiled.run(run.device, inputs, results, error);
+    if (code != kExitSuccess)
+      return fail(context, code, error);
+  }
+
+  if (!run.saveParams.empty()) {
+    std::string error;
+    if (!writeTensorArchive(run.saveParams, params, error))
+      return fail(context, kExitBadInput, "--save-params: " + error);
+  }
+  std::map<std::string, const oracle::Tensor *> byName;
+  for (auto [i, spec] : llvm::enumerate(outputSpecs))
+    byName[spec.name] = &results[i];
+  for (auto &files : {outputFiles, expectedFiles})
+    for (auto &[name, path] : files)
+      if (!byName.count(name))
+        return fail(context, kExitBadInput,
+                    (isModule ? "the module" : "the graph") +
+                        std::string(" has no output named '") + name + "'");
+
+  for (auto [i, spec] : llvm::enumerate(outputSpecs))
+    printTensorSummary(os, spec.name, results[i], run.showValues);
+  for (auto &[name, path] : outputFiles) {
+    std::string error;
+    if (!writeTensorFile(path, name, *byName[name], error))
+      return fail(context, kExitBadInput, "--output " + name + ": " + error);
+  }
+  bool allMatch = true;
+  for (auto &[name, path] : expectedFiles) {
+    oracle::Tensor expected;
+    std::string error, report;
+    if (!readTensorFile(path, name, expected, error))
+      return fail(context, kExitBadInput,
+                  "--expected-output " + name + ": " + error);
+    bool match =
+        compareTensors(*byName[name], expected, run.rtol, run.atol, report);
+    os << name << ": " << (match ? "matches" : "DOES NOT MATCH") << " "
+       << path << " (" << report << ")\n";
+    allMatch &= match;
+  }
+  return allMatch ? kExitSuccess : kExitCheckFailed;
+}
+
+} // namespace dlc

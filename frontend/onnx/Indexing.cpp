@@ -1,0 +1,123 @@
+//===- Indexing.cpp - ONNX Gather, GatherElements, OneHot, Trilu ----------===//
+//
+// Ops that pick elements by index. Gather folds on values known at import
+// time and otherwise maps to dlc.gather; GatherElements is a one-hot
+// selection; OneHot and Trilu select through masks that compare iotas.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/ShapeHelpers.h"
+
+using namespace mlir;
+
+namespace dlc::onnximport {
+
+static LogicalResult importGather(NodeImporter &n) {
+  RankedTensorType type = n.inputType(0), itype = n.inputType(1);
+  auto axisAttr = n.intAttr("axis", 0);
+  if (!type || !itype || !axisAttr)
+    return failure();
+  auto axis = normalizeAxisOrError(n, *axisAttr, type.getRank());
+  if (!axis)
+    return failure();
+  const Constant *data = n.foldable(0), *indices = n.foldable(1);
+  if (data && indices) {
+    SmallVector<int64_t> shape(data->shape.begin(), data->shape.begin() + *axis);
+    shape.append(indices->shape.begin(), indices->shape.end());
+    shape.append(data->shape.begin() + *axis + 1, data->shape.end());
+    auto strides = stridesOf(data->shape);
+    int64_t irank = indices->shape.size(), dim = data->shape[*axis];
+    auto istrides = stridesOf(indices->shape);
+    bool inRange = true;
+    Constant out = remap(*data, shape, [&](ArrayRef<int64_t> idx) {
+      int64_t flatIndex = 0;
+      for (int64_t k = 0; k < irank; ++k)
+        flatIndex += idx[*axis + k] * istrides[k];
+      int64_t at = indices->getInt(flatIndex);
+      if (at < 0)
+        at += dim;
+      if (at < 0 || at >= dim) {
+        inRange = false;
+        at = 0;
+      }
+      int64_t flat = at * strides[*axis];
+      for (int64_t d = 0; d < *axis; ++d)
+        flat += idx[d] * strides[d];
+      for (int64_t d = *axis + 1; d < type.getRank(); ++d)
+        flat += idx[d - 1 + irank] * strides[d];
+      return flat;
+    });
+    if (!inRange)
+      return n.error() << "an index is out of range for dimension " << *axis
+                       << " of size " << dim;
+    return n.setConstant(0, std::move(out));
+  }
+  return n.setOutput(0, n.create<GatherOp>({n.input(0), n.input(1)},
+                                           {n.i64("axis", *axis)}));
+}
+
+static LogicalResult importGatherElements(NodeImporter &n) {
+  Value x = n.input(0), indices = n.input(1);
+  auto axisAttr = n.intAttr("axis", 0);
+  if (!x || !indices || !axisAttr)
+    return failure();
+  auto axis = normalizeAxisOrError(n, *axisAttr, shapeOf(x).size());
+  if (!axis)
+    return failure();
+  if (shapeOf(indices).size() != shapeOf(x).size())
+    return n.error() << "data and indices differ in rank";
+  return n.setOutput(0, n.gatherElements(x, indices, *axis));
+}
+
+static LogicalResult importTrilu(NodeImporter &n) {
+  Value x = n.input(0);
+  auto upper = n.intAttr("upper", 1);
+  if (!x || !upper)
+    return failure();
+  auto shape = shapeOf(x);
+  if (shape.size() < 2)
+    return n.error() << "Trilu needs rank at least 2";
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  Value k = n.hasInput(1) ? n.reshape(n.cast(n.input(1), n.i64()), {})
+                          : n.scalar(0, n.i64());
+  Value diff = n.create<SubOp>({n.iota({rows, cols}, 1), n.iota({rows, cols}, 0)});
+  Value keep = n.compare(*upper ? ComparePredicate::ge : ComparePredicate::le,
+                         diff, k);
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  return n.setOutput(0, n.create<SelectOp>({keep, x, n.scalar(0, element)}));
+}
+
+static LogicalResult importOneHot(NodeImporter &n) {
+  Value indices = n.input(0), values = n.input(2);
+  auto depthValue = n.constantInput(1, "depth");
+  auto axisAttr = n.intAttr("axis", -1);
+  if (!indices || !values || !depthValue || !axisAttr)
+    return failure();
+  int64_t depth = static_cast<int64_t>(depthValue->get(0));
+  auto ishape = shapeOf(indices);
+  int64_t rank = ishape.size() + 1;
+  auto axis = normalizeAxisOrError(n, *axisAttr, rank);
+  if (!axis)
+    return failure();
+  SmallVector<int64_t> shape(ishape), withOne(ishape);
+  shape.insert(shape.begin() + *axis, depth);
+  withOne.insert(withOne.begin() + *axis, 1);
+  Value idx = n.cast(indices, n.i64());
+  Value negative = n.compare(ComparePredicate::lt, idx, n.scalar(0, n.i64()));
+  idx = n.create<SelectOp>(
+      {negative, n.create<AddOp>({idx, n.scalar(depth, n.i64())}), idx});
+  Value hot = n.compare(ComparePredicate::eq, n.reshape(idx, withOne),
+                        n.iota(shape, *axis));
+  Value off = n.reshape(slice(n, values, {0}, {1}, {1}), {});
+  Value on = n.reshape(slice(n, values, {1}, {2}, {1}), {});
+  return n.setOutput(0, n.create<SelectOp>({hot, on, off}));
+}
+
+void addIndexingOps(OpTable &t) {
+  t["Gather"] = {{"axis"}, importGather};
+  t["GatherElements"] = {{"axis"}, importGatherElements};
+  t["Trilu"] = {{"upper"}, importTrilu};
+  t["OneHot"] = {{"axis"}, importOneHot};
+}
+
+} // namespace dlc::onnximport
