@@ -109,6 +109,12 @@ def Dlc_LossReductionAttr
 //===----------------------------------------------------------------------===//
 
 class Dlc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Dlc_Dialect, mnemonic, traits>;
+    : Op<Dlc_Dialect, mnemonic, traits> {
+  // Whether a .dlg file may call the op by its mnemonic. The format's op
+  // vocabulary is generated from the ops that may (tools/dlc-tblgen); an op
+  // that the format writes another way (parameters, numbers) or that only
+  // the compiler creates (fusion regions) says 0.
+  bit dlgCallable = 1;
+}
 
 #endif // DLC_IR_DLCBASE_TD

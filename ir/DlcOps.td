@@ -32,6 +32,8 @@ def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor]
   let assemblyFormat = "$value attr-dict";
   let hasFolder = 1;
   let hasVerifier = 1;
+  // Numbers in a .dlg expression become constants.
+  let dlgCallable = 0;
 }
 
 def Dlc_IotaOp : Dlc_Op<"iota", [Pure]> {
@@ -73,6 +75,8 @@ def Dlc_ParamOp : Dlc_Op<"param", []> {
   let results = (outs Dlc_Tensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
+  // A .dlg file declares parameters with a `param` statement.
+  let dlgCallable = 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -605,6 +609,8 @@ def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove,
     OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
                    "::mlir::ValueRange":$inputs, "::llvm::StringRef":$kind)>
   ];
+  // Created by dlc-fuse, never written in a .dlg file.
+  let dlgCallable = 0;
 }
 
 def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator,
@@ -618,6 +624,8 @@ def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator,
   let arguments = (ins Variadic<Dlc_Tensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ /* nothing */ }]>];
+  // Created by dlc-fuse, never written in a .dlg file.
+  let dlgCallable = 0;
 }
 
 #endif // DLC_IR_DLCOPS_TD
