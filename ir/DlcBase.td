@@ -179,6 +179,12 @@ def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
 // must give a role trait and a FLOP count, or it does not compile.
 class Dlc_Op<string mnemonic, list<Trait> traits = []>
     : Op<Dlc_Dialect, mnemonic,
-         !listconcat(traits, [Dlc_KernelOpInterface, Dlc_CostOpInterface])>;
+         !listconcat(traits, [Dlc_KernelOpInterface, Dlc_CostOpInterface])> {
+  // Whether a .dlg file may call the op by its mnemonic. The format's op
+  // vocabulary is generated from the ops that may (tools/dlc-tblgen); an op
+  // that the format writes another way (parameters, numbers) or that only
+  // the compiler creates (fusion regions) says 0.
+  bit dlgCallable = 1;
+}
 
 #endif // DLC_IR_DLCBASE_TD

@@ -43,6 +43,8 @@ def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$value attr-dict";
   let hasFolder = 1;
   let hasVerifier = 1;
+  // Numbers in a .dlg expression become constants.
+  let dlgCallable = 0;
 }
 
 def Dlc_IotaOp : Dlc_Op<"iota", [Pure, Dlc_ElementwiseRole, Dlc_NoFlops]> {
@@ -84,6 +86,8 @@ def Dlc_ParamOp : Dlc_Op<"param", [Dlc_SourceRole, Dlc_NoFlops]> {
   let results = (outs Dlc_Tensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
+  // A .dlg file declares parameters with a `param` statement.
+  let dlgCallable = 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -644,6 +648,8 @@ def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove, Dlc_StructureRole,
     OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
                    "::mlir::ValueRange":$inputs, "::llvm::StringRef":$kind)>
   ];
+  // Created by dlc-fuse, never written in a .dlg file.
+  let dlgCallable = 0;
 }
 
 def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator, Dlc_StructureRole, Dlc_NoFlops,
@@ -657,6 +663,8 @@ def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator, Dlc_StructureRole, Dlc_NoFl
   let arguments = (ins Variadic<Dlc_Tensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ /* nothing */ }]>];
+  // Created by dlc-fuse, never written in a .dlg file.
+  let dlgCallable = 0;
 }
 
 #endif // DLC_IR_DLCOPS_TD

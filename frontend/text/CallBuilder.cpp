@@ -91,6 +91,21 @@ FailureOr<bool> CallBuilder::boolKw(StringRef name, bool fallback) {
                               << describe(kw->value);
 }
 
+FailureOr<std::string>
+CallBuilder::stringKw(StringRef name, std::optional<std::string> fallback) {
+  const KwArg *kw = keyword(name);
+  if (!kw) {
+    if (fallback)
+      return *fallback;
+    return error(loc()) << "needs the keyword '" << name << "'";
+  }
+  if (kw->value.kind == Attr::String)
+    return kw->value.s;
+  return error(kw->value.loc) << "keyword '" << name
+                              << "' needs a string, got "
+                              << describe(kw->value);
+}
+
 FailureOr<std::string> CallBuilder::choiceKw(StringRef name,
                                              ArrayRef<StringRef> choices,
                                              StringRef fallback) {

@@ -14,7 +14,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/Verifier.h"
 
 #include <map>
 #include <optional>
@@ -68,33 +67,29 @@ public:
   mlir::FailureOr<mlir::Value> tensor(const Operand &operand,
                                       llvm::StringRef what);
 
-  /// Creates an op whose result type its shape inference computes; a shape
-  /// error is reported at `l` and nothing is created.
+  /// Creates the op `name`, whose result type its shape inference
+  /// (InferTypeOpInterface) computes; a shape error is reported at `l` and
+  /// nothing is created.
+  mlir::FailureOr<mlir::Value>
+  create(const Location &l, llvm::StringRef name, mlir::ValueRange operands,
+         llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   template <typename OpTy>
   mlir::FailureOr<mlir::Value>
   create(const Location &l, mlir::ValueRange operands,
          llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
-    llvm::SmallVector<mlir::Type> types;
-    auto dict = mlir::DictionaryAttr::get(&context, attrs);
-    if (mlir::failed(OpTy::inferReturnTypes(&context, loc(l), operands, dict,
-                                            mlir::OpaqueProperties(nullptr),
-                                            {}, types)))
-      return mlir::failure();
-    return createTyped<OpTy>(l, types.front(), operands, attrs);
+    return create(l, OpTy::getOperationName(), operands, attrs);
   }
 
-  /// Creates an op with a given result type, then verifies it.
+  /// Creates the op `name` with a given result type, then verifies it.
+  mlir::FailureOr<mlir::Value>
+  createTyped(const Location &l, llvm::StringRef name, mlir::Type type,
+              mlir::ValueRange operands,
+              llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   template <typename OpTy>
   mlir::FailureOr<mlir::Value>
   createTyped(const Location &l, mlir::Type type, mlir::ValueRange operands,
               llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
-    auto op = builder.create<OpTy>(loc(l), mlir::TypeRange{type}, operands,
-                                   attrs);
-    if (mlir::failed(mlir::verify(op))) {
-      op->erase();
-      return mlir::failure();
-    }
-    return op->getResult(0);
+    return createTyped(l, OpTy::getOperationName(), type, operands, attrs);
   }
 
   /// Builds an expression: names resolve to defined values, numbers stay
@@ -109,16 +104,20 @@ private:
   mlir::FailureOr<Operand> buildCall(const CallExpr &call);
 };
 
+struct OpSpec;
+
 /// One call being built: its evaluated positional arguments and checked
 /// access to its keywords.
 class CallBuilder {
 public:
-  CallBuilder(GraphBuilder &graph, const CallExpr &call,
+  CallBuilder(GraphBuilder &graph, const CallExpr &call, const OpSpec &spec,
               std::vector<Operand> args)
-      : graph(graph), call(call), args(std::move(args)) {}
+      : graph(graph), call(call), spec(spec), args(std::move(args)) {}
 
   GraphBuilder &graph;
   const CallExpr &call;
+  /// The entry of the vocabulary that builds the call.
+  const OpSpec &spec;
   std::vector<Operand> args;
 
   const Location &loc() const { return call.loc(); }
@@ -137,6 +136,9 @@ public:
   mlir::FailureOr<int64_t> requiredIntKw(llvm::StringRef name);
   mlir::FailureOr<double> floatKw(llvm::StringRef name, double fallback);
   mlir::FailureOr<bool> boolKw(llvm::StringRef name, bool fallback);
+  /// A string. Without a fallback the keyword is required.
+  mlir::FailureOr<std::string>
+  stringKw(llvm::StringRef name, std::optional<std::string> fallback);
   /// A bare name or a string among `choices`.
   mlir::FailureOr<std::string> choiceKw(llvm::StringRef name,
                                         llvm::ArrayRef<llvm::StringRef> choices,
@@ -153,15 +155,21 @@ public:
                                       std::optional<mlir::Type> fallback);
 };
 
+struct OdsOp;
+
 /// What the op table knows of one op of the .dlg vocabulary.
 struct OpSpec {
   const char *name;
   unsigned minArgs, maxArgs;
   std::vector<const char *> keywords;
   mlir::FailureOr<mlir::Value> (*build)(CallBuilder &);
+  /// The op's ODS, for entries built by `buildFromOds`; null for the
+  /// hand-written ones.
+  const OdsOp *ods = nullptr;
 };
 
-/// The op of the .dlg vocabulary called `name`, or null.
+/// The op of the .dlg vocabulary called `name`, or null: a hand-written
+/// entry where there is one, else the dialect op of that mnemonic.
 const OpSpec *lookupOp(llvm::StringRef name);
 /// The closest op name to `name` for a "did you mean" hint, or empty.
 std::string closestOpName(llvm::StringRef name);

@@ -19,6 +19,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 
@@ -135,6 +137,40 @@ FailureOr<Value> GraphBuilder::tensor(const Operand &operand, StringRef what) {
          << what << " needs a tensor here; a bare number has no shape or type";
 }
 
+FailureOr<Value> GraphBuilder::create(const Location &l, StringRef name,
+                                      ValueRange operands,
+                                      ArrayRef<NamedAttribute> attrs) {
+  auto op = RegisteredOperationName::lookup(name, &context);
+  auto *infer = op ? op->getInterface<InferTypeOpInterface>() : nullptr;
+  if (!infer)
+    return error(l) << "'" << name
+                    << "' has no shape inference to type its result";
+  SmallVector<Type> types;
+  if (failed(infer->inferReturnTypes(
+          &context, loc(l), operands, DictionaryAttr::get(&context, attrs),
+          OpaqueProperties(nullptr), {}, types)))
+    return failure();
+  if (types.size() != 1)
+    return error(l) << "'" << name << "' has " << types.size()
+                    << " results; a .dlg expression has one";
+  return createTyped(l, name, types.front(), operands, attrs);
+}
+
+FailureOr<Value> GraphBuilder::createTyped(const Location &l, StringRef name,
+                                           Type type, ValueRange operands,
+                                           ArrayRef<NamedAttribute> attrs) {
+  OperationState state(loc(l), name);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(type);
+  Operation *op = builder.create(state);
+  if (failed(mlir::verify(op))) {
+    op->erase();
+    return failure();
+  }
+  return op->getResult(0);
+}
+
 //===----------------------------------------------------------------------===//
 // Expressions
 //===----------------------------------------------------------------------===//
@@ -183,8 +219,9 @@ FailureOr<Operand> GraphBuilder::buildBinary(const BinaryExpr &expr) {
   static const std::map<char, const char *> opNames = {
       {'+', "add"}, {'-', "sub"}, {'*', "mul"}, {'/', "div"}, {'@', "matmul"}};
   CallExpr call(expr.loc(), opNames.at(expr.op));
-  CallBuilder builder(*this, call, {*lhs, *rhs});
-  auto value = lookupOp(call.callee)->build(builder);
+  const OpSpec &spec = *lookupOp(call.callee);
+  CallBuilder builder(*this, call, spec, {*lhs, *rhs});
+  auto value = spec.build(builder);
   if (failed(value))
     return failure();
   return Operand{expr.loc(), *value};
@@ -232,7 +269,7 @@ FailureOr<Operand> GraphBuilder::buildCall(const CallExpr &call) {
     operand->loc = arg.loc;
     args.push_back(*operand);
   }
-  CallBuilder builder(*this, call, std::move(args));
+  CallBuilder builder(*this, call, *spec, std::move(args));
   auto value = spec->build(builder);
   if (failed(value))
     return failure();

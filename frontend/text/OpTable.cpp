@@ -1,18 +1,19 @@
 //===- OpTable.cpp - the op vocabulary of the .dlg format -----------------===//
 //
-// One entry per op a .dlg file can call: arity, keywords, and a builder that
-// reads the keywords (with their defaults, as docs/format.md states them),
-// turns them into the `dlc` op's attributes, and creates the op. Shape
-// errors come from the ops' own inference; this file checks only what the
-// surface syntax adds (keyword kinds, Python-style slices, -1 in reshape).
+// Every op of the dialect that a .dlg file may call is in the vocabulary,
+// built from its ODS (OpVocabulary.cpp): positional operands, keywords named
+// as the op's attributes. This file adds what the surface syntax has beyond
+// that (compare ops by predicate, Python-style slices, -1 in reshape,
+// default axes, convolution sugar, ...), as hand-written entries that take
+// precedence over the generated ones. Shape errors come from the ops' own
+// inference; these builders check only what the sugar adds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontend/text/GraphBuilder.h"
+#include "frontend/text/OpVocabulary.h"
 #include "ir/DlcDialect.h"
 #include "ir/ShapeUtils.h"
-
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 
@@ -27,13 +28,6 @@ using Result = FailureOr<Value>;
 // Element-wise
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-static Result buildUnary(CallBuilder &call) {
-  auto x = call.tensorArg(0);
-  if (failed(x)) return failure();
-  return call.graph.create<OpTy>(call.loc(), {*x});
-}
-
 /// The element type shared by two operands of which at most one may be a
 /// number; it decides the type of the number.
 static FailureOr<Type> peerElementType(CallBuilder &call, size_t a, size_t b) {
@@ -44,15 +38,6 @@ static FailureOr<Type> peerElementType(CallBuilder &call, size_t a, size_t b) {
   return call.error(call.loc())
          << "both operands are bare numbers, which have no type: compute "
             "the value by hand";
-}
-
-template <typename OpTy>
-static Result buildBinary(CallBuilder &call) {
-  auto element = peerElementType(call, 0, 1);
-  if (failed(element)) return failure();
-  auto lhs = call.arg(0, *element), rhs = call.arg(1, *element);
-  if (failed(lhs) || failed(rhs)) return failure();
-  return call.graph.create<OpTy>(call.loc(), {*lhs, *rhs});
 }
 
 template <ComparePredicate predicate>
@@ -81,16 +66,6 @@ static Result buildGelu(CallBuilder &call) {
                       GeluApproximationAttr::get(b.getContext(), kind))});
 }
 
-static Result buildSelect(CallBuilder &call) {
-  auto cond = call.tensorArg(0);
-  if (failed(cond)) return failure();
-  auto element = peerElementType(call, 1, 2);
-  if (failed(element)) return failure();
-  auto onTrue = call.arg(1, *element), onFalse = call.arg(2, *element);
-  if (failed(onTrue) || failed(onFalse)) return failure();
-  return call.graph.create<SelectOp>(call.loc(), {*cond, *onTrue, *onFalse});
-}
-
 static Result buildCast(CallBuilder &call) {
   auto x = call.tensorArg(0);
   auto to = call.dtypeKw("to", std::nullopt);
@@ -102,18 +77,6 @@ static Result buildCast(CallBuilder &call) {
 //===----------------------------------------------------------------------===//
 // Contraction, convolution, pooling
 //===----------------------------------------------------------------------===//
-
-static Result buildMatmul(CallBuilder &call) {
-  auto lhs = call.tensorArg(0), rhs = call.tensorArg(1);
-  auto ta = call.boolKw("transpose_a", false);
-  auto tb = call.boolKw("transpose_b", false);
-  if (failed(lhs) || failed(rhs) || failed(ta) || failed(tb)) return failure();
-  auto &b = call.graph.builder;
-  return call.graph.create<MatmulOp>(
-      call.loc(), {*lhs, *rhs},
-      {b.getNamedAttr("transpose_a", b.getBoolAttr(*ta)),
-       b.getNamedAttr("transpose_b", b.getBoolAttr(*tb))});
-}
 
 /// A 2-D window parameter written as `3`, `[3]` or `[3, 5]`.
 /// Without a fallback the keyword is required.
@@ -188,7 +151,7 @@ static Result buildPool(CallBuilder &call) {
 }
 
 //===----------------------------------------------------------------------===//
-// Reductions and normalisation
+// Reductions
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
@@ -207,34 +170,6 @@ static Result buildReduce(CallBuilder &call) {
       call.loc(), {*x},
       {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(*axes)),
        b.getNamedAttr("keepdims", b.getBoolAttr(*keepdims))});
-}
-
-template <typename OpTy>
-static Result buildSoftmax(CallBuilder &call) {
-  auto x = call.tensorArg(0);
-  auto axis = call.intKw("axis", -1);
-  if (failed(x) || failed(axis)) return failure();
-  auto &b = call.graph.builder;
-  return call.graph.create<OpTy>(
-      call.loc(), {*x}, {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))});
-}
-
-template <typename OpTy>
-static Result buildNorm(CallBuilder &call, double defaultEpsilon) {
-  SmallVector<Value> operands;
-  for (size_t i = 0; i < call.args.size(); ++i) {
-    auto v = call.tensorArg(i);
-    if (failed(v)) return failure();
-    operands.push_back(*v);
-  }
-  auto axis = call.intKw("axis", -1);
-  auto epsilon = call.floatKw("epsilon", defaultEpsilon);
-  if (failed(axis) || failed(epsilon)) return failure();
-  auto &b = call.graph.builder;
-  return call.graph.create<OpTy>(
-      call.loc(), operands,
-      {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
-       b.getNamedAttr("epsilon", b.getF64FloatAttr(*epsilon))});
 }
 
 //===----------------------------------------------------------------------===//
@@ -368,27 +303,6 @@ static Result buildGather(CallBuilder &call) {
       {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))});
 }
 
-static Result buildEmbedding(CallBuilder &call) {
-  auto table = call.tensorArg(0), ids = call.tensorArg(1);
-  if (failed(table) || failed(ids)) return failure();
-  return call.graph.create<EmbeddingOp>(call.loc(), {*table, *ids});
-}
-
-static Result buildPad(CallBuilder &call) {
-  auto x = call.tensorArg(0);
-  auto low = call.intListKw("low", std::nullopt);
-  auto high = call.intListKw("high", std::nullopt);
-  auto value = call.floatKw("value", 0.0);
-  if (failed(x) || failed(low) || failed(high) || failed(value))
-    return failure();
-  auto &b = call.graph.builder;
-  return call.graph.create<PadOp>(
-      call.loc(), {*x},
-      {b.getNamedAttr("low", b.getDenseI64ArrayAttr(*low)),
-       b.getNamedAttr("high", b.getDenseI64ArrayAttr(*high)),
-       b.getNamedAttr("value", b.getF64FloatAttr(*value))});
-}
-
 static Result buildIota(CallBuilder &call) {
   auto shape = call.shapeKw("shape");
   auto axis = call.intKw("axis", 0);
@@ -401,88 +315,76 @@ static Result buildIota(CallBuilder &call) {
 }
 
 //===----------------------------------------------------------------------===//
-// Losses
-//===----------------------------------------------------------------------===//
-
-template <typename OpTy>
-static Result buildLoss(CallBuilder &call) {
-  auto a = call.tensorArg(0), c = call.tensorArg(1);
-  auto reduction = call.choiceKw("reduction", {"mean", "sum", "none"}, "mean");
-  if (failed(a) || failed(c) || failed(reduction)) return failure();
-  auto kind = llvm::StringSwitch<LossReduction>(*reduction)
-                  .Case("sum", LossReduction::sum)
-                  .Case("none", LossReduction::none)
-                  .Default(LossReduction::mean);
-  auto &b = call.graph.builder;
-  return call.graph.create<OpTy>(
-      call.loc(), {*a, *c},
-      {b.getNamedAttr("reduction", LossReductionAttr::get(b.getContext(), kind))});
-}
-
-//===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
 
-static const std::vector<OpSpec> &opTable() {
+/// Surface sugar: the calls whose spelling is not the op's ODS one
+/// (another name, keyword or default, or a result type that the call's
+/// keywords give). They take precedence over the ops of the same name.
+static const std::vector<OpSpec> &handWrittenOps() {
   static const std::vector<OpSpec> table = {
-      // Element-wise.
-      {"abs", 1, 1, {}, buildUnary<AbsOp>},
-      {"exp", 1, 1, {}, buildUnary<ExpOp>},
-      {"log", 1, 1, {}, buildUnary<LogOp>},
-      {"neg", 1, 1, {}, buildUnary<NegOp>},
-      {"relu", 1, 1, {}, buildUnary<ReluOp>},
-      {"rsqrt", 1, 1, {}, buildUnary<RsqrtOp>},
-      {"sigmoid", 1, 1, {}, buildUnary<SigmoidOp>},
-      {"silu", 1, 1, {}, buildUnary<SiluOp>},
-      {"sqrt", 1, 1, {}, buildUnary<SqrtOp>},
-      {"tanh", 1, 1, {}, buildUnary<TanhOp>},
-      {"gelu", 1, 1, {"approximate"}, buildGelu},
-      {"add", 2, 2, {}, buildBinary<AddOp>},
-      {"sub", 2, 2, {}, buildBinary<SubOp>},
-      {"mul", 2, 2, {}, buildBinary<MulOp>},
-      {"div", 2, 2, {}, buildBinary<DivOp>},
-      {"pow", 2, 2, {}, buildBinary<PowOp>},
-      {"max", 2, 2, {}, buildBinary<MaxOp>},
-      {"min", 2, 2, {}, buildBinary<MinOp>},
+      // Element-wise: comparisons by predicate, gelu's `approximate`, and
+      // cast's element type as `to=`.
       {"eq", 2, 2, {}, buildCompare<ComparePredicate::eq>},
       {"ne", 2, 2, {}, buildCompare<ComparePredicate::ne>},
       {"lt", 2, 2, {}, buildCompare<ComparePredicate::lt>},
       {"le", 2, 2, {}, buildCompare<ComparePredicate::le>},
       {"gt", 2, 2, {}, buildCompare<ComparePredicate::gt>},
       {"ge", 2, 2, {}, buildCompare<ComparePredicate::ge>},
-      {"select", 3, 3, {}, buildSelect},
+      {"gelu", 1, 1, {"approximate"}, buildGelu},
       {"cast", 1, 1, {"to"}, buildCast},
-      // Contraction, convolution, pooling.
-      {"matmul", 2, 2, {"transpose_a", "transpose_b"}, buildMatmul},
+      // Convolution and pooling: `stride`, `dilation` and `padding` sugar.
       {"conv2d", 2, 3, {"stride", "padding", "dilation", "groups"}, buildConv2d},
       {"max_pool2d", 1, 1, {"kernel", "stride", "padding"}, buildPool<MaxPool2dOp>},
       {"avg_pool2d", 1, 1, {"kernel", "stride", "padding", "count_include_pad"},
        buildPool<AvgPool2dOp>},
-      // Reductions and normalisation.
-      {"reduce_sum", 1, 1, {"axes", "keepdims"}, buildReduce<ReduceSumOp>},
-      {"reduce_mean", 1, 1, {"axes", "keepdims"}, buildReduce<ReduceMeanOp>},
+      // Reductions: every axis by default.
       {"reduce_max", 1, 1, {"axes", "keepdims"}, buildReduce<ReduceMaxOp>},
+      {"reduce_mean", 1, 1, {"axes", "keepdims"}, buildReduce<ReduceMeanOp>},
       {"reduce_min", 1, 1, {"axes", "keepdims"}, buildReduce<ReduceMinOp>},
-      {"softmax", 1, 1, {"axis"}, buildSoftmax<SoftmaxOp>},
-      {"log_softmax", 1, 1, {"axis"}, buildSoftmax<LogSoftmaxOp>},
-      {"layer_norm", 2, 3, {"axis", "epsilon"},
-       [](CallBuilder &c) { return buildNorm<LayerNormOp>(c, 1e-5); }},
-      {"rms_norm", 2, 2, {"axis", "epsilon"},
-       [](CallBuilder &c) { return buildNorm<RmsNormOp>(c, 1e-6); }},
-      // Data movement.
+      {"reduce_prod", 1, 1, {"axes", "keepdims"}, buildReduce<ReduceProdOp>},
+      {"reduce_sum", 1, 1, {"axes", "keepdims"}, buildReduce<ReduceSumOp>},
+      // Data movement: shapes given as keywords, Python slices, default
+      // axes and permutations.
       {"reshape", 1, 1, {"shape"}, buildReshape},
       {"transpose", 1, 1, {"perm"}, buildTranspose},
       {"broadcast_to", 1, 1, {"shape"}, buildBroadcastTo},
       {"concat", 1, ~0u, {"axis"}, buildConcat},
       {"slice", 1, 1, {"starts", "ends", "axes", "steps"}, buildSlice},
       {"gather", 2, 2, {"axis"}, buildGather},
-      {"embedding", 2, 2, {}, buildEmbedding},
-      {"pad", 1, 1, {"low", "high", "value"}, buildPad},
       {"iota", 0, 0, {"shape", "axis", "dtype"}, buildIota},
-      // Losses.
-      {"cross_entropy", 2, 2, {"reduction"}, buildLoss<CrossEntropyOp>},
-      {"mse", 2, 2, {"reduction"}, buildLoss<MseOp>},
   };
+  return table;
+}
+
+/// The entry that builds a dialect op from its ODS alone.
+static OpSpec generatedSpec(const OdsOp &op) {
+  OpSpec spec{op.mnemonic, 0, 0, {}, buildFromOds, &op};
+  bool variadic = false;
+  for (const OdsOperand &operand : op.operands) {
+    spec.minArgs += operand.arity == OdsArity::Single;
+    spec.maxArgs += operand.arity != OdsArity::Variadic;
+    variadic |= operand.arity == OdsArity::Variadic;
+  }
+  if (variadic)
+    spec.maxArgs = ~0u;
+  for (const OdsAttr &attr : op.attrs)
+    spec.keywords.push_back(attr.name);
+  return spec;
+}
+
+/// The whole vocabulary: the sugar, then every other op of the dialect
+/// that a .dlg file may call.
+static const std::vector<OpSpec> &opTable() {
+  static const std::vector<OpSpec> table = [] {
+    std::vector<OpSpec> all = handWrittenOps();
+    for (const OdsOp *op : callableOps())
+      if (llvm::none_of(handWrittenOps(), [&](const OpSpec &hand) {
+            return StringRef(hand.name) == op->mnemonic;
+          }))
+        all.push_back(generatedSpec(*op));
+    return all;
+  }();
   return table;
 }
 

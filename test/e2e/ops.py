@@ -2,6 +2,7 @@
 # One small generated .dlg per op family, run by the oracle and compared with
 # NumPy (see check_graph: a float64 reference is an f32 output that must match
 # within 1e-6 relative, any other reference must match exactly).
+import math
 import sys
 
 import numpy as np
@@ -311,6 +312,25 @@ case("integer", {"p": p, "q": q, "n": n, "e": e, "big": big, "bases": bases, "ex
      sub_=wrap32(int(v) - 2 for v in big), sum_=wrap32([sum(int(v) for v in big)])[0],
      mul_=wrap32(int(v) * 3 for v in big), sqr=wrap32(int(v) ** 2 for v in big[2:]),
      powbig=wrap32(int(b) ** int(k) for b, k in zip(bases, exps)))
+
+#--- ops the .dlg vocabulary reaches through their ODS alone -------------------
+x = np.concatenate([randn(40, scale=3), [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]]).astype(np.float32)
+p = randn(3, 4, 5)
+erf = np.vectorize(math.erf, otypes=[np.float64])
+case("ods_ops", {"x": x, "p": p}, """
+    sin_   = sin(x)
+    cos_   = cos(x)
+    erf_   = erf(x)
+    atan_  = atan(x)
+    floor_ = floor(x)
+    ceil_  = ceil(x)
+    round_ = round(x)
+    chain  = floor(erf(sin(x)))
+    prod   = reduce_prod(p, axes=[1])
+    ge0    = compare(x, 0, predicate=ge)
+""", sin_=np.sin(f64(x)), cos_=np.cos(f64(x)), erf_=erf(f64(x)), atan_=np.arctan(f64(x)),
+     floor_=np.floor(f64(x)), ceil_=np.ceil(f64(x)), round_=np.round(f64(x)),  # halves to even
+     chain=np.floor(erf(np.sin(f64(x)))), prod=f64(p).prod(1), ge0=x >= 0)
 
 #--- matmul --------------------------------------------------------------------
 a, b, bt, at = randn(2, 1, 3, 4), randn(5, 4, 2), randn(5, 2, 4), randn(4, 3)
