@@ -1,16 +1,20 @@
-//===- InitTest.cpp - the initialisers ------------------------------------===//
+//===- InitTest.cpp - the initialisers and parameter materialisation ------===//
 //
 // The initialisers must stay bit-exact (test/e2e/initialisers.py checks them
-// against NumPy).
+// against NumPy); materializeParam checks what a file or inline data holds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "support/Init.h"
+#include "support/ParamSpec.h"
+#include "support/weights/WeightFiles.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <unistd.h>
 
 using namespace dlc;
 
@@ -158,4 +162,53 @@ TEST(Init, RoundsToDType) {
     EXPECT_EQ(v, std::trunc(v));
   HostTensor e = initParam(InitKind::Normal, opt, DType::F32, {0, 4});
   EXPECT_EQ(e.numel(), 0);
+}
+
+//===----------------------------------------------------------------------===//
+// materializeParam
+//===----------------------------------------------------------------------===//
+
+TEST(ParamSpec, InitialiserDrawsAsInitParam) {
+  ParamSpec spec;
+  spec.init = InitKind::He;
+  spec.options.seed = 9;
+  HostTensor value;
+  std::string error;
+  ASSERT_TRUE(materializeParam(spec, DType::F32, {4, 3}, value, error)) << error;
+  HostTensor expected = initParam(InitKind::He, spec.options, DType::F32, {4, 3});
+  EXPECT_EQ(value.toDoubles(), expected.toDoubles());
+}
+
+TEST(ParamSpec, DataMustHoldTheShapesBytes) {
+  ParamSpec spec;
+  spec.source = ParamSpec::Source::Data;
+  spec.data = {1, 0, 1};
+  HostTensor value;
+  std::string error;
+  ASSERT_TRUE(materializeParam(spec, DType::I1, {3}, value, error)) << error;
+  EXPECT_EQ(value.toDoubles(), (std::vector<double>{1, 0, 1}));
+  EXPECT_FALSE(materializeParam(spec, DType::I32, {3}, value, error));
+  EXPECT_EQ(error, "parameter data holds 3 bytes, 12 expected");
+}
+
+TEST(ParamSpec, FileMustHoldTheDeclaredType) {
+  std::string path = (std::filesystem::path(::testing::TempDir()) /
+                      ("dlc_param_" + std::to_string(::getpid()) + ".npy"))
+                         .string();
+  std::string error;
+  ASSERT_TRUE(weights::writeNpy(path, HostTensor::fromDoubles(DType::F64, {2}, {1.5, -2}), error))
+      << error;
+  ParamSpec spec;
+  spec.source = ParamSpec::Source::File;
+  spec.path = path;
+  HostTensor value;
+  ASSERT_TRUE(materializeParam(spec, DType::F64, {2}, value, error)) << error;
+  EXPECT_EQ(value.toDoubles(), (std::vector<double>{1.5, -2}));
+  EXPECT_FALSE(materializeParam(spec, DType::F32, {2}, value, error));
+  EXPECT_EQ(error, "the file holds f64[2], expected f32[2]");
+  EXPECT_FALSE(materializeParam(spec, DType::F64, {1, 2}, value, error));
+  EXPECT_EQ(error, "the file holds f64[2], expected f64[1, 2]");
+  std::filesystem::remove(path);
+  EXPECT_FALSE(materializeParam(spec, DType::F64, {2}, value, error));
+  EXPECT_EQ(error, "cannot open '" + path + "': No such file or directory");
 }
