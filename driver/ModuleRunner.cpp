@@ -2,8 +2,6 @@
 
 #include "driver/ModuleRunner.h"
 
-#include "codegen/common/ModuleLowering.h"
-
 #include "dlc/runtime.h"
 
 #include <cstring>
@@ -47,16 +45,16 @@ LoadedModule &LoadedModule::operator=(LoadedModule &&other) noexcept {
 }
 LoadedModule::~LoadedModule() { dlc_module_release(handle(module)); }
 
-static oracle::DType dtypeOf(DLDataType t) {
+static DType dtypeOf(DLDataType t) {
   if (t.code == kDLFloat)
-    return t.bits == 64 ? oracle::DType::F64
-           : t.bits == 32 ? oracle::DType::F32
-                          : oracle::DType::F16;
+    return t.bits == 64 ? DType::F64
+           : t.bits == 32 ? DType::F32
+                          : DType::F16;
   if (t.code == kDLBfloat)
-    return oracle::DType::BF16;
+    return DType::BF16;
   if (t.code == kDLInt)
-    return t.bits == 64 ? oracle::DType::I64 : oracle::DType::I32;
-  return oracle::DType::I1;
+    return t.bits == 64 ? DType::I64 : DType::I32;
+  return DType::I1;
 }
 
 static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs) {
@@ -78,35 +76,6 @@ std::vector<ModuleTensorInfo> LoadedModule::inputs() const {
 }
 std::vector<ModuleTensorInfo> LoadedModule::outputs() const {
   return infos(handle(module), true);
-}
-
-/// Element values of stored bytes.
-static oracle::Tensor fromBytes(oracle::DType dtype, std::vector<int64_t> shape,
-                                const std::vector<uint8_t> &bytes) {
-  int64_t n = oracle::shapeNumel(shape);
-  std::vector<double> values(n);
-  const uint8_t *p = bytes.data();
-  for (int64_t i = 0; i < n; ++i) {
-    switch (dtype) {
-    case oracle::DType::F64: { double v; std::memcpy(&v, p + 8 * i, 8); values[i] = v; break; }
-    case oracle::DType::F32: { float v; std::memcpy(&v, p + 4 * i, 4); values[i] = v; break; }
-    case oracle::DType::F16: { _Float16 v; std::memcpy(&v, p + 2 * i, 2); values[i] = (double)v; break; }
-    case oracle::DType::BF16: {
-      uint16_t h; std::memcpy(&h, p + 2 * i, 2);
-      uint32_t u = uint32_t(h) << 16; float v; std::memcpy(&v, &u, 4);
-      values[i] = v;
-      break;
-    }
-    case oracle::DType::I64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); values[i] = (double)v; break; }
-    case oracle::DType::I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); values[i] = v; break; }
-    case oracle::DType::I1: values[i] = p[i] != 0; break;
-    }
-  }
-  oracle::Tensor t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  t.data = std::move(values);
-  return t;
 }
 
 ExitCode LoadedModule::run(const std::string &device,
@@ -135,7 +104,8 @@ ExitCode LoadedModule::run(const std::string &device,
   for (size_t i = 0; i < numIn; ++i) {
     dlc_tensor_info_t info;
     dlc_status_free(dlc_module_input_info(m, i, &info));
-    inBytes.push_back(codegen::tensorBytes(inputs[i]));
+    HostTensor host = inputs[i].toHost();
+    inBytes.emplace_back(host.data(), host.data() + host.byteSize());
     inBytes.back().reserve(1);
   }
   for (size_t i = 0; i < numIn; ++i) {
@@ -163,7 +133,10 @@ ExitCode LoadedModule::run(const std::string &device,
   if (s)
     return takeStatus(s, error);
   outputs.clear();
-  for (size_t i = 0; i < numOut; ++i)
-    outputs.push_back(fromBytes(outInfo[i].dtype, outInfo[i].shape, outBytes[i]));
+  for (size_t i = 0; i < numOut; ++i) {
+    HostTensor host(outInfo[i].dtype, outInfo[i].shape);
+    std::memcpy(host.mutableData(), outBytes[i].data(), host.byteSize());
+    outputs.push_back(oracle::Tensor::fromHost(host));
+  }
   return kExitSuccess;
 }

@@ -21,7 +21,7 @@ namespace dlc {
 
 struct ModuleTensorInfo {
   std::string name;
-  oracle::DType dtype;
+  DType dtype;
   std::vector<int64_t> shape;
 };
 

@@ -16,7 +16,8 @@
 #include "driver/TensorFiles.h"
 #include "driver/TensorReport.h"
 #include "oracle/Interpreter.h"
-#include "oracle/kernels/Kernels.h"
+#include "ir/ParamSpec.h"
+#include "support/Init.h"
 
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,15 +47,15 @@ static bool parseNamedFiles(MLIRContext &context,
 
 /// A seeded random input: standard normal floats, integers in [0, 10),
 /// booleans with probability 1/2. Each input has its own stream.
-static oracle::Tensor randomInput(oracle::DType dtype,
+static oracle::Tensor randomInput(DType dtype,
                                   std::vector<int64_t> shape, uint64_t seed,
                                   unsigned index) {
-  oracle::SplitMix64 rng(seed * 1000003ull + index);
+  SplitMix64 rng(seed * 1000003ull + index);
   std::vector<double> values(oracle::shapeNumel(shape));
   for (double &v : values) {
-    if (oracle::isFloat(dtype))
+    if (isFloat(dtype))
       v = rng.normal();
-    else if (dtype == oracle::DType::I1)
+    else if (dtype == DType::I1)
       v = rng.uniform() < 0.5 ? 0 : 1;
     else
       v = std::floor(rng.uniform() * 10);
@@ -103,12 +104,12 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
   dlg::BuildOptions build;
   build.dims = options.dims;
   for (auto &[name, path] : inputFiles) {
-    oracle::Tensor tensor;
+    HostTensor tensor;
     std::string error;
     if (!readTensorFile(path, name, tensor, error))
       return fail(context, kExitBadInput, "--input " + name + ": " + error);
-    build.inputShapes[name] = tensor.shape;
-    given.emplace(name, std::move(tensor));
+    build.inputShapes[name] = tensor.shape();
+    given.emplace(name, oracle::Tensor::fromHost(tensor));
   }
 
   // The signature: from the module, or from the graph built from the source.
@@ -134,7 +135,7 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     func = entryGraph(*model->built.module);
     auto spec = [](const std::string &name, Type type) {
       auto tensor = cast<RankedTensorType>(type);
-      return ModuleTensorInfo{name, oracle::dtypeOf(tensor.getElementType()),
+      return ModuleTensorInfo{name, dtypeOf(tensor.getElementType()),
                               {tensor.getShape().begin(), tensor.getShape().end()}};
     };
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -155,11 +156,11 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     if (found->second.dtype != spec.dtype || found->second.shape != spec.shape)
       return fail(context, kExitBadInput,
                   "--input " + spec.name + ": the file holds " +
-                      oracle::dtypeName(found->second.dtype) +
-                      oracle::formatShape(found->second.shape) +
+                      dtypeName(found->second.dtype) +
+                      formatShape(found->second.shape) +
                       (isModule ? ", the module expects " : ", the graph expects ") +
-                      oracle::dtypeName(spec.dtype) +
-                      oracle::formatShape(spec.shape));
+                      dtypeName(spec.dtype) +
+                      formatShape(spec.shape));
     inputs.push_back(found->second);
   }
   for (auto &[name, tensor] : given)
@@ -168,7 +169,7 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                   "--input " + name + ": the module has no input named '" +
                       name + "'");
 
-  oracle::ParamStore params;
+  ParamStore params;
   std::vector<oracle::Tensor> results;
   if (run.device == "reference") {
     auto outputs = oracle::evaluate(func, inputs, params);
@@ -238,18 +239,18 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     printTensorSummary(os, spec.name, results[i], run.showValues);
   for (auto &[name, path] : outputFiles) {
     std::string error;
-    if (!writeTensorFile(path, name, *byName[name], error))
+    if (!writeTensorFile(path, name, byName[name]->toHost(), error))
       return fail(context, kExitBadInput, "--output " + name + ": " + error);
   }
   bool allMatch = true;
   for (auto &[name, path] : expectedFiles) {
-    oracle::Tensor expected;
+    HostTensor expected;
     std::string error, report;
     if (!readTensorFile(path, name, expected, error))
       return fail(context, kExitBadInput,
                   "--expected-output " + name + ": " + error);
-    bool match =
-        compareTensors(*byName[name], expected, run.rtol, run.atol, report);
+    bool match = compareTensors(*byName[name], oracle::Tensor::fromHost(expected),
+                                run.rtol, run.atol, report);
     os << name << ": " << (match ? "matches" : "DOES NOT MATCH") << " "
        << path << " (" << report << ")\n";
     allMatch &= match;

@@ -13,7 +13,7 @@ namespace dlc {
 using oracle::Tensor;
 
 static void printValue(llvm::raw_ostream &os, const Tensor &t, double v) {
-  if (oracle::isFloat(t.dtype))
+  if (isFloat(t.dtype))
     os << llvm::format("%.6g", v);
   else
     os << static_cast<int64_t>(v);
@@ -21,8 +21,8 @@ static void printValue(llvm::raw_ostream &os, const Tensor &t, double v) {
 
 void printTensorSummary(llvm::raw_ostream &os, const std::string &name,
                         const Tensor &tensor, unsigned count) {
-  os << name << ": " << oracle::dtypeName(tensor.dtype)
-     << oracle::formatShape(tensor.shape) << "\n  values: [";
+  os << name << ": " << dtypeName(tensor.dtype)
+     << formatShape(tensor.shape) << "\n  values: [";
   size_t n = tensor.data.size();
   for (size_t i = 0; i < n && i < count; ++i) {
     if (i) os << ", ";
@@ -55,15 +55,15 @@ static std::string indexOf(const Tensor &t, size_t i) {
     index[d] = static_cast<int64_t>(i) % t.shape[d];
     i /= t.shape[d];
   }
-  return oracle::formatShape(index);
+  return formatShape(index);
 }
 
 bool compareTensors(const Tensor &actual, const Tensor &expected, double rtol,
                     double atol, std::string &report) {
   std::ostringstream out;
   if (actual.shape != expected.shape) {
-    out << "shape " << oracle::formatShape(actual.shape)
-        << " differs from the expected " << oracle::formatShape(expected.shape);
+    out << "shape " << formatShape(actual.shape)
+        << " differs from the expected " << formatShape(expected.shape);
     report = out.str();
     return false;
   }

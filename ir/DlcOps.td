@@ -71,7 +71,7 @@ def Dlc_ParamOp : Dlc_Op<"param", [Dlc_SourceRole, Dlc_NoFlops]> {
     (`low`, `high`, `seed`), `xavier` (`seed`), `he` (`seed`), or `file`
     (`path`, and `key` inside an `.npz`/`.safetensors` archive). Random
     initialisers are deterministic on every platform for a given seed
-    (SplitMix64, Box–Muller; see `oracle/kernels/Kernels.h`). Kind `data`
+    (SplitMix64, Box–Muller; see `support/Init.h`). Kind `data`
     holds the value itself in `value`, an elements attribute of exactly the
     parameter's type: a `DenseElementsAttr`, or a `DenseResourceElementsAttr`
     for large tensors so that printed IR stays small (ONNX initializers

@@ -7,159 +7,22 @@
 
 #include "oracle/Interpreter.h"
 
-#include "frontend/weights/ArrayFile.h"
 #include "ir/DlcDialect.h"
-#include "oracle/TensorConversion.h"
+#include "ir/ParamSpec.h"
 #include "oracle/kernels/Kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
-
-#include <cstring>
 
 using namespace mlir;
 
 namespace dlc::oracle {
 
-DType dtypeOf(Type type) {
-  if (type.isF64()) return DType::F64;
-  if (type.isF32()) return DType::F32;
-  if (type.isF16()) return DType::F16;
-  if (type.isBF16()) return DType::BF16;
-  if (type.isInteger(64)) return DType::I64;
-  if (type.isInteger(32)) return DType::I32;
-  if (type.isInteger(1)) return DType::I1;
-  llvm_unreachable("not a dlc element type");
-}
-
 static std::vector<int64_t> shapeOf(Type type) {
   auto shape = llvm::cast<RankedTensorType>(type).getShape();
   return {shape.begin(), shape.end()};
-}
-
-static double numberOr(DictionaryAttr dict, StringRef key, double fallback) {
-  Attribute value = dict.get(key);
-  if (auto f = dyn_cast_or_null<FloatAttr>(value))
-    return f.getValueAsDouble();
-  if (auto i = dyn_cast_or_null<IntegerAttr>(value))
-    return static_cast<double>(i.getInt());
-  return fallback;
-}
-
-/// The elements of `attr` as doubles: a DenseElementsAttr through its
-/// values, a DenseResourceElementsAttr by reading its blob as the element
-/// type's little-endian bytes (i1 as one byte each).
-static FailureOr<std::vector<double>> elementValues(ElementsAttr attr,
-                                                    Operation *op) {
-  auto type = llvm::cast<ShapedType>(attr.getType());
-  Type element = type.getElementType();
-  std::vector<double> values;
-  values.reserve(type.getNumElements());
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (isa<FloatType>(element)) {
-      for (APFloat v : dense.getValues<APFloat>())
-        values.push_back(v.convertToDouble() * 1.0);
-    } else {
-      bool isBool = element.isInteger(1);
-      for (APInt v : dense.getValues<APInt>())
-        values.push_back(isBool ? (v.isZero() ? 0.0 : 1.0)
-                                : static_cast<double>(v.getSExtValue()));
-    }
-    return values;
-  }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
-  AsmResourceBlob *blob =
-      resource ? resource.getRawHandle().getBlob() : nullptr;
-  if (!blob)
-    return op->emitError("parameter data is not a dense or resource elements "
-                         "attribute with its blob present");
-  ArrayRef<char> bytes = blob->getData();
-  int64_t n = type.getNumElements();
-  unsigned bits = element.getIntOrFloatBitWidth();
-  size_t width = bits == 1 ? 1 : bits / 8;
-  if (bytes.size() != static_cast<size_t>(n) * width)
-    return op->emitError("parameter data holds ")
-           << bytes.size() << " bytes, " << n * width << " expected";
-  for (int64_t i = 0; i < n; ++i) {
-    const char *p = bytes.data() + i * width;
-    if (auto f = dyn_cast<FloatType>(element)) {
-      uint64_t word = 0;
-      std::memcpy(&word, p, width);
-      values.push_back(APFloat(f.getFloatSemantics(), APInt(bits, word))
-                           .convertToDouble());
-    } else if (bits == 1) {
-      values.push_back(*p ? 1.0 : 0.0);
-    } else if (bits == 32) {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      values.push_back(v);
-    } else {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      values.push_back(static_cast<double>(v));
-    }
-  }
-  return values;
-}
-
-FailureOr<Tensor> materializeParam(ParamOp op) {
-  auto type = op.getType();
-  DType dtype = dtypeOf(type.getElementType());
-  DictionaryAttr init = op.getInit();
-  StringRef kind = init.getAs<StringAttr>("kind").getValue();
-  if (kind == "data") {
-    auto values = elementValues(init.getAs<ElementsAttr>("value"), op);
-    if (failed(values))
-      return failure();
-    return Tensor::fromValues(dtype, shapeOf(type), std::move(*values));
-  }
-  if (kind == "file") {
-    std::string path = init.getAs<StringAttr>("path").str();
-    std::string key;
-    if (auto k = init.getAs<StringAttr>("key"))
-      key = k.str();
-    weights::Array array;
-    std::string error;
-    if (!weights::readArray(path, key, array, error))
-      return op.emitError("parameter '") << op.getName() << "': " << error;
-    return fromArray(array, dtype, shapeOf(type), op.getName().str(), op);
-  }
-  InitOptions options;
-  options.mean = numberOr(init, "mean", 0.0);
-  options.std = numberOr(init, "std", 1.0);
-  options.low = numberOr(init, "low", 0.0);
-  options.high = numberOr(init, "high", 1.0);
-  if (auto seed = init.getAs<IntegerAttr>("seed"))
-    options.seed = seed.getValue().getZExtValue();
-  InitKind initKind = llvm::StringSwitch<InitKind>(kind)
-                          .Case("zeros", InitKind::Zeros)
-                          .Case("ones", InitKind::Ones)
-                          .Case("normal", InitKind::Normal)
-                          .Case("uniform", InitKind::Uniform)
-                          .Case("xavier", InitKind::Xavier)
-                          .Default(InitKind::He);
-  return initParam(initKind, options, dtype, shapeOf(type));
-}
-
-/// Elements of a constant, converted to the oracle's representation.
-static Tensor constantTensor(ConstantOp op) {
-  auto type = op.getType();
-  DType dtype = dtypeOf(type.getElementType());
-  std::vector<double> values;
-  auto elements = llvm::cast<ElementsAttr>(op.getValue());
-  if (isa<FloatType>(type.getElementType())) {
-    for (APFloat v : elements.getValues<APFloat>())
-      values.push_back(v.convertToDouble() * 1.0);
-  } else {
-    bool isBool = type.getElementType().isInteger(1);
-    for (APInt v : elements.getValues<APInt>())
-      values.push_back(isBool ? (v.isZero() ? 0.0 : 1.0)
-                              : static_cast<double>(v.getSExtValue()));
-  }
-  return Tensor::fromValues(dtype, shapeOf(type), std::move(values));
 }
 
 /// `axes` in [-rank, rank) mapped to sorted non-negative axes.
@@ -230,13 +93,18 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
         std::string name = o.getName().str();
         auto found = params.find(name);
         if (found != params.end())
-          return found->second;
-        auto value = materializeParam(o);
-        if (succeeded(value))
-          params.emplace(name, *value);
-        return value;
+          return Tensor::fromHost(found->second);
+        auto value = paramValue(o);
+        if (failed(value))
+          return failure();
+        return Tensor::fromHost(params.emplace(name, *value).first->second);
       })
-      .Case([&](ConstantOp o) -> Result { return constantTensor(o); })
+      .Case([&](ConstantOp o) -> Result {
+        auto value = hostTensorOf(llvm::cast<ElementsAttr>(o.getValue()), o);
+        if (failed(value))
+          return failure();
+        return Tensor::fromHost(*value);
+      })
       .Case([&](IotaOp o) -> Result {
         auto type = o.getType();
         return iota(shapeOf(type), normalizedAxis(o.getAxis(), type.getRank()),

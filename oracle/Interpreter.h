@@ -11,38 +11,23 @@
 #define DLC_ORACLE_INTERPRETER_H
 
 #include "oracle/kernels/Tensor.h"
+#include "support/ParamSpec.h"
 
-#include "mlir/IR/Types.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
 
-#include <map>
-#include <string>
 #include <vector>
 
 namespace mlir::func {
 class FuncOp;
 }
-namespace dlc {
-class ParamOp;
-}
 
 namespace dlc::oracle {
 
-/// Parameter values by name. The interpreter fills in the ones it
-/// materialises, so a caller can save them or reuse them across runs.
-using ParamStore = std::map<std::string, Tensor>;
-
-/// The oracle dtype of an MLIR element type (f64, f32, f16, bf16, i64, i32, i1).
-DType dtypeOf(mlir::Type elementType);
-
-/// The value of a parameter: its initialiser drawn, or its weight file read
-/// and checked against the declared type. Emits an error at the op on
-/// failure.
-mlir::FailureOr<Tensor> materializeParam(ParamOp op);
-
 /// Evaluates `func` on `inputs` (in argument order; their dtypes and shapes
 /// must match the signature). Parameters come from `params` when present
-/// there and are materialised (and added) otherwise. A data-dependent
+/// there and are materialised (ir/ParamSpec.h) and added otherwise, so a
+/// caller can save them or reuse them across runs. A data-dependent
 /// failure (an index out of range, ...) is emitted as an error at the
 /// location of the op that failed.
 mlir::FailureOr<std::vector<Tensor>> evaluate(mlir::func::FuncOp func,

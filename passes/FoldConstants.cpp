@@ -80,7 +80,7 @@ static DenseElementsAttr toAttribute(const oracle::Tensor &tensor,
   unsigned width = element.getIntOrFloatBitWidth();
   SmallVector<APInt> ints;
   for (double v : values)
-    ints.push_back(APInt(width, static_cast<uint64_t>(oracle::toInt64(v)),
+    ints.push_back(APInt(width, static_cast<uint64_t>(toInt64(v)),
                          /*isSigned=*/true));
   return DenseElementsAttr::get(type, ints);
 }
@@ -107,7 +107,7 @@ struct DlcFoldConstantsPass
     ScopedDiagnosticHandler quiet(&getContext(), [&](Diagnostic &diag) {
       return success(evaluating && diag.getLocation() == *evaluating);
     });
-    oracle::ParamStore noParams;
+    ParamStore noParams;
     auto evaluate = [&](Operation *op, const std::vector<oracle::Tensor> &in) {
       evaluating = op->getLoc();
       auto value = oracle::evaluateOp(op, in, noParams);

@@ -14,6 +14,9 @@ DEBIAN_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler libopenblas-dev libdnnl-dev
   # The runtime's C API takes DLPack tensors (dlpack/dlpack.h)
   libdlpack-dev
+  # Weight files (support/weights): .npz through libzip (found by pkg-config),
+  # the .safetensors header through nlohmann-json
+  libzip-dev pkgconf nlohmann-json3-dev
 )
 PYTHON_PACKAGES=(numpy onnx onnxruntime)  # onnxruntime: the baseline of bench/cpu
 

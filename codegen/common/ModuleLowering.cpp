@@ -3,6 +3,7 @@
 #include "codegen/common/ModuleLowering.h"
 
 #include "ir/DlcDialect.h"
+#include "ir/ParamSpec.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -35,36 +36,6 @@ static format::TensorDesc describe(const std::string &name, Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return {name, fbDType(tensor.getElementType()),
           {tensor.getShape().begin(), tensor.getShape().end()}};
-}
-
-template <typename T>
-static void append(std::vector<uint8_t> &out, T value) {
-  uint8_t bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));
-  out.insert(out.end(), bytes, bytes + sizeof(T));
-}
-
-std::vector<uint8_t> dlc::codegen::tensorBytes(const oracle::Tensor &t) {
-  std::vector<uint8_t> out;
-  for (double v : t.data) {
-    switch (t.dtype) {
-    case oracle::DType::F64: append<double>(out, v); break;
-    case oracle::DType::F32: append<float>(out, (float)v); break;
-    case oracle::DType::F16: append<_Float16>(out, (_Float16)v); break;
-    case oracle::DType::BF16: {
-      // The value is already a bf16: its float's top half, exactly.
-      float f = (float)v;
-      uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      append<uint16_t>(out, (uint16_t)(bits >> 16));
-      break;
-    }
-    case oracle::DType::I64: append<int64_t>(out, oracle::toInt64(v)); break;
-    case oracle::DType::I32: append<int32_t>(out, (int32_t)oracle::toInt64(v)); break;
-    case oracle::DType::I1: append<uint8_t>(out, v != 0); break;
-    }
-  }
-  return out;
 }
 
 static std::string nameOf(func::FuncOp func, unsigned i, bool result) {
@@ -106,11 +77,15 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
   unsigned kernelIndex = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (isa<ParamOp, ConstantOp>(op)) {
-      auto value = oracle::evaluateOp(&op, {}, m.params);
+      auto param = dyn_cast<ParamOp>(op);
+      auto value = param ? paramValue(param)
+                         : hostTensorOf(cast<ElementsAttr>(
+                                            cast<ConstantOp>(op).getValue()),
+                                        &op);
       if (failed(value))
         return failure();
       std::string name;
-      if (auto param = dyn_cast<ParamOp>(op)) {
+      if (param) {
         name = param.getName().str();
         m.params[name] = *value;
       } else {
@@ -120,7 +95,7 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
       refs[result] = format::weightRef(m.weights.size(), 0, byteSize(result.getType()));
       names[result] = name + (isa<ParamOp>(op) ? " (param)" : " (constant)");
       m.weights.push_back(describe(name, result.getType()));
-      m.weightBytes.push_back(tensorBytes(*value));
+      m.weightBytes.emplace_back(value->data(), value->data() + value->byteSize());
       continue;
     }
     auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("dlc.offsets");

@@ -2,9 +2,9 @@
 //
 // What every target's module writer needs from a function that went through
 // the dlc-compile pipeline (docs/design/2026-11-22-memory-planning.md): its
-// signature, its weights (every dlc.param drawn or read through the
-// oracle's materializeParam, and every dlc.constant, so that the values are
-// bit-identical to the reference's), its kernels in order with the buffer
+// signature, its weights (every dlc.param's value as ir/ParamSpec.h makes
+// it, the reference's too, and every dlc.constant's elements, written as
+// their host tensors' bytes), its kernels in order with the buffer
 // each argument is bound to, and the copies that complete the outputs.
 //
 // Binding: graph inputs are `input` buffers, parameters and constants
@@ -20,8 +20,8 @@
 #define DLC_CODEGEN_COMMON_MODULELOWERING_H
 
 #include "codegen/common/KernelAnalysis.h"
-#include "oracle/Interpreter.h"
 #include "runtime/format/ModuleWriter.h"
+#include "support/ParamSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -48,15 +48,13 @@ struct LoweredModule {
   std::vector<format::CopyDesc> copies;
   uint64_t arenaSize = 0;
   /// Every parameter's value, by name (for `--save-params`).
-  oracle::ParamStore params;
+  ParamStore params;
 };
 
 /// Fails (with an error emitted at the op) for a function the pipeline did
 /// not plan, or a parameter whose value cannot be read.
 mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func);
 
-/// Row-major bytes of a tensor in its storage type.
-std::vector<uint8_t> tensorBytes(const oracle::Tensor &tensor);
 fb::DType fbDType(mlir::Type elementType);
 
 } // namespace dlc::codegen

@@ -12,7 +12,7 @@
 #ifndef DLC_CODEGEN_CPU_CPUBACKEND_H
 #define DLC_CODEGEN_CPU_CPUBACKEND_H
 
-#include "oracle/Interpreter.h"
+#include "support/ParamSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -24,7 +24,7 @@ namespace dlc::codegen {
 struct CpuModule {
   std::string source;
   std::vector<uint8_t> bytes; ///< the .dlcm file
-  oracle::ParamStore params;
+  ParamStore params;
 };
 
 enum class CpuFailure { None, BadInput, Internal };

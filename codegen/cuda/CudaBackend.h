@@ -15,7 +15,7 @@
 #ifndef DLC_CODEGEN_CUDA_CUDABACKEND_H
 #define DLC_CODEGEN_CUDA_CUDABACKEND_H
 
-#include "oracle/Interpreter.h"
+#include "support/ParamSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -36,7 +36,7 @@ struct CudaBuildOptions {
 struct CudaModule {
   std::string source;
   std::vector<uint8_t> bytes; ///< the .dlcm file
-  oracle::ParamStore params;
+  ParamStore params;
 };
 
 enum class CudaFailure { None, BadInput, Internal };

@@ -13,9 +13,9 @@
 #include "frontend/text/MLIRGen.h"
 
 #include "frontend/text/GraphBuilder.h"
-#include "frontend/weights/ArrayFile.h"
 #include "ir/DlcDialect.h"
 #include "ir/ShapeUtils.h"
+#include "support/weights/WeightFiles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -369,14 +369,11 @@ static FailureOr<DictionaryAttr> buildInit(GraphBuilder &graph,
     } else if (!StringRef(path).ends_with(".npy")) {
       key = param.name;
     }
-    weights::ArrayHeader header;
+    weights::TensorHeader header;
     std::string message;
     if (!weights::readHeader(path, key, header, message))
       return graph.error(init.args[0].loc) << message;
-    std::string heldType = header.type == weights::ElementType::Bool
-                               ? "i1"
-                               : weights::elementTypeName(header.type);
-    std::string held = heldType + formatShape(header.shape);
+    std::string held = dtypeName(header.dtype) + formatShape(header.shape);
     std::string declared = formatType(type);
     if (held != declared)
       return graph.error(init.args[0].loc)

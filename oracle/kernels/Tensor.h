@@ -1,9 +1,12 @@
-//===- Tensor.h - float64 reference tensor for the dlc oracle ---*- C++ -*-===//
+//===- Tensor.h - the oracle's float64 working tensor -----------*- C++ -*-===//
 //
 // The oracle is a deliberately simple, obviously-correct reference
-// implementation of every dlc op.  All values are stored as `double`, whatever
-// the logical dtype; each kernel computes in double and rounds each output
-// element to the result dtype exactly once with `roundTo`.
+// implementation of every dlc op.  Its working tensor holds every value as
+// a `double`, whatever the logical dtype; each kernel computes in double and
+// rounds each output element to the result dtype exactly once with
+// `roundTo` (support/DType.h).  It is the oracle's working value, not a host
+// tensor: values arrive as and leave as HostTensors (support/HostTensor.h),
+// through fromHost and toHost.
 //
 // PRECISION NOTE: because storage is `double`, integer tensors (I64 in
 // particular) can only represent integers exactly up to 2^53 in magnitude.
@@ -14,39 +17,15 @@
 #ifndef DLC_ORACLE_KERNELS_TENSOR_H
 #define DLC_ORACLE_KERNELS_TENSOR_H
 
+#include "support/DType.h"
+#include "support/HostTensor.h"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace dlc::oracle {
-
-enum class DType { F64, F32, F16, BF16, I64, I32, I1 };
-
-/// "f64", "f32", "f16", "bf16", "i64", "i32", "i1".
-const char *dtypeName(DType dtype);
-bool isFloat(DType dtype);
-/// True for I64, I32 and I1 (bool counts as integer-like).
-bool isInteger(DType dtype);
-
-/// Returns the value of `v` after conversion to `dtype`:
-///  - F64: identity.
-///  - F32: (double)(float)v (round-to-nearest-even).
-///  - F16: IEEE binary16, round-to-nearest-even directly from the double,
-///         with subnormals; magnitudes >= 65520 become +-inf; NaN stays NaN;
-///         the sign of zero is kept.
-///  - BF16: v is first rounded to float32, then the float32 bit pattern is
-///         rounded to its top 16 bits with round-to-nearest-even
-///         (overflow -> inf, NaN stays NaN).
-///  - I64 / I32: NaN -> 0; truncate toward zero; saturate to
-///         [INT64_MIN, INT64_MAX]; then (I32) wrap modulo 2^32 to two's
-///         complement.  (I64 results beyond 2^53 are not exact as doubles.)
-///  - I1: v != 0 ? 1 : 0 (NaN counts as nonzero, i.e. true).
-double roundTo(DType dtype, double v);
-
-/// Converts a double to int64: NaN -> 0, truncation toward zero, saturating
-/// at the int64 limits.  Never has undefined behaviour.
-int64_t toInt64(double v);
 
 /// Thrown for data-dependent evaluation failures (index out of range,
 /// integer division by zero, empty max/min/mean reduction, ...).
@@ -72,6 +51,12 @@ struct Tensor {
                            std::vector<double> values);
   /// Rank-0 tensor holding roundTo(dtype, value).
   static Tensor scalar(DType dtype, double value);
+
+  /// The values of a host tensor (each rounded to its dtype, which is exact
+  /// for every dtype but i64 beyond 2^53).
+  static Tensor fromHost(const HostTensor &host);
+  /// The bytes of this tensor's values in its dtype.
+  HostTensor toHost() const;
 };
 
 /// Number of elements of a shape (1 for rank 0).
@@ -86,9 +71,6 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape);
 /// (asserted): it is right-aligned and each of its dims is 1 or equal.
 std::vector<int64_t> broadcastIndexMap(const std::vector<int64_t> &outShape,
                                        const std::vector<int64_t> &inShape);
-
-/// "[2, 3]"; a scalar shape prints as "[]".
-std::string formatShape(const std::vector<int64_t> &shape);
 
 } // namespace dlc::oracle
 

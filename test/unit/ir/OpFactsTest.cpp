@@ -16,6 +16,7 @@
 #include "codegen/cpu/CpuTarget.h"
 #include "driver/ModuleRunner.h"
 #include "ir/DlcDialect.h"
+#include "ir/ParamSpec.h"
 #include "oracle/Interpreter.h"
 #include "oracle/kernels/Kernels.h"
 #include "passes/Passes.h"
@@ -145,12 +146,12 @@ TEST_F(OpFactsTest, ScalarFunctionsAreKnownToTheOracleAndTheCodeGenerators) {
 
 /// Seeded inputs in the ranges every sample is defined on.
 static oracle::Tensor inputFor(RankedTensorType type, std::mt19937_64 &rng) {
-  oracle::DType dtype = oracle::dtypeOf(type.getElementType());
+  DType dtype = dtypeOf(type.getElementType());
   std::vector<int64_t> shape(type.getShape());
   std::vector<double> values(type.getNumElements());
   std::uniform_real_distribution<double> real(0.5, 1.5);
   for (double &v : values)
-    v = oracle::isFloat(dtype) ? real(rng) : double(rng() % 2);
+    v = isFloat(dtype) ? real(rng) : double(rng() % 2);
   return oracle::Tensor::fromValues(dtype, shape, values);
 }
 
@@ -200,7 +201,7 @@ TEST_F(OpFactsTest, OracleAndCpuAgreeOnEverySample) {
   std::vector<oracle::Tensor> inputs;
   for (Type type : argTypes)
     inputs.push_back(inputFor(cast<RankedTensorType>(type), rng));
-  oracle::ParamStore params;
+  ParamStore params;
   auto expected = oracle::evaluate(all, inputs, params);
   ASSERT_TRUE(succeeded(expected)) << "the oracle refused a sample";
 
@@ -228,7 +229,7 @@ TEST_F(OpFactsTest, OracleAndCpuAgreeOnEverySample) {
       const oracle::Tensor &want = (*expected)[r], &got = actual[r];
       std::string what = "@" + func.getSymName().str();
       ASSERT_EQ(got.shape, want.shape) << what;
-      double rtol = want.dtype == oracle::DType::F16 ? 1e-3 : 1e-5;
+      double rtol = want.dtype == DType::F16 ? 1e-3 : 1e-5;
       for (size_t i = 0; i < want.data.size(); ++i) {
         double w = want.data[i], g = got.data[i];
         if (std::isnan(w)) {

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 using namespace mlir;
-using dlc::oracle::DType;
+using dlc::DType;
 using dlc::oracle::Tensor;
 
 namespace {
@@ -50,7 +50,7 @@ protected:
 
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
-  dlc::oracle::ParamStore params;
+  dlc::ParamStore params;
   std::string lastError;
 };
 
@@ -130,10 +130,41 @@ TEST_F(InterpreterTest, ParamsAreDeterministicAndStored) {
   ASSERT_TRUE(second) << lastError;
   EXPECT_EQ((*first)[0].data, (*second)[0].data);
   // A stored value is used instead of the initialiser.
-  params["w"] = Tensor::zeros(DType::F32, {4, 3});
+  params["w"] = dlc::HostTensor(DType::F32, {4, 3});
   auto stored = run(ir, {});
   ASSERT_TRUE(stored) << lastError;
   EXPECT_EQ((*stored)[0].data, std::vector<double>(12, 0.0));
+}
+
+TEST_F(InterpreterTest, DataParamsAndConstantsKeepTheirBits) {
+  // Inline data and constants come through as their bytes (bf16 0x3F81,
+  // f16 0x3C01, i1 one byte each), then as exact doubles.
+  auto out = run(R"(
+    func.func @f() -> (tensor<2xbf16>, tensor<2xf16>, tensor<3xi1>) {
+      %p = dlc.param "p" {init = {kind = "data", value = dense<[1.0078125, -2.5]> : tensor<2xbf16>}} : tensor<2xbf16>
+      %c = dlc.constant dense<[1.0009765625, 65504.0]> : tensor<2xf16>
+      %b = dlc.constant dense<[true, false, true]> : tensor<3xi1>
+      return %p, %c, %b : tensor<2xbf16>, tensor<2xf16>, tensor<3xi1>
+    })",
+                 {});
+  ASSERT_TRUE(out) << lastError;
+  EXPECT_EQ((*out)[0].data, (std::vector<double>{1.0078125, -2.5}));
+  EXPECT_EQ((*out)[1].data, (std::vector<double>{1.0009765625, 65504.0}));
+  EXPECT_EQ((*out)[2].data, (std::vector<double>{1, 0, 1}));
+  std::vector<uint8_t> bytes(params.at("p").data(), params.at("p").data() + 4);
+  EXPECT_EQ(bytes, (std::vector<uint8_t>{0x81, 0x3F, 0x20, 0xC0}));
+}
+
+TEST_F(InterpreterTest, MissingWeightFileIsReportedAtTheParam) {
+  auto out = run(R"(
+    func.func @f() -> tensor<2xf32> {
+      %w = dlc.param "w" {init = {kind = "file", path = "/nonexistent/w.npy"}} : tensor<2xf32>
+      return %w : tensor<2xf32>
+    })",
+                 {});
+  ASSERT_FALSE(out);
+  EXPECT_EQ(lastError, "parameter 'w': cannot open '/nonexistent/w.npy': No such file or "
+                       "directory");
 }
 
 TEST_F(InterpreterTest, CausalMaskFromIotaCompareSelect) {

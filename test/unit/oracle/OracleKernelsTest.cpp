@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+using namespace dlc;
 using namespace dlc::oracle;
 
 namespace {
@@ -52,104 +53,8 @@ Tensor kernel2x2() { return F({1, 1, 2, 2}, {1, 2, 3, 4}); }
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// DType, roundTo, Tensor
+// Tensor (DType and roundTo are support/DType.h, tested in test/unit/support)
 //===----------------------------------------------------------------------===//
-
-TEST(OracleTensor, DTypeNamesAndClasses) {
-  EXPECT_STREQ(dtypeName(DType::F64), "f64");
-  EXPECT_STREQ(dtypeName(DType::F32), "f32");
-  EXPECT_STREQ(dtypeName(DType::F16), "f16");
-  EXPECT_STREQ(dtypeName(DType::BF16), "bf16");
-  EXPECT_STREQ(dtypeName(DType::I64), "i64");
-  EXPECT_STREQ(dtypeName(DType::I32), "i32");
-  EXPECT_STREQ(dtypeName(DType::I1), "i1");
-  EXPECT_TRUE(isFloat(DType::BF16));
-  EXPECT_FALSE(isFloat(DType::I32));
-  EXPECT_TRUE(isInteger(DType::I1));
-  EXPECT_TRUE(isInteger(DType::I64));
-  EXPECT_FALSE(isInteger(DType::F16));
-}
-
-TEST(OracleTensor, RoundToF64AndF32) {
-  EXPECT_EQ(roundTo(DType::F64, 0.1), 0.1);
-  EXPECT_EQ(roundTo(DType::F32, 0.1), 0.100000001490116119384765625);
-  EXPECT_EQ(roundTo(DType::F32, 1.0 / 3.0), 0.3333333432674407958984375);
-  EXPECT_EQ(roundTo(DType::F32, 1e39), kInf);
-}
-
-TEST(OracleTensor, RoundToF16Normal) {
-  EXPECT_EQ(roundTo(DType::F16, 1.0 / 3.0), 0.333251953125);
-  EXPECT_EQ(roundTo(DType::F16, 1.0), 1.0);
-  EXPECT_EQ(roundTo(DType::F16, -2.5), -2.5);
-  // Spacing at 1 is 2^-10: 1 + 2^-11 is a tie -> even (1.0);
-  // 1 + 3*2^-11 is a tie -> even (1 + 2^-9).
-  EXPECT_EQ(roundTo(DType::F16, 1.0 + std::ldexp(1.0, -11)), 1.0);
-  EXPECT_EQ(roundTo(DType::F16, 1.0 + 3 * std::ldexp(1.0, -11)),
-            1.0 + std::ldexp(1.0, -9));
-  EXPECT_EQ(roundTo(DType::F16, 0.1), 0.0999755859375);
-}
-
-TEST(OracleTensor, RoundToF16Overflow) {
-  EXPECT_EQ(roundTo(DType::F16, 65504.0), 65504.0);
-  EXPECT_EQ(roundTo(DType::F16, 65519.0), 65504.0);
-  EXPECT_EQ(roundTo(DType::F16, 65520.0), kInf);
-  EXPECT_EQ(roundTo(DType::F16, -65520.0), -kInf);
-  EXPECT_EQ(roundTo(DType::F16, 1e10), kInf);
-  EXPECT_EQ(roundTo(DType::F16, -kInf), -kInf);
-}
-
-TEST(OracleTensor, RoundToF16Subnormal) {
-  const double minSub = std::ldexp(1.0, -24); // 5.9604644775390625e-8
-  EXPECT_EQ(roundTo(DType::F16, 5.96e-8), minSub);
-  EXPECT_EQ(roundTo(DType::F16, std::ldexp(1.0, -25)), 0.0); // tie -> 0
-  EXPECT_EQ(roundTo(DType::F16, 3 * std::ldexp(1.0, -25)), 2 * minSub);
-  EXPECT_EQ(roundTo(DType::F16, 1e-9), 0.0);
-  // Largest subnormal 1023 * 2^-24 and smallest normal 2^-14.
-  EXPECT_EQ(roundTo(DType::F16, 1023 * minSub), 1023 * minSub);
-  EXPECT_EQ(roundTo(DType::F16, std::ldexp(1.0, -14)), std::ldexp(1.0, -14));
-  double negZero = roundTo(DType::F16, -1e-10);
-  EXPECT_EQ(negZero, 0.0);
-  EXPECT_TRUE(std::signbit(negZero));
-}
-
-TEST(OracleTensor, RoundToF16NaN) {
-  EXPECT_TRUE(std::isnan(roundTo(DType::F16, kNaN)));
-}
-
-TEST(OracleTensor, RoundToBF16) {
-  EXPECT_EQ(roundTo(DType::BF16, 1.0 / 3.0), 0.333984375);
-  EXPECT_EQ(roundTo(DType::BF16, 1.0), 1.0);
-  // 7 fraction bits: spacing at 1 is 2^-7.
-  EXPECT_EQ(roundTo(DType::BF16, 1.0 + std::ldexp(1.0, -8)), 1.0);
-  EXPECT_EQ(roundTo(DType::BF16, 1.0 + 3 * std::ldexp(1.0, -8)),
-            1.0 + std::ldexp(1.0, -6));
-  EXPECT_EQ(roundTo(DType::BF16, std::numeric_limits<float>::max()), kInf);
-  EXPECT_TRUE(std::isnan(roundTo(DType::BF16, kNaN)));
-}
-
-TEST(OracleTensor, RoundToI32Wraps) {
-  EXPECT_EQ(roundTo(DType::I32, 2147483648.0), -2147483648.0);
-  EXPECT_EQ(roundTo(DType::I32, -2147483649.0), 2147483647.0);
-  EXPECT_EQ(roundTo(DType::I32, 4294967296.0 + 5), 5.0);
-  EXPECT_EQ(roundTo(DType::I32, 2.9), 2.0);
-  EXPECT_EQ(roundTo(DType::I32, -2.9), -2.0);
-  EXPECT_EQ(roundTo(DType::I32, kNaN), 0.0);
-  // Saturates to INT64_MAX (low 32 bits all ones) before wrapping -> -1.
-  EXPECT_EQ(roundTo(DType::I32, 1e30), -1.0);
-}
-
-TEST(OracleTensor, RoundToI64AndI1) {
-  EXPECT_EQ(roundTo(DType::I64, -3.7), -3.0);
-  EXPECT_EQ(roundTo(DType::I64, kNaN), 0.0);
-  EXPECT_EQ(roundTo(DType::I64, 1e300), 9223372036854775808.0);
-  EXPECT_EQ(roundTo(DType::I64, -1e300), -9223372036854775808.0);
-  EXPECT_EQ(toInt64(1e300), std::numeric_limits<int64_t>::max());
-  EXPECT_EQ(toInt64(-2.5), -2);
-  EXPECT_EQ(roundTo(DType::I1, 0.0), 0.0);
-  EXPECT_EQ(roundTo(DType::I1, -0.0), 0.0);
-  EXPECT_EQ(roundTo(DType::I1, 0.5), 1.0);
-  EXPECT_EQ(roundTo(DType::I1, -2.0), 1.0);
-}
 
 TEST(OracleTensor, BasicsAndFormatShape) {
   Tensor s = Tensor::scalar(DType::F32, 0.1);
@@ -162,6 +67,17 @@ TEST(OracleTensor, BasicsAndFormatShape) {
   EXPECT_EQ(formatShape({2, 3}), "[2, 3]");
   EXPECT_EQ(formatShape({}), "[]");
   EXPECT_EQ(contiguousStrides({2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
+}
+
+TEST(OracleTensor, HostTensorsInAndOut) {
+  Tensor t = T(DType::BF16, {2}, {1.5, -3});
+  HostTensor host = t.toHost();
+  EXPECT_EQ(host.dtype(), DType::BF16);
+  EXPECT_EQ(host.shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(host.getDouble(1), -3.0);
+  Tensor back = Tensor::fromHost(host);
+  EXPECT_EQ(back.dtype, DType::BF16);
+  EXPECT_EQ(back.data, t.data);
 }
 
 TEST(OracleTensor, BroadcastShapes) {
@@ -876,147 +792,4 @@ TEST(OracleData, Iota) {
   expectTensor(a, {2, 3}, {0, 1, 2, 0, 1, 2});
   expectTensor(iota({2, 3}, 0, DType::F32), {2, 3}, {0, 0, 0, 1, 1, 1});
   expectTensor(iota({3, 0}, 0, DType::I64), {3, 0}, {});
-}
-
-//===----------------------------------------------------------------------===//
-// Initialisers
-//===----------------------------------------------------------------------===//
-
-namespace {
-double sampleMean(const std::vector<double> &v) {
-  double s = 0;
-  for (double x : v)
-    s += x;
-  return s / static_cast<double>(v.size());
-}
-double sampleStd(const std::vector<double> &v) {
-  double m = sampleMean(v), s = 0;
-  for (double x : v)
-    s += (x - m) * (x - m);
-  return std::sqrt(s / static_cast<double>(v.size()));
-}
-} // namespace
-
-TEST(OracleInit, SplitMix64ReferenceValues) {
-  // Reference outputs of SplitMix64 with seed 0.
-  SplitMix64 rng(0);
-  EXPECT_EQ(rng.next(), 0xE220A8397B1DCDAFull);
-  EXPECT_EQ(rng.next(), 0x6E789E6AA1B965F4ull);
-  EXPECT_EQ(rng.next(), 0x06C45D188009454Full);
-}
-
-TEST(OracleInit, ZerosOnes) {
-  expectTensor(initParam(InitKind::Zeros, {}, DType::F32, {2, 2}), {2, 2},
-               {0, 0, 0, 0});
-  expectTensor(initParam(InitKind::Ones, {}, DType::BF16, {3}), {3},
-               {1, 1, 1});
-}
-
-TEST(OracleInit, UniformFirstValueAndBounds) {
-  InitOptions opt;
-  opt.low = -2;
-  opt.high = 3;
-  opt.seed = 0;
-  Tensor t = initParam(InitKind::Uniform, opt, DType::F64, {1000});
-  const double u0 =
-      static_cast<double>(0xE220A8397B1DCDAFull >> 11) * std::ldexp(1.0, -53);
-  EXPECT_EQ(t.data[0], -2 + 5 * u0);
-  for (double v : t.data) {
-    EXPECT_GE(v, -2.0);
-    EXPECT_LT(v, 3.0);
-  }
-}
-
-TEST(OracleInit, NormalFirstValue) {
-  InitOptions opt;
-  opt.mean = 1;
-  opt.std = 2;
-  opt.seed = 0;
-  Tensor t = initParam(InitKind::Normal, opt, DType::F64, {2});
-  const double u1 =
-      static_cast<double>(0xE220A8397B1DCDAFull >> 11) * std::ldexp(1.0, -53);
-  const double u2 =
-      static_cast<double>(0x6E789E6AA1B965F4ull >> 11) * std::ldexp(1.0, -53);
-  const double z = std::sqrt(-2 * std::log(1 - u1)) *
-                   std::cos(2 * 3.14159265358979323846 * u2);
-  EXPECT_EQ(t.data[0], 1 + 2 * z);
-}
-
-TEST(OracleInit, DeterministicPerSeed) {
-  InitOptions a;
-  a.seed = 42;
-  InitOptions b;
-  b.seed = 43;
-  Tensor x1 = initParam(InitKind::Normal, a, DType::F32, {4, 5});
-  Tensor x2 = initParam(InitKind::Normal, a, DType::F32, {4, 5});
-  Tensor y = initParam(InitKind::Normal, b, DType::F32, {4, 5});
-  EXPECT_EQ(x1.data, x2.data);
-  EXPECT_NE(x1.data, y.data);
-  int equal = 0;
-  for (size_t i = 0; i < y.data.size(); ++i)
-    equal += x1.data[i] == y.data[i];
-  EXPECT_EQ(equal, 0);
-  EXPECT_EQ(initParam(InitKind::He, a, DType::F64, {3, 3}).data,
-            initParam(InitKind::He, a, DType::F64, {3, 3}).data);
-}
-
-TEST(OracleInit, NormalMeanStd) {
-  InitOptions opt;
-  opt.mean = 3;
-  opt.std = 2;
-  opt.seed = 7;
-  Tensor t = initParam(InitKind::Normal, opt, DType::F64, {100000});
-  EXPECT_NEAR(sampleMean(t.data), 3.0, 0.01 * 2.0);
-  EXPECT_NEAR(sampleStd(t.data), 2.0, 0.01 * 2.0);
-}
-
-TEST(OracleInit, HeStatistics) {
-  // [in=100, out=1000] -> fan_in = 100, std = sqrt(2/100).
-  InitOptions opt;
-  opt.seed = 1234;
-  Tensor t = initParam(InitKind::He, opt, DType::F64, {100, 1000});
-  const double expectedStd = std::sqrt(2.0 / 100.0);
-  EXPECT_NEAR(sampleMean(t.data), 0.0, 0.01 * expectedStd);
-  EXPECT_NEAR(sampleStd(t.data), expectedStd, 0.01 * expectedStd);
-}
-
-TEST(OracleInit, HeConvFanIn) {
-  // OIHW [64, 8, 5, 5]: fan_in = 8 * 25 = 200 -> std = 0.1.
-  InitOptions opt;
-  opt.seed = 5;
-  Tensor t = initParam(InitKind::He, opt, DType::F64, {64, 8, 5, 5});
-  EXPECT_NEAR(sampleStd(t.data), 0.1, 0.03 * 0.1);
-}
-
-TEST(OracleInit, XavierWithinBounds) {
-  InitOptions opt;
-  opt.seed = 99;
-  // [20, 30]: a = sqrt(6 / 50)
-  Tensor t = initParam(InitKind::Xavier, opt, DType::F64, {20, 30});
-  const double a = std::sqrt(6.0 / 50.0);
-  double lo = 1e9, hi = -1e9;
-  for (double v : t.data) {
-    EXPECT_GE(v, -a);
-    EXPECT_LT(v, a);
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  EXPECT_LT(lo, -0.9 * a); // 600 samples cover the range
-  EXPECT_GT(hi, 0.9 * a);
-  // Conv OIHW [4, 3, 3, 3]: fan_in = 27, fan_out = 36 -> a = sqrt(6/63).
-  Tensor c = initParam(InitKind::Xavier, opt, DType::F64, {4, 3, 3, 3});
-  const double ac = std::sqrt(6.0 / 63.0);
-  for (double v : c.data)
-    EXPECT_LE(std::fabs(v), ac);
-}
-
-TEST(OracleInit, RoundsToDType) {
-  InitOptions opt;
-  opt.seed = 3;
-  Tensor t = initParam(InitKind::Normal, opt, DType::F16, {50});
-  EXPECT_EQ(t.dtype, DType::F16);
-  for (double v : t.data)
-    EXPECT_EQ(roundTo(DType::F16, v), v);
-  Tensor e = initParam(InitKind::Normal, opt, DType::F32, {0, 4});
-  EXPECT_EQ(e.numel(), 0);
 }

@@ -1,15 +1,14 @@
 //===- Init.cpp - deterministic parameter initialisers --------------------===//
 //
-// See the comment on initParam in Kernels.h for the exact algorithm.
+// See the comment on initParam in Init.h for the exact algorithm.
 //
 //===----------------------------------------------------------------------===//
 
-#include "oracle/kernels/Kernels.h"
+#include "support/Init.h"
 
-#include <cassert>
 #include <cmath>
 
-namespace dlc::oracle {
+namespace dlc {
 
 uint64_t SplitMix64::next() {
   state_ += 0x9E3779B97F4A7C15ull;
@@ -32,10 +31,8 @@ double SplitMix64::normal() {
   return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2.0 * pi * u2);
 }
 
-namespace {
-
-void computeFans(const std::vector<int64_t> &shape, double &fanIn,
-                 double &fanOut) {
+static void computeFans(const std::vector<int64_t> &shape, double &fanIn,
+                        double &fanOut) {
   if (shape.empty()) {
     fanIn = fanOut = 1;
   } else if (shape.size() == 1) {
@@ -52,15 +49,13 @@ void computeFans(const std::vector<int64_t> &shape, double &fanIn,
   }
 }
 
-} // namespace
-
-Tensor initParam(InitKind kind, const InitOptions &options, DType dtype,
-                 std::vector<int64_t> shape) {
-  Tensor out = Tensor::zeros(dtype, std::move(shape));
+HostTensor initParam(InitKind kind, const InitOptions &options, DType dtype,
+                     std::vector<int64_t> shape) {
+  HostTensor out(dtype, std::move(shape));
   SplitMix64 rng(options.seed);
   double fanIn = 0, fanOut = 0;
-  computeFans(out.shape, fanIn, fanOut);
-  for (double &v : out.data) {
+  computeFans(out.shape(), fanIn, fanOut);
+  for (int64_t i = 0; i < out.numel(); ++i) {
     double value = 0.0;
     switch (kind) {
     case InitKind::Zeros:
@@ -84,9 +79,10 @@ Tensor initParam(InitKind kind, const InitOptions &options, DType dtype,
       value = std::sqrt(2.0 / fanIn) * rng.normal();
       break;
     }
-    v = roundTo(dtype, value);
+    // The rounded value is exact in the dtype, so storing it is exact too.
+    out.setDouble(i, roundTo(dtype, value));
   }
   return out;
 }
 
-} // namespace dlc::oracle
+} // namespace dlc
