@@ -109,6 +109,17 @@ class Dlc_UnaryOp<string mnemonic, Type operandType, string what,
   let arguments = (ins operandType:$x);
   let results = (outs operandType:$result);
   let assemblyFormat = "$x attr-dict `:` type($x)";
+  // The shape rule of the family (ir/ElementwiseOps.cpp): the operand's type;
+  // float-only ops reject integers with a message that says so.
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *,
+        std::optional<::mlir::Location> loc, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::dlc::inferUnaryType(loc, getOperationName(), adaptor.getX(),
+          /*floatOnly=*/}] # !if(!eq(operandType, Dlc_FloatTensor), "true", "false") # [{,
+          types);
+    }
+  }];
 }
 
 def Dlc_AbsOp : Dlc_UnaryOp<"abs", Dlc_NumericTensor, "absolute value">;
@@ -130,6 +141,8 @@ def Dlc_RsqrtOp : Dlc_UnaryOp<"rsqrt", Dlc_FloatTensor, "1 / sqrt(x)">;
 def Dlc_SigmoidOp : Dlc_UnaryOp<"sigmoid", Dlc_FloatTensor, "1 / (1 + exp(-x))">;
 def Dlc_SiluOp : Dlc_UnaryOp<"silu", Dlc_FloatTensor, "x * sigmoid(x)">;
 def Dlc_SinOp : Dlc_UnaryOp<"sin", Dlc_FloatTensor, "sine">;
+def Dlc_SoftplusOp : Dlc_UnaryOp<"softplus", Dlc_FloatTensor,
+    "log(1 + exp(x)), computed stably">;
 def Dlc_SqrtOp : Dlc_UnaryOp<"sqrt", Dlc_FloatTensor, "square root">;
 def Dlc_TanhOp : Dlc_UnaryOp<"tanh", Dlc_FloatTensor, "hyperbolic tangent">;
 

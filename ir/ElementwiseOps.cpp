@@ -11,11 +11,9 @@
 using namespace mlir;
 using namespace dlc;
 
-/// The result of a unary op is its operand's type; `floatOnly` ops reject
-/// integer operands with a message that says so.
-static LogicalResult inferUnary(std::optional<Location> loc, StringRef opName,
-                                Value x, bool floatOnly,
-                                SmallVectorImpl<Type> &types) {
+LogicalResult dlc::inferUnaryType(std::optional<Location> loc,
+                                  StringRef opName, Value x, bool floatOnly,
+                                  SmallVectorImpl<Type> &types) {
   auto type = getRankedType(x);
   if (!type)
     return opError(loc, opName, "needs a ranked tensor operand");
@@ -29,34 +27,14 @@ static LogicalResult inferUnary(std::optional<Location> loc, StringRef opName,
   return success();
 }
 
-#define DLC_UNARY_INFERENCE(OP, FLOAT_ONLY)                                    \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
-    return inferUnary(loc, getOperationName(), adaptor.getX(), FLOAT_ONLY,     \
-                      types);                                                  \
-  }
-
-DLC_UNARY_INFERENCE(AbsOp, false)
-DLC_UNARY_INFERENCE(AtanOp, true)
-DLC_UNARY_INFERENCE(CeilOp, true)
-DLC_UNARY_INFERENCE(CosOp, true)
-DLC_UNARY_INFERENCE(ErfOp, true)
-DLC_UNARY_INFERENCE(ExpOp, true)
-DLC_UNARY_INFERENCE(FloorOp, true)
-DLC_UNARY_INFERENCE(GeluOp, true)
-DLC_UNARY_INFERENCE(LogOp, true)
-DLC_UNARY_INFERENCE(NegOp, false)
-DLC_UNARY_INFERENCE(ReluOp, false)
-DLC_UNARY_INFERENCE(RoundOp, true)
-DLC_UNARY_INFERENCE(RsqrtOp, true)
-DLC_UNARY_INFERENCE(SigmoidOp, true)
-DLC_UNARY_INFERENCE(SiluOp, true)
-DLC_UNARY_INFERENCE(SinOp, true)
-DLC_UNARY_INFERENCE(SqrtOp, true)
-DLC_UNARY_INFERENCE(TanhOp, true)
-#undef DLC_UNARY_INFERENCE
+// The unary family's ops get theirs from Dlc_UnaryOp; gelu has attributes.
+LogicalResult GeluOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  return inferUnaryType(loc, getOperationName(), adaptor.getX(),
+                        /*floatOnly=*/true, types);
+}
 
 /// The broadcast shape of `operands`, which share an element type unless
 /// `sameElementType` is false; `names` label them in messages.

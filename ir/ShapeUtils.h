@@ -42,6 +42,13 @@ mlir::LogicalResult opError(std::optional<mlir::Location> loc,
                                  std::forward<Args>(args)...);
 }
 
+/// The shape rule of a unary element-wise op: the result has the operand's
+/// type; `floatOnly` ops reject integer operands, and none takes i1.
+mlir::LogicalResult inferUnaryType(std::optional<mlir::Location> loc,
+                                   llvm::StringRef opName, mlir::Value x,
+                                   bool floatOnly,
+                                   llvm::SmallVectorImpl<mlir::Type> &types);
+
 /// Fails with "'op' op needs attribute 'name'" for the first null attribute:
 /// inference runs while parsing, before ODS checks that required attributes
 /// are present.

@@ -99,6 +99,10 @@ const llvm::StringMap<Entry> &table() {
       {"sigmoid", {1, [](const Call &c) { return c.sigmoid(); }}},
       {"silu", {1, [](const Call &c) { return c.x() + " * " + c.sigmoid(); }}},
       {"sin", {1, [](const Call &c) { return c.fn("sin", c.x()); }}},
+      {"softplus", {1, [](const Call &c) {
+         return "(" + c.x() + " > " + c.lit(0) + " ? " + c.x() + " : " + c.lit(0) +
+                ") + " + c.fn("log1p", c.fn("exp", "-" + c.fn("fabs", c.x())));
+       }}},
       {"sqrt", {1, [](const Call &c) { return c.fn("sqrt", c.x()); }}},
       {"tanh", {1, [](const Call &c) { return c.fn("tanh", c.x()); }}},
       // Binary.

@@ -397,9 +397,6 @@ static LogicalResult importMath(NodeImporter &n, StringRef fn) {
       return div(c(1), x);
     if (fn == "Softsign")
       return div(x, add(c(1), n.create<AbsOp>({x})));
-    if (fn == "Softplus") // max(x, 0) + log(1 + exp(-|x|)), stable
-      return add(n.create<MaxOp>({x, c(0)}),
-                 log(add(c(1), exp(n.create<NegOp>({n.create<AbsOp>({x})})))));
     if (fn == "HardSwish")
       return mul(x, hardSigmoid(n, x, 1.0 / 6, 0.5));
     if (fn == "Sign")
@@ -460,9 +457,10 @@ void addElementwiseOps(OpTable &t) {
   t["Sin"] = {{}, importUnary<SinOp>};
   t["Cos"] = {{}, importUnary<CosOp>};
   t["Atan"] = {{}, importUnary<AtanOp>};
+  t["Softplus"] = {{}, importUnary<SoftplusOp>};
   for (const char *fn : {"Tan", "Asin", "Acos", "Sinh", "Cosh", "Asinh",
                          "Acosh", "Atanh", "Reciprocal", "Softsign",
-                         "Softplus", "HardSwish", "Sign", "IsNaN"})
+                         "HardSwish", "Sign", "IsNaN"})
     t[fn] = {{}, [](NodeImporter &n) { return importMath(n, n.opType()); }};
 
   t["Elu"] = {{"alpha"}, importElu};

@@ -101,6 +101,9 @@ const std::map<std::string, ScalarFunction, std::less<>> &table() {
       {"sigmoid", {1, [](const double *a) { return sigmoid(a[0]); }}},
       {"silu", {1, [](const double *a) { return a[0] * sigmoid(a[0]); }}},
       {"sin", {1, [](const double *a) { return std::sin(a[0]); }}},
+      {"softplus", {1, [](const double *a) {
+         return std::max(a[0], 0.0) + std::log1p(std::exp(-std::fabs(a[0])));
+       }}},
       {"sqrt", {1, [](const double *a) { return std::sqrt(a[0]); }}},
       {"tanh", {1, [](const double *a) { return std::tanh(a[0]); }}},
       // Binary.

@@ -7,7 +7,7 @@
 // same values on the oracle and the CPU code generator. Inputs are drawn by
 // that test: floats in [0.5, 1.5], integers in {0, 1}.
 //
-// CHECK-COUNT-55: func.func @
+// CHECK-COUNT-56: func.func @
 
 // ----- Sources
 
@@ -88,6 +88,10 @@ func.func @silu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 }
 func.func @sin(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = dlc.sin %x : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+func.func @softplus(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.softplus %x : tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 func.func @sqrt(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {

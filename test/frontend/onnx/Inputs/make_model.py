@@ -112,6 +112,19 @@ def add(path):
     onnx.save(m, path)
 
 
+def unary_chain(path):
+    """y = Floor(Erf(Sin(x))) and z = Softplus(x): element-wise ops the
+    dialect has one to one."""
+    nodes = [helper.make_node("Sin", ["x"], ["s"], name="sin"),
+             helper.make_node("Erf", ["s"], ["e"], name="erf"),
+             helper.make_node("Floor", ["e"], ["y"], name="floor"),
+             helper.make_node("Softplus", ["x"], ["z"], name="softplus")]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, [4, 8])],
+              [helper.make_tensor_value_info("y", F, [4, 8]),
+               helper.make_tensor_value_info("z", F, [4, 8])])
+    onnx.save(m, path)
+
+
 def external(path, location):
     """`add` with `b` (100 floats) stored externally at `location`; the data
     file itself is written next to the model as weights.bin."""
