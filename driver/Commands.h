@@ -70,6 +70,10 @@ struct RunOptions {
   uint64_t seed = 0;
   /// Where to save every parameter's value (.npz or .safetensors).
   std::string saveParams;
+  /// Run the train block's loss graph differentiated instead of the graph
+  /// and save the loss and every parameter's gradient (`grad.<param>`) to
+  /// this .npz or .safetensors file.
+  std::string gradients;
   /// How many leading values to print per output.
   unsigned showValues = 8;
   /// The IR the oracle evaluates: `graph` (as built) or `fused` (after the

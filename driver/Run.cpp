@@ -16,9 +16,11 @@
 #include "driver/TensorFiles.h"
 #include "driver/TensorReport.h"
 #include "oracle/Interpreter.h"
+#include "passes/Passes.h"
 #include "ir/ParamSpec.h"
 #include "support/Init.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -63,6 +65,27 @@ static oracle::Tensor randomInput(DType dtype,
   return oracle::Tensor::fromValues(dtype, shape, std::move(values));
 }
 
+/// `--gradients`: the entry graph's loss graph differentiated
+/// (dlc-differentiate, gradients only), left alone in the module.
+static FailureOr<func::FuncOp> lossGradients(ModuleOp module,
+                                             func::FuncOp graph) {
+  auto loss = module.lookupSymbol<func::FuncOp>(graph.getSymName().str() +
+                                                "_train");
+  if (!loss)
+    return graph.emitError("--gradients needs a train block for graph '")
+           << graph.getSymName() << "' (its loss)";
+  for (auto other : llvm::to_vector(module.getOps<func::FuncOp>()))
+    if (other != loss)
+      other.erase();
+  PassManager pm(module.getContext());
+  DlcDifferentiateOptions options;
+  options.gradientsOnly = true;
+  pm.addNestedPass<func::FuncOp>(createDlcDifferentiate(options));
+  if (failed(pm.run(module)))
+    return failure();
+  return loss;
+}
+
 ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os) {
@@ -85,6 +108,10 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     return fail(context, kExitBadInput,
                 "--save-params needs the model's source (.dlg or .onnx), not "
                 "a compiled module");
+  if (isModule && !run.gradients.empty())
+    return fail(context, kExitBadInput,
+                "--gradients differentiates the model's train block: give "
+                "the .dlg, not a compiled module");
   if (run.device != "reference" && run.stage != "graph")
     return fail(context, kExitBadInput,
                 "--stage selects the IR of --device reference (the oracle); "
@@ -103,6 +130,7 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
   std::map<std::string, oracle::Tensor> given;
   dlg::BuildOptions build;
   build.dims = options.dims;
+  build.buildTraining = !run.gradients.empty();
   for (auto &[name, path] : inputFiles) {
     HostTensor tensor;
     std::string error;
@@ -133,6 +161,12 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
         failed(runFusionPipeline(*model->built.module)))
       return kExitInternalError;
     func = entryGraph(*model->built.module);
+    if (!run.gradients.empty()) {
+      auto differentiated = lossGradients(*model->built.module, func);
+      if (failed(differentiated))
+        return kExitBadInput;
+      func = *differentiated;
+    }
     auto spec = [](const std::string &name, Type type) {
       auto tensor = cast<RankedTensorType>(type);
       return ModuleTensorInfo{name, dtypeOf(tensor.getElementType()),
@@ -224,6 +258,14 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     std::string error;
     if (!writeTensorArchive(run.saveParams, params, error))
       return fail(context, kExitBadInput, "--save-params: " + error);
+  }
+  if (!run.gradients.empty()) {
+    std::map<std::string, HostTensor> saved;
+    for (auto [i, spec] : llvm::enumerate(outputSpecs))
+      saved[spec.name] = results[i].toHost();
+    std::string error;
+    if (!writeTensorArchive(run.gradients, saved, error))
+      return fail(context, kExitBadInput, "--gradients: " + error);
   }
   std::map<std::string, const oracle::Tensor *> byName;
   for (auto [i, spec] : llvm::enumerate(outputSpecs))

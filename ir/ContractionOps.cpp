@@ -2,6 +2,7 @@
 
 #include "ir/DlcDialect.h"
 #include "ir/ShapeUtils.h"
+#include "ir/Vjp.h"
 
 using namespace mlir;
 using namespace dlc;
@@ -218,4 +219,258 @@ int64_t MaxPool2dOp::getFlops() {
 }
 int64_t AvgPool2dOp::getFlops() {
   return numElementsOf(getResult()) * getKernel()[0] * getKernel()[1];
+}
+
+//===----------------------------------------------------------------------===//
+// Derivatives
+//===----------------------------------------------------------------------===//
+
+/// C = op(A) @ op(B): the gradients are the transposed products (the
+/// transposes become the matmuls' flags, never materialised), summed over
+/// batch dimensions that were broadcast.
+LogicalResult MatmulOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                 SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], a = getLhs(), c = getRhs();
+  grads.assign(2, Value());
+  if (!g)
+    return success();
+  bool ta = getTransposeA(), tb = getTransposeB();
+  Value ga = ta ? b.matmul(c, g, tb, true) : b.matmul(g, c, false, !tb);
+  Value gb = tb ? b.matmul(g, a, true, ta) : b.matmul(a, g, !ta, false);
+  grads[0] = b.sumToShape(ga, a.getType());
+  grads[1] = b.sumToShape(gb, c.getType());
+  return success();
+}
+
+namespace {
+/// A 2-D window along one spatial dimension: input size, padding before and
+/// after, kernel, stride, dilation, and the output size they give.
+struct Window {
+  int64_t size, before, after, kernel, stride, dilation, out;
+  int64_t extent() const { return dilation * (kernel - 1) + 1; }
+  int64_t padded() const { return size + before + after; }
+  /// Padded rows past the last window (never read).
+  int64_t unused() const { return padded() - ((out - 1) * stride + extent()); }
+};
+} // namespace
+
+static std::array<Window, 2> windowsOf(ArrayRef<int64_t> x, ArrayRef<int64_t> out,
+                                       ArrayRef<int64_t> kernel,
+                                       ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> padding,
+                                       ArrayRef<int64_t> dilations) {
+  std::array<Window, 2> w;
+  for (int d = 0; d < 2; ++d)
+    w[d] = {x[2 + d],  padding[d],  padding[2 + d], kernel[d],
+            strides[d], dilations[d], out[2 + d]};
+  return w;
+}
+
+/// dy with stride - 1 zeros between its rows and columns: what a stride-1
+/// convolution must read to act as the transposed strided one.
+static Value dilateByStride(VjpBuilder &b, Value dy,
+                            const std::array<Window, 2> &w) {
+  ArrayRef<int64_t> s = shapeOfValue(dy);
+  SmallVector<int64_t> full{s[0], s[1], (w[0].out - 1) * w[0].stride + 1,
+                            (w[1].out - 1) * w[1].stride + 1};
+  return b.unslice(dy, full, {0, 0, 0, 0}, {1, 1, w[0].stride, w[1].stride});
+}
+
+/// The weights of the transposed convolution: each kernel flipped in both
+/// spatial dimensions, input and output channels exchanged within each
+/// group: [O, C/g, KH, KW] -> [C, O/g, KH, KW].
+static Value transposedKernel(VjpBuilder &b, Value w, int64_t groups) {
+  ArrayRef<int64_t> s = shapeOfValue(w);
+  int64_t o = s[0], cg = s[1], kh = s[2], kw = s[3];
+  auto reversed = [&](int64_t n) {
+    SmallVector<int64_t> idx;
+    for (int64_t i = n - 1; i >= 0; --i)
+      idx.push_back(i);
+    return b.indices(idx);
+  };
+  Value flipped = b.gather(b.gather(w, reversed(kh), 2), reversed(kw), 3);
+  Value grouped = b.reshape(flipped, {groups, o / groups, cg, kh, kw});
+  Value swapped = b.transpose(grouped, {0, 2, 1, 3, 4});
+  return b.reshape(swapped, {groups * cg, o / groups, kh, kw});
+}
+
+static Value conv(VjpBuilder &b, Value x, Value w, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
+                  int64_t groups) {
+  OpBuilder &o = b.builder();
+  return b.create<Conv2dOp>(
+      {x, w}, {o.getNamedAttr("strides", o.getDenseI64ArrayAttr(strides)),
+               o.getNamedAttr("padding", o.getDenseI64ArrayAttr(padding)),
+               o.getNamedAttr("dilations", o.getDenseI64ArrayAttr(dilations)),
+               o.getNamedAttr("groups", o.getI64IntegerAttr(groups))});
+}
+
+/// dx: the transposed convolution of dy (a stride-1 convolution of dy,
+/// dilated by the stride and padded by the kernel's extent, with the
+/// transposed kernel), cut to the unpadded input.
+static Value convInputGrad(VjpBuilder &b, Conv2dOp op, Value dy,
+                           const std::array<Window, 2> &w) {
+  Value dilated = dilateByStride(b, dy, w);
+  SmallVector<int64_t> padding{w[0].extent() - 1, w[1].extent() - 1,
+                               w[0].extent() - 1 + w[0].unused(),
+                               w[1].extent() - 1 + w[1].unused()};
+  Value full = conv(b, dilated, transposedKernel(b, op.getW(), op.getGroups()),
+                    {1, 1}, padding, {w[0].dilation, w[1].dilation},
+                    op.getGroups());
+  ArrayRef<int64_t> x = shapeOfValue(op.getX());
+  return b.slice(full, {0, 0, w[0].before, w[1].before},
+                 {x[0], x[1], w[0].before + x[2], w[1].before + x[3]},
+                 {1, 1, 1, 1});
+}
+
+/// dw[o, c] = sum over images and output positions of dy[n, o] times the
+/// input window: a convolution with the images as channels (the input's
+/// channels as its batch, dy's channels as its filters), the forward
+/// stride as dilation and the forward dilation as stride. With groups, the
+/// diagonal blocks of the channel-by-filter result.
+static Value convWeightGrad(VjpBuilder &b, Conv2dOp op, Value dy,
+                            const std::array<Window, 2> &w) {
+  Value x = op.getX();
+  ArrayRef<int64_t> xs = shapeOfValue(x);
+  Value padded = b.pad(x, {0, 0, w[0].before, w[1].before},
+                       {0, 0, w[0].after, w[1].after});
+  Value used = b.slice(padded, {0, 0, 0, 0},
+                       {xs[0], xs[1], w[0].padded() - w[0].unused(),
+                        w[1].padded() - w[1].unused()},
+                       {1, 1, 1, 1});
+  Value full = conv(b, b.transpose(used, {1, 0, 2, 3}),
+                    b.transpose(dy, {1, 0, 2, 3}), {w[0].dilation, w[1].dilation},
+                    {0, 0, 0, 0}, {w[0].stride, w[1].stride}, 1);
+  // full: [C, O, KH, KW]; keep channel c with filter o of the same group.
+  int64_t groups = op.getGroups();
+  ArrayRef<int64_t> ws = shapeOfValue(op.getW());
+  int64_t o = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
+  if (groups == 1)
+    return b.transpose(full, {1, 0, 2, 3});
+  Value blocks = b.transpose(
+      b.reshape(full, {groups, cg, groups, o / groups, kh, kw}),
+      {0, 2, 1, 3, 4, 5});
+  SmallVector<int64_t> diagonal;
+  for (int64_t i = 0; i < groups; ++i)
+    diagonal.push_back(i * groups + i);
+  Value picked = b.gather(
+      b.reshape(blocks, {groups * groups, cg, o / groups, kh, kw}),
+      b.indices(diagonal), 0);
+  return b.reshape(b.transpose(picked, {0, 2, 1, 3, 4}), {o, cg, kh, kw});
+}
+
+LogicalResult Conv2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                 SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.assign((*this)->getNumOperands(), Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> ws = shapeOfValue(getW());
+  auto w = windowsOf(shapeOfValue(getX()), shapeOfValue(getResult()),
+                     {ws[2], ws[3]}, getStrides(), getPadding(), getDilations());
+  grads[0] = convInputGrad(b, *this, g, w);
+  grads[1] = convWeightGrad(b, *this, g, w);
+  if (getBias())
+    grads[2] = b.reduceSum(g, {0, 2, 3}, false);
+  return success();
+}
+
+/// The input of a pooling window at offset (i, j) for every output
+/// position: a strided slice of the padded input, [N, C, OH, OW].
+static Value windowSlice(VjpBuilder &b, Value padded,
+                         const std::array<Window, 2> &w, int64_t i, int64_t j) {
+  ArrayRef<int64_t> s = shapeOfValue(padded);
+  return b.slice(padded, {0, 0, i, j},
+                 {s[0], s[1], i + (w[0].out - 1) * w[0].stride + 1,
+                  j + (w[1].out - 1) * w[1].stride + 1},
+                 {1, 1, w[0].stride, w[1].stride});
+}
+
+/// Sums `part(i, j)` (the gradient of window offset (i, j), [N, C, OH, OW])
+/// back to the input positions each offset read, and cuts the padding.
+static Value poolInputGrad(VjpBuilder &b, Value x, const std::array<Window, 2> &w,
+                           llvm::function_ref<Value(int64_t, int64_t)> part) {
+  ArrayRef<int64_t> xs = shapeOfValue(x);
+  SmallVector<int64_t> padded{xs[0], xs[1], w[0].padded(), w[1].padded()};
+  Value sum;
+  for (int64_t i = 0; i < w[0].kernel; ++i)
+    for (int64_t j = 0; j < w[1].kernel; ++j) {
+      Value placed = b.unslice(part(i, j), padded, {0, 0, i, j},
+                               {1, 1, w[0].stride, w[1].stride});
+      sum = sum ? b.add(sum, placed) : placed;
+    }
+  return b.slice(sum, {0, 0, w[0].before, w[1].before},
+                 {xs[0], xs[1], w[0].before + xs[2], w[1].before + xs[3]},
+                 {1, 1, 1, 1});
+}
+
+/// Each window's gradient goes to its first maximum (row-major), as XLA's
+/// select-and-scatter does.
+LogicalResult MaxPool2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], x = getX(), y = getResult();
+  grads.assign(1, Value());
+  if (!g)
+    return success();
+  auto w = windowsOf(shapeOfValue(x), shapeOfValue(y), getKernel(),
+                     getStrides(), getPadding(), {1, 1});
+  Value padded = b.pad(x, {0, 0, w[0].before, w[1].before},
+                       {0, 0, w[0].after, w[1].after}, -INFINITY);
+  SmallVector<Value> parts;
+  Value taken = b.boolean(false), zero = b.like(g, 0);
+  for (int64_t i = 0; i < w[0].kernel; ++i)
+    for (int64_t j = 0; j < w[1].kernel; ++j) {
+      Value isMax = b.compare(ComparePredicate::eq, windowSlice(b, padded, w, i, j), y);
+      Value first = b.select(taken, b.boolean(false), isMax);
+      taken = b.select(first, b.boolean(true), taken);
+      parts.push_back(b.select(first, g, zero));
+    }
+  grads[0] = poolInputGrad(b, x, w, [&](int64_t i, int64_t j) {
+    return parts[i * w[1].kernel + j];
+  });
+  return success();
+}
+
+/// Each window's gradient is shared by the elements it averaged.
+LogicalResult AvgPool2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], x = getX();
+  grads.assign(1, Value());
+  if (!g)
+    return success();
+  auto w = windowsOf(shapeOfValue(x), shapeOfValue(getResult()), getKernel(),
+                     getStrides(), getPadding(), {1, 1});
+  // Elements per window: the whole window, or those not in the padding (a
+  // constant per output position, from the static shapes).
+  Value share;
+  if (getCountIncludePad()) {
+    share = b.div(g, b.like(g, double(w[0].kernel * w[1].kernel)));
+  } else {
+    auto count = [](const Window &w, int64_t p) {
+      int64_t lo = p * w.stride - w.before;
+      int64_t first = std::max<int64_t>(lo, 0);
+      int64_t last = std::min<int64_t>(lo + w.kernel, w.size);
+      return std::max<int64_t>(last - first, 1);
+    };
+    SmallVector<double> counts;
+    for (int64_t p = 0; p < w[0].out; ++p)
+      for (int64_t q = 0; q < w[1].out; ++q)
+        counts.push_back(double(count(w[0], p) * count(w[1], q)));
+    auto element = cast<RankedTensorType>(g.getType()).getElementType();
+    auto type = RankedTensorType::get({w[0].out, w[1].out}, element);
+    SmallVector<APFloat> values;
+    for (double c : counts) {
+      APFloat v(c);
+      bool lost;
+      v.convert(cast<FloatType>(element).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(v);
+    }
+    Value divisor = b.builder().create<ConstantOp>(
+        b.location(), type,
+        cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
+    share = b.div(g, divisor);
+  }
+  grads[0] = poolInputGrad(b, x, w, [&](int64_t, int64_t) { return share; });
+  return success();
 }

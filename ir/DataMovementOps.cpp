@@ -2,6 +2,7 @@
 
 #include "ir/DlcDialect.h"
 #include "ir/ShapeUtils.h"
+#include "ir/Vjp.h"
 
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -187,5 +188,116 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   for (int64_t p : perm)
     shape.push_back(x.getDimSize(p));
   types.push_back(RankedTensorType::get(shape, x.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Derivatives
+//===----------------------------------------------------------------------===//
+
+static SmallVector<int64_t> inversePermutation(ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  return inverse;
+}
+
+/// The gradient of a pad is the window of g the operand occupies.
+static Value padGrad(VjpBuilder &b, Value g, ArrayRef<int64_t> low,
+                     ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> limits, strides(shape.size(), 1);
+  for (auto [l, d] : llvm::zip(low, shape))
+    limits.push_back(l + d);
+  return b.slice(g, low, limits, strides);
+}
+
+#define DLC_SINGLE_VJP(OP, EXPR)                                               \
+  LogicalResult OP::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,       \
+                             SmallVectorImpl<Value> &grads) {                  \
+    Value g = resultGrads[0];                                                  \
+    grads.assign((*this)->getNumOperands(), Value());                           \
+    if (g)                                                                     \
+      grads[0] = EXPR;                                                         \
+    return success();                                                          \
+  }
+
+DLC_SINGLE_VJP(BroadcastToOp, b.sumToShape(g, getX().getType()))
+DLC_SINGLE_VJP(ReshapeOp, b.reshape(g, shapeOfValue(getX())))
+DLC_SINGLE_VJP(TransposeOp, b.transpose(g, inversePermutation(getPerm())))
+DLC_SINGLE_VJP(SliceOp, b.unslice(g, shapeOfValue(getX()), getStarts(),
+                                  getStrides()))
+DLC_SINGLE_VJP(PadOp, padGrad(b, g, getLow(), shapeOfValue(getX())))
+#undef DLC_SINGLE_VJP
+
+/// Each input gets its slice of the gradient along the axis.
+LogicalResult ConcatOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                 SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.assign((*this)->getNumOperands(), Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> full = shapeOfValue(g);
+  int64_t axis = *normalizeAxis(getAxis(), full.size());
+  int64_t offset = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    int64_t size = shapeOfValue(input)[axis];
+    SmallVector<int64_t> starts(full.size(), 0), limits(full),
+        strides(full.size(), 1);
+    starts[axis] = offset;
+    limits[axis] = offset + size;
+    grads[i] = b.slice(g, starts, limits, strides);
+    offset += size;
+  }
+  return success();
+}
+
+/// One-hot rows of `indices` (flattened, negative ones counted from the
+/// end) against `n` classes: [indices, n] in `element`.
+static Value oneHot(VjpBuilder &b, Value indices, int64_t n, Type element) {
+  int64_t count = numElementsOf(indices);
+  Type idx = cast<RankedTensorType>(indices.getType()).getElementType();
+  Value flat = b.reshape(indices, {count});
+  Value wrapped = b.select(b.compare(ComparePredicate::lt, flat, b.like(flat, 0)),
+                           b.add(flat, b.like(flat, double(n))), flat);
+  Value rows = b.broadcastTo(b.reshape(wrapped, {count, 1}), {count, n});
+  Value hit = b.compare(ComparePredicate::eq, rows, b.iota({count, n}, 1, idx));
+  return b.select(hit, b.scalar(1, element), b.scalar(0, element));
+}
+
+/// The gradient of a gather is a scatter-add of g's slices to the rows they
+/// came from: a product with the one-hot matrix of the indices (exact, and
+/// a GEMM; proportional to rows x indices).
+LogicalResult GatherOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                 SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], x = getX(), indices = getIndices();
+  grads.assign(2, Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> xs = shapeOfValue(x);
+  int64_t axis = *normalizeAxis(getAxis(), xs.size());
+  int64_t before = 1, after = 1, n = xs[axis], count = numElementsOf(indices);
+  for (int64_t d = 0; d < axis; ++d)
+    before *= xs[d];
+  for (size_t d = axis + 1; d < xs.size(); ++d)
+    after *= xs[d];
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Value hot = oneHot(b, indices, n, element);                 // [count, n]
+  Value rows = b.reshape(g, {before, count, after});          // g's slices
+  Value summed = b.matmul(hot, rows, /*transposeA=*/true, false); // [before, n, after]
+  grads[0] = b.reshape(summed, xs);
+  return success();
+}
+
+LogicalResult EmbeddingOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], table = getTable(), ids = getIds();
+  grads.assign(2, Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> ts = shapeOfValue(table);
+  int64_t count = numElementsOf(ids);
+  Type element = cast<RankedTensorType>(table.getType()).getElementType();
+  Value hot = oneHot(b, ids, ts[0], element);
+  grads[0] = b.matmul(hot, b.reshape(g, {count, ts[1]}), true, false);
   return success();
 }

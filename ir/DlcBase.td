@@ -176,10 +176,12 @@ def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
 //===----------------------------------------------------------------------===//
 
 // Every op says what it is to the passes (DlcInterfaces.td): its definition
-// must give a role trait and a FLOP count, or it does not compile.
+// must give a role trait, a FLOP count and its derivative (a rule, or a
+// trait saying there is none), or it does not compile.
 class Dlc_Op<string mnemonic, list<Trait> traits = []>
     : Op<Dlc_Dialect, mnemonic,
-         !listconcat(traits, [Dlc_KernelOpInterface, Dlc_CostOpInterface])> {
+         !listconcat(traits, [Dlc_KernelOpInterface, Dlc_CostOpInterface,
+                              Dlc_DifferentiableOpInterface])> {
   // Whether a .dlg file may call the op by its mnemonic. The format's op
   // vocabulary is generated from the ops that may (tools/dlc-tblgen); an op
   // that the format writes another way (parameters, numbers) or that only

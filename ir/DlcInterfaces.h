@@ -15,6 +15,8 @@
 
 namespace dlc {
 
+class VjpBuilder; // ir/Vjp.h
+
 /// The part an op plays in a kernel (KernelOpInterface).
 enum class KernelRole {
   Source,       ///< names data: param, constant
@@ -99,6 +101,34 @@ class NoFlops : public mlir::OpTrait::TraitBase<ConcreteType, NoFlops> {
 public:
   int64_t getFlops() { return 0; }
 };
+
+/// Gradients stop here: every operand gets none (Dlc_ZeroDerivative).
+template <typename ConcreteType>
+class ZeroDerivative
+    : public mlir::OpTrait::TraitBase<ConcreteType, ZeroDerivative> {
+public:
+  mlir::LogicalResult buildVjp(VjpBuilder &, llvm::ArrayRef<mlir::Value>,
+                               llvm::SmallVectorImpl<mlir::Value> &grads) {
+    grads.assign(this->getOperation()->getNumOperands(), mlir::Value());
+    return mlir::success();
+  }
+};
+
+/// No derivative: reaching the op is an error (Dlc_NoDerivative).
+template <typename ConcreteType>
+class NoDerivative
+    : public mlir::OpTrait::TraitBase<ConcreteType, NoDerivative> {
+public:
+  mlir::LogicalResult buildVjp(VjpBuilder &, llvm::ArrayRef<mlir::Value>,
+                               llvm::SmallVectorImpl<mlir::Value> &) {
+    return this->getOperation()->emitOpError(
+        "has no derivative, but the loss depends on its result");
+  }
+};
+
+/// Marker: the op defines `buildVjp` itself (Dlc_VjpRule).
+template <typename ConcreteType>
+class VjpRule : public mlir::OpTrait::TraitBase<ConcreteType, VjpRule> {};
 
 /// Marker: the op defines `getFlops()` itself (Dlc_CustomFlops).
 template <typename ConcreteType>

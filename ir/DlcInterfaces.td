@@ -172,4 +172,54 @@ def Dlc_ReduceOpInterface : OpInterface<"ReduceOpInterface"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Derivatives
+//===----------------------------------------------------------------------===//
+
+def Dlc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::dlc";
+  let description = [{
+    The op's vector-Jacobian product, for reverse-mode differentiation
+    (`dlc-differentiate`): given the gradient of a scalar loss with respect
+    to each result, build the ops that compute its gradient with respect to
+    each operand. Every dlc op answers (`Dlc_Op` attaches the interface and
+    it has no default): with its rule, written beside its shape rule in
+    `ir/<Family>Ops.cpp`, or with one of the traits below. A rule is checked
+    against central finite differences in float64 on the oracle
+    (test/unit/ir/VjpTest.cpp).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+      Builds the gradients of the operands from `resultGrads` (one per
+      result; null where no gradient reaches that result). Fills
+      `operandGrads` with one value per operand, of the operand's type, or
+      null where the operand gets no gradient (integer operands, or a
+      derivative that is zero). Fails with an error at the op when the op
+      has no derivative.
+    }], "::mlir::LogicalResult", "buildVjp",
+      (ins "::dlc::VjpBuilder &":$builder,
+           "::mlir::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
+// The derivative is zero wherever it exists (floor, ceil, round) or there
+// is nothing to differentiate (sources): gradients stop here, silently.
+def Dlc_ZeroDerivative : NativeOpTrait<"ZeroDerivative"> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+// No derivative: comparisons, the compiler's structure. A gradient that
+// reaches the op is an error that names it.
+def Dlc_NoDerivative : NativeOpTrait<"NoDerivative"> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+// The rule is C++ beside the op's shape rule (`buildVjp`).
+def Dlc_VjpRule : NativeOpTrait<"VjpRule", [], [{
+  ::mlir::LogicalResult buildVjp(::dlc::VjpBuilder &builder,
+      ::mlir::ArrayRef<::mlir::Value> resultGrads,
+      ::llvm::SmallVectorImpl<::mlir::Value> &operandGrads);
+}]> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+
 #endif // DLC_IR_DLCINTERFACES_TD

@@ -28,7 +28,7 @@ defvar Dlc_ElementwiseNamedTraits = !listconcat(Dlc_ElementwiseBase,
 //===----------------------------------------------------------------------===//
 
 def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor,
-    Dlc_SourceRole, Dlc_NoFlops]> {
+    Dlc_SourceRole, Dlc_NoFlops, Dlc_ZeroDerivative]> {
   let summary = "A tensor whose elements are known at compile time.";
   let description = [{
     Scalar literals of the source program (`x * 0.5`) become rank-0
@@ -47,7 +47,8 @@ def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor,
   let dlgCallable = 0;
 }
 
-def Dlc_IotaOp : Dlc_Op<"iota", [Pure, Dlc_ElementwiseRole, Dlc_NoFlops]> {
+def Dlc_IotaOp : Dlc_Op<"iota", [Pure, Dlc_ElementwiseRole, Dlc_NoFlops,
+    Dlc_ZeroDerivative]> {
   let summary = "A tensor whose elements are their index along one axis.";
   let description = [{
     Element `[i0, i1, ...]` of the result is `i_axis`. Used to build masks,
@@ -63,7 +64,8 @@ def Dlc_IotaOp : Dlc_Op<"iota", [Pure, Dlc_ElementwiseRole, Dlc_NoFlops]> {
   let hasVerifier = 1;
 }
 
-def Dlc_ParamOp : Dlc_Op<"param", [Dlc_SourceRole, Dlc_NoFlops]> {
+def Dlc_ParamOp : Dlc_Op<"param", [Dlc_SourceRole, Dlc_NoFlops,
+    Dlc_ZeroDerivative]> {
   let summary = "A named, trainable model parameter.";
   let description = [{
     A parameter's value is given by its initialiser, a dictionary with a
@@ -95,9 +97,9 @@ def Dlc_ParamOp : Dlc_Op<"param", [Dlc_SourceRole, Dlc_NoFlops]> {
 //===----------------------------------------------------------------------===//
 
 class Dlc_UnaryOp<string mnemonic, Type operandType, string what,
-                  list<Trait> traits = []>
-    : Dlc_Op<mnemonic, !listconcat(Dlc_ElementwiseTraits, [InferTypeOpAdaptor],
-                                   traits)> {
+                  Trait derivative = Dlc_VjpRule>
+    : Dlc_Op<mnemonic, !listconcat(Dlc_ElementwiseTraits,
+                                   [InferTypeOpAdaptor, derivative])> {
   let summary = "Element-wise " # what # ".";
   let description = [{
     The result has the operand's shape and element type.
@@ -126,17 +128,20 @@ def Dlc_AbsOp : Dlc_UnaryOp<"abs", Dlc_NumericTensor, "absolute value">;
 def Dlc_AtanOp : Dlc_UnaryOp<"atan", Dlc_FloatTensor,
     "arc tangent, in (-pi/2, pi/2)">;
 def Dlc_CeilOp : Dlc_UnaryOp<"ceil", Dlc_FloatTensor,
-    "rounding up to an integral value">;
+    "rounding up to an integral value",
+    Dlc_ZeroDerivative>;
 def Dlc_CosOp : Dlc_UnaryOp<"cos", Dlc_FloatTensor, "cosine">;
 def Dlc_ErfOp : Dlc_UnaryOp<"erf", Dlc_FloatTensor, "Gauss error function">;
 def Dlc_ExpOp : Dlc_UnaryOp<"exp", Dlc_FloatTensor, "exponential">;
 def Dlc_FloorOp : Dlc_UnaryOp<"floor", Dlc_FloatTensor,
-    "rounding down to an integral value">;
+    "rounding down to an integral value",
+    Dlc_ZeroDerivative>;
 def Dlc_LogOp : Dlc_UnaryOp<"log", Dlc_FloatTensor, "natural logarithm">;
 def Dlc_NegOp : Dlc_UnaryOp<"neg", Dlc_NumericTensor, "negation">;
 def Dlc_ReluOp : Dlc_UnaryOp<"relu", Dlc_NumericTensor, "max(x, 0)">;
 def Dlc_RoundOp : Dlc_UnaryOp<"round", Dlc_FloatTensor,
-    "rounding to the nearest integral value, halves to even">;
+    "rounding to the nearest integral value, halves to even",
+    Dlc_ZeroDerivative>;
 def Dlc_RsqrtOp : Dlc_UnaryOp<"rsqrt", Dlc_FloatTensor, "1 / sqrt(x)">;
 def Dlc_SigmoidOp : Dlc_UnaryOp<"sigmoid", Dlc_FloatTensor, "1 / (1 + exp(-x))">;
 def Dlc_SiluOp : Dlc_UnaryOp<"silu", Dlc_FloatTensor, "x * sigmoid(x)">;
@@ -147,7 +152,7 @@ def Dlc_SqrtOp : Dlc_UnaryOp<"sqrt", Dlc_FloatTensor, "square root">;
 def Dlc_TanhOp : Dlc_UnaryOp<"tanh", Dlc_FloatTensor, "hyperbolic tangent">;
 
 def Dlc_GeluOp : Dlc_Op<"gelu", !listconcat(Dlc_ElementwiseNamedTraits,
-    [InferTypeOpAdaptor])> {
+    [InferTypeOpAdaptor, Dlc_VjpRule])> {
   let summary = "Element-wise Gaussian error linear unit.";
   let description = [{
     `approximation = none` computes `0.5 x (1 + erf(x / sqrt(2)))`;
@@ -165,7 +170,8 @@ def Dlc_GeluOp : Dlc_Op<"gelu", !listconcat(Dlc_ElementwiseNamedTraits,
 }
 
 class Dlc_BinaryOp<string mnemonic, Type operandType, string what>
-    : Dlc_Op<mnemonic, !listconcat(Dlc_ElementwiseTraits, [InferTypeOpAdaptor])> {
+    : Dlc_Op<mnemonic, !listconcat(Dlc_ElementwiseTraits,
+                                   [InferTypeOpAdaptor, Dlc_VjpRule])> {
   let summary = "Element-wise " # what # ", with NumPy broadcasting.";
   let description = [{
     Both operands have the same element type; their shapes broadcast by
@@ -194,7 +200,7 @@ def Dlc_MulOp : Dlc_BinaryOp<"mul", Dlc_NumericTensor, "multiplication">;
 def Dlc_PowOp : Dlc_BinaryOp<"pow", Dlc_NumericTensor, "power">;
 def Dlc_SubOp : Dlc_BinaryOp<"sub", Dlc_NumericTensor, "subtraction">;
 
-def Dlc_CastOp : Dlc_Op<"cast", Dlc_ElementwiseTraits> {
+def Dlc_CastOp : Dlc_Op<"cast", !listconcat(Dlc_ElementwiseTraits, [Dlc_VjpRule])> {
   let summary = "Element-wise conversion to another element type.";
   let description = [{
     Floats round to nearest-even; float to integer truncates toward zero
@@ -212,7 +218,7 @@ def Dlc_CastOp : Dlc_Op<"cast", Dlc_ElementwiseTraits> {
 }
 
 def Dlc_CompareOp : Dlc_Op<"compare", !listconcat(Dlc_ElementwiseNamedTraits,
-    [InferTypeOpAdaptor])> {
+    [InferTypeOpAdaptor, Dlc_NoDerivative])> {
   let summary = "Element-wise comparison, with NumPy broadcasting, to i1.";
   let description = [{
     ```mlir
@@ -228,7 +234,7 @@ def Dlc_CompareOp : Dlc_Op<"compare", !listconcat(Dlc_ElementwiseNamedTraits,
 }
 
 def Dlc_SelectOp : Dlc_Op<"select", !listconcat(Dlc_ElementwiseTraits,
-    [InferTypeOpAdaptor])> {
+    [InferTypeOpAdaptor, Dlc_VjpRule])> {
   let summary = "Element-wise choice: `cond ? on_true : on_false`.";
   let description = [{
     The three operands broadcast together; the branches share an element
@@ -251,7 +257,7 @@ def Dlc_SelectOp : Dlc_Op<"select", !listconcat(Dlc_ElementwiseTraits,
 //===----------------------------------------------------------------------===//
 
 def Dlc_Conv2dOp : Dlc_Op<"conv2d", [Pure, InferTypeOpAdaptor,
-    Dlc_ConvolutionRole, Dlc_CustomFlops]> {
+    Dlc_ConvolutionRole, Dlc_CustomFlops, Dlc_VjpRule]> {
   let summary = "2-D convolution over NCHW inputs with OIHW weights.";
   let description = [{
     `x: [N, C, H, W]`, `w: [O, C / groups, KH, KW]`, optional `bias: [O]`.
@@ -275,7 +281,7 @@ def Dlc_Conv2dOp : Dlc_Op<"conv2d", [Pure, InferTypeOpAdaptor,
 }
 
 def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, InferTypeOpAdaptor,
-    Dlc_ContractionRole, Dlc_CustomFlops]> {
+    Dlc_ContractionRole, Dlc_CustomFlops, Dlc_VjpRule]> {
   let summary = "Batched matrix product, with broadcast batch dimensions.";
   let description = [{
     Both operands have rank at least 2. `transpose_a`/`transpose_b` swap the
@@ -298,7 +304,7 @@ def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, InferTypeOpAdaptor,
 
 class Dlc_Pool2dOp<string mnemonic, string what>
     : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Dlc_PoolingRole,
-                        Dlc_CustomFlops]> {
+                        Dlc_CustomFlops, Dlc_VjpRule]> {
   let summary = "2-D " # what # " pooling over NCHW inputs.";
   let description = [{
     Windows of `kernel = [KH, KW]` moved by `strides`; `padding` is
@@ -332,7 +338,7 @@ class Dlc_ReduceOp<string mnemonic, string what, string kind>
     : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Dlc_RowRole,
                         Dlc_FlopsPerInputElement<1>,
                         DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
-                        Dlc_ReduceOpInterface]> {
+                        Dlc_ReduceOpInterface, Dlc_VjpRule]> {
   let summary = "Reduction by " # what # " over the given axes.";
   let description = [{
     `axes` are distinct, in `[-rank, rank)`; an empty list reduces nothing
@@ -363,7 +369,8 @@ def Dlc_ReduceSumOp : Dlc_ReduceOp<"reduce_sum", "sum", "Sum">;
 //===----------------------------------------------------------------------===//
 
 def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
-    Dlc_FlopsPerInputElement<8>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>]> {
+    Dlc_FlopsPerInputElement<8>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
+    Dlc_VjpRule]> {
   let summary = "Layer normalisation over the trailing dimensions from `axis`.";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * scale + bias`, with mean and biased
@@ -385,7 +392,8 @@ def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRol
 }
 
 def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
-    Dlc_FlopsPerInputElement<5>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>]> {
+    Dlc_FlopsPerInputElement<5>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
+    Dlc_VjpRule]> {
   let summary = "Logarithm of the softmax along one axis, computed stably.";
   let description = [{
     ```mlir
@@ -399,7 +407,8 @@ def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [Pure, InferTypeOpAdaptor, Dlc_RowR
 }
 
 def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
-    Dlc_FlopsPerInputElement<4>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>]> {
+    Dlc_FlopsPerInputElement<4>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
+    Dlc_VjpRule]> {
   let summary = "Root-mean-square normalisation over the trailing dimensions.";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * scale`, the mean over dimensions
@@ -419,7 +428,8 @@ def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
 }
 
 def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
-    Dlc_FlopsPerInputElement<5>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>]> {
+    Dlc_FlopsPerInputElement<5>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
+    Dlc_VjpRule]> {
   let summary = "Softmax along one axis, computed stably.";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`.
@@ -439,7 +449,7 @@ def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
 //===----------------------------------------------------------------------===//
 
 def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure, Dlc_LayoutRole,
-    Dlc_NoFlops, Dlc_ElementAligned]> {
+    Dlc_NoFlops, Dlc_ElementAligned, Dlc_VjpRule]> {
   let summary = "Broadcasts a tensor to the result's shape (NumPy rules).";
   let description = [{
     The result type is the target; the operand's shape must broadcast to
@@ -457,7 +467,7 @@ def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure, Dlc_LayoutRole,
 }
 
 def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor,
-    Dlc_DataMovementRole, Dlc_NoFlops]> {
+    Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Joins tensors along one axis.";
   let description = [{
     All operands have the same rank and element type and agree on every
@@ -473,7 +483,7 @@ def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor,
 }
 
 def Dlc_EmbeddingOp : Dlc_Op<"embedding", [Pure, InferTypeOpAdaptor,
-    Dlc_DataMovementRole, Dlc_NoFlops]> {
+    Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Looks up rows of an embedding table.";
   let description = [{
     `table: [V, D]`, integer `ids` of any shape with values in `[0, V)`;
@@ -490,7 +500,7 @@ def Dlc_EmbeddingOp : Dlc_Op<"embedding", [Pure, InferTypeOpAdaptor,
 }
 
 def Dlc_GatherOp : Dlc_Op<"gather", [Pure, InferTypeOpAdaptor,
-    Dlc_DataMovementRole, Dlc_NoFlops]> {
+    Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Takes slices along one axis at the given indices (NumPy `take`).";
   let description = [{
     The result is `x.shape[:axis] + indices.shape + x.shape[axis+1:]`.
@@ -508,7 +518,7 @@ def Dlc_GatherOp : Dlc_Op<"gather", [Pure, InferTypeOpAdaptor,
 }
 
 def Dlc_PadOp : Dlc_Op<"pad", [Pure, InferTypeOpAdaptor,
-    Dlc_DataMovementRole, Dlc_NoFlops]> {
+    Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Pads each dimension with a constant value.";
   let description = [{
     `low[i]` and `high[i]` (non-negative) elements are added before and
@@ -526,7 +536,7 @@ def Dlc_PadOp : Dlc_Op<"pad", [Pure, InferTypeOpAdaptor,
 }
 
 def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure, Dlc_LayoutRole, Dlc_NoFlops,
-    Dlc_ElementAligned]> {
+    Dlc_ElementAligned, Dlc_VjpRule]> {
   let summary = "Reinterprets a tensor's elements in row-major order as another shape.";
   let description = [{
     The result type is the target; it has the operand's element type and
@@ -544,7 +554,7 @@ def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure, Dlc_LayoutRole, Dlc_NoFlops,
 }
 
 def Dlc_SliceOp : Dlc_Op<"slice", [Pure, InferTypeOpAdaptor,
-    Dlc_DataMovementRole, Dlc_NoFlops]> {
+    Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Takes a strided rectangular slice.";
   let description = [{
     Per dimension, `0 <= start <= limit <= size` and `stride >= 1`; the
@@ -564,7 +574,7 @@ def Dlc_SliceOp : Dlc_Op<"slice", [Pure, InferTypeOpAdaptor,
 }
 
 def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor,
-    Dlc_LayoutRole, Dlc_NoFlops]> {
+    Dlc_LayoutRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Permutes dimensions: result dimension i is operand dimension perm[i].";
   let description = [{
     ```mlir
@@ -584,7 +594,7 @@ def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor,
 //===----------------------------------------------------------------------===//
 
 def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor,
-    Dlc_LossRole, Dlc_FlopsPerInputElement<5>]> {
+    Dlc_LossRole, Dlc_FlopsPerInputElement<5>, Dlc_VjpRule]> {
   let summary = "Softmax cross-entropy against integer class labels.";
   let description = [{
     `logits: [..., C]`, integer `labels: [...]` with values in `[0, C)`; per
@@ -604,7 +614,7 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor,
 }
 
 def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor, Dlc_LossRole,
-    Dlc_FlopsPerInputElement<3>]> {
+    Dlc_FlopsPerInputElement<3>, Dlc_VjpRule]> {
   let summary = "Squared error between predictions and targets.";
   let description = [{
     `(pred - target)^2` for operands of one shape and type, then `mean` (the
@@ -627,6 +637,7 @@ def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor, Dlc_LossRole,
 //===----------------------------------------------------------------------===//
 
 def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove, Dlc_StructureRole,
+    Dlc_NoDerivative,
     Dlc_CustomFlops,
     SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
   let summary = "A group of ops that becomes one kernel.";
@@ -666,6 +677,7 @@ def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove, Dlc_StructureRole,
 }
 
 def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator, Dlc_StructureRole, Dlc_NoFlops,
+    Dlc_NoDerivative,
                                    HasParent<"FusionOp">]> {
   let summary = "Returns the results of a fusion region.";
   let description = [{

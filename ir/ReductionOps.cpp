@@ -2,6 +2,7 @@
 
 #include "ir/DlcDialect.h"
 #include "ir/ShapeUtils.h"
+#include "ir/Vjp.h"
 
 #include "llvm/ADT/SmallSet.h"
 
@@ -249,3 +250,217 @@ DLC_SOFTMAX_ROWS(LogSoftmaxOp)
 DLC_NORM_ROWS(LayerNormOp)
 DLC_NORM_ROWS(RmsNormOp)
 #undef DLC_NORM_ROWS
+
+//===----------------------------------------------------------------------===//
+// Derivatives
+//===----------------------------------------------------------------------===//
+
+/// Elements per row of `x` over `axes`.
+static int64_t rowSize(Value x, ArrayRef<int64_t> axes) {
+  int64_t n = 1;
+  for (int64_t a : axes)
+    n *= shapeOfValue(x)[a];
+  return n;
+}
+
+LogicalResult ReduceSumOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.assign(1, g ? b.unreduce(g, shapeOfValue(getX()), getRowAxes())
+                    : Value());
+  return success();
+}
+
+LogicalResult ReduceMeanOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                     SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.assign(1, Value());
+  if (g)
+    grads[0] = b.unreduce(
+        b.div(g, b.like(g, double(rowSize(getX(), getRowAxes())))),
+        shapeOfValue(getX()), getRowAxes());
+  return success();
+}
+
+/// max and min: shared equally by the elements equal to the result.
+static LogicalResult chooserGrad(VjpBuilder &b, RowOpInterface op, Value g,
+                                 SmallVectorImpl<Value> &grads) {
+  grads.assign(1, Value());
+  if (!g)
+    return success();
+  Value x = op.getRowInput();
+  ArrayRef<int64_t> full = shapeOfValue(x);
+  SmallVector<int64_t> axes = op.getRowAxes();
+  Value y = b.unreduce(op->getResult(0), full, axes);
+  Value zero = b.like(x, 0);
+  Value hit = b.select(b.compare(ComparePredicate::eq, x, y), b.like(x, 1), zero);
+  Value count = b.unreduce(b.reduceSum(hit, axes, true), full, axes);
+  grads[0] = b.div(b.mul(b.unreduce(g, full, axes), hit), count);
+  return success();
+}
+
+LogicalResult ReduceMaxOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  return chooserGrad(b, *this, resultGrads[0], grads);
+}
+LogicalResult ReduceMinOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  return chooserGrad(b, *this, resultGrads[0], grads);
+}
+
+/// y / x per element: exact where no element of the row is zero (a zero
+/// makes that row's gradient inf or NaN).
+LogicalResult ReduceProdOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                     SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.assign(1, Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> full = shapeOfValue(getX());
+  Value gy = b.unreduce(b.mul(g, getResult()), full, getRowAxes());
+  grads[0] = b.div(gy, getX());
+  return success();
+}
+
+/// dx = y (g - sum(g y)) over the row: one row kernel after fusion.
+LogicalResult SoftmaxOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                  SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], y = getResult();
+  grads.assign(1, Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> full = shapeOfValue(y);
+  SmallVector<int64_t> axes = getRowAxes();
+  Value dot = b.unreduce(b.reduceSum(b.mul(g, y), axes, true), full, axes);
+  grads[0] = b.mul(y, b.sub(g, dot));
+  return success();
+}
+
+/// dx = g - exp(y) sum(g) over the row.
+LogicalResult LogSoftmaxOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                     SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], y = getResult();
+  grads.assign(1, Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> full = shapeOfValue(y);
+  SmallVector<int64_t> axes = getRowAxes();
+  Value sum = b.unreduce(b.reduceSum(g, axes, true), full, axes);
+  grads[0] = b.sub(g, b.mul(b.exp(y), sum));
+  return success();
+}
+
+/// The leading (batch) axes `[0, first row axis)` a norm's scale and bias
+/// gradients sum over.
+static SmallVector<int64_t> leadingAxes(ArrayRef<int64_t> rowAxes) {
+  SmallVector<int64_t> axes;
+  for (int64_t a = 0; a < rowAxes.front(); ++a)
+    axes.push_back(a);
+  return axes;
+}
+
+/// With x̂ = (x - mean) rstd and ĝ = g scale, over each row:
+/// dx = rstd (ĝ - mean(ĝ) - x̂ mean(ĝ x̂)); dscale = Σ_batch g x̂;
+/// dbias = Σ_batch g. The statistics are recomputed from x (cheaper than
+/// keeping them: they fuse into the same row kernel).
+LogicalResult LayerNormOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], x = getX();
+  grads.assign((*this)->getNumOperands(), Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> full = shapeOfValue(x);
+  SmallVector<int64_t> axes = getRowAxes();
+  auto rowMean = [&](Value v) {
+    return b.unreduce(b.reduceMean(v, axes, true), full, axes);
+  };
+  Value centred = b.sub(x, rowMean(x));
+  Value rstd = b.create<RsqrtOp>(
+      {b.add(rowMean(b.mul(centred, centred)),
+             b.like(x, getEpsilon().convertToDouble()))});
+  Value xhat = b.mul(centred, rstd);
+  Value gs = b.mul(g, getScale());
+  grads[0] = b.mul(rstd, b.sub(b.sub(gs, rowMean(gs)),
+                               b.mul(xhat, rowMean(b.mul(gs, xhat)))));
+  SmallVector<int64_t> batch = leadingAxes(axes);
+  grads[1] = b.reduceSum(b.mul(g, xhat), batch, false);
+  if (getBias())
+    grads[2] = b.reduceSum(g, batch, false);
+  return success();
+}
+
+/// With r = rsqrt(mean(x²) + eps) and ĝ = g scale:
+/// dx = r ĝ - x r³ mean(ĝ x); dscale = Σ_batch g x r.
+LogicalResult RmsNormOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                  SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], x = getX();
+  grads.assign(2, Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> full = shapeOfValue(x);
+  SmallVector<int64_t> axes = getRowAxes();
+  auto rowMean = [&](Value v) {
+    return b.unreduce(b.reduceMean(v, axes, true), full, axes);
+  };
+  Value r = b.create<RsqrtOp>(
+      {b.add(rowMean(b.mul(x, x)), b.like(x, getEpsilon().convertToDouble()))});
+  Value gs = b.mul(g, getScale());
+  Value r3 = b.mul(r, b.mul(r, r));
+  grads[0] = b.sub(b.mul(r, gs), b.mul(b.mul(x, r3), rowMean(b.mul(gs, x))));
+  grads[1] = b.reduceSum(b.mul(g, b.mul(x, r)), leadingAxes(axes), false);
+  return success();
+}
+
+/// The gradient of each example's loss: g itself for `none`, else g (or
+/// g / count for `mean`) broadcast to every example.
+static Value perExample(VjpBuilder &b, Value g, LossReduction reduction,
+                        ArrayRef<int64_t> examples, double count) {
+  if (reduction == LossReduction::mean)
+    g = b.div(g, b.like(g, count));
+  return b.broadcastTo(g, examples);
+}
+
+/// d logits = (softmax(logits) - onehot(label)) times each example's
+/// gradient; labels get none.
+LogicalResult CrossEntropyOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                                       SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], logits = getLogits(), labels = getLabels();
+  grads.assign(2, Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> full = shapeOfValue(logits);
+  int64_t rank = full.size();
+  ArrayRef<int64_t> examples = shapeOfValue(labels);
+  double count = double(std::max<int64_t>(1, numElementsOf(labels)));
+  Value ge = perExample(b, g, getReduction(), examples, count);
+  OpBuilder &o = b.builder();
+  Value probs = b.create<SoftmaxOp>(
+      {logits}, {o.getNamedAttr("axis", o.getI64IntegerAttr(-1))});
+  Type labelType = cast<RankedTensorType>(labels.getType()).getElementType();
+  Value classes = b.iota(full, rank - 1, labelType);
+  SmallVector<int64_t> kept(examples);
+  kept.push_back(1);
+  Value isLabel = b.compare(ComparePredicate::eq, classes,
+                            b.broadcastTo(b.reshape(labels, kept), full));
+  Value onehot = b.select(isLabel, b.like(logits, 1), b.like(logits, 0));
+  Value gRow = b.broadcastTo(b.reshape(ge, kept), full);
+  grads[0] = b.mul(b.sub(probs, onehot), gRow);
+  return success();
+}
+
+/// d pred = 2 (pred - target) times each example's gradient; d target the
+/// negation.
+LogicalResult MseOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
+                              SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0], pred = getPred(), target = getTarget();
+  grads.assign(2, Value());
+  if (!g)
+    return success();
+  ArrayRef<int64_t> full = shapeOfValue(pred);
+  Value ge = perExample(b, g, getReduction(), full,
+                        double(std::max<int64_t>(1, numElementsOf(pred))));
+  Value d = b.mul(b.mul(b.sub(pred, target), b.like(pred, 2)), ge);
+  grads[0] = d;
+  grads[1] = b.neg(d);
+  return success();
+}

@@ -10,6 +10,58 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DlcDifferentiate : Pass<"dlc-differentiate", "mlir::func::FuncOp"> {
+  let summary = "Turns a loss graph into its train step: forward, backward, update.";
+  let description = [{
+    A function with a `dlc.optimizer` dictionary (a `.dlg` train block's
+    loss graph, frontend/text/TrainGraph.cpp) and one scalar float result,
+    the loss, becomes one train step (docs/design/2026-11-25-training.md):
+    the forward ops, the gradient of the loss with respect to every float
+    parameter by reverse-mode differentiation (each op's rule through
+    `DifferentiableOpInterface`; an op without a derivative on the path is
+    an error naming it), optional global-norm clipping, and the
+    optimizer's update (SGD with momentum and Nesterov, Adam, AdamW, with
+    PyTorch's formulas). Parameters become arguments marked `dlc.state`
+    (with their initialiser as `dlc.init`), followed by the optimizer's
+    moments (`<param>.m`, `<param>.v`, `<param>.momentum`) and the step
+    counter `step`; an `lr` argument (f32) carries the step's learning
+    rate. The results are the loss and the new value of every state
+    argument, in the same order. Other functions are left alone.
+
+    With `gradients-only`, the function instead returns the loss and the
+    gradient of every float parameter (`dlc.name = "grad.<param>"`), with
+    no update and no state: what `dlc run --gradients` evaluates.
+
+    Before:
+    ```mlir
+    func.func @f_train(%x: tensor<4x3xf32>, %t: tensor<4x2xf32>) -> tensor<f32>
+        attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64}} {
+      %w = dlc.param "w" {init = {kind = "he", seed = 1 : i64}} : tensor<3x2xf32>
+      %y = dlc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+      %l = dlc.mse %y, %t : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+    After (abridged):
+    ```mlir
+    func.func @f_train(%x, %t, %lr {dlc.name = "lr"},
+        %w {dlc.state = "w", dlc.init = {...}}, %step {dlc.state = "step", ...})
+        -> (tensor<f32> {dlc.name = "loss"}, tensor<3x2xf32> {dlc.state = "w"},
+            tensor<i64> {dlc.state = "step"}) {
+      ... forward ...
+      %dw = dlc.matmul %x, %dy {transpose_a = true} ...
+      %w2 = dlc.sub %w, (lr * %dw) ...
+      return %l, %w2, %step1
+    }
+    ```
+  }];
+  let dependentDialects = ["::dlc::DlcDialect"];
+  let options = [
+    Option<"gradientsOnly", "gradients-only", "bool", /*default=*/"false",
+           "Return the parameters' gradients instead of updating them">,
+  ];
+}
+
 def DlcFoldConstants : Pass<"dlc-fold-constants", "mlir::func::FuncOp"> {
   let summary = "Evaluates parameter-free subgraphs at compile time.";
   let description = [{

@@ -18,7 +18,7 @@ DEBIAN_PACKAGES=(
   # the .safetensors header through nlohmann-json
   libzip-dev pkgconf nlohmann-json3-dev
 )
-PYTHON_PACKAGES=(numpy onnx onnxruntime)  # onnxruntime: the baseline of bench/cpu
+PYTHON_PACKAGES=(numpy onnx onnxruntime jax)  # onnxruntime: the baseline of bench/cpu; jax: the gradient oracle of test/e2e/grad_jax.py
 
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

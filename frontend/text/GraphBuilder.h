@@ -12,6 +12,7 @@
 #include "frontend/text/AST.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 
@@ -156,6 +157,18 @@ public:
 };
 
 struct OdsOp;
+
+/// Builds one statement of a graph or train body (MLIRGen.cpp).
+mlir::LogicalResult buildStatement(GraphBuilder &graph, const Stmt &stmt,
+                                   const std::string &baseDir);
+
+/// Builds `train`'s loss graph `@<graph>_train` into `module`: the graph's
+/// inputs and the train block's, the graph's body and the train block's,
+/// the scalar `loss` as result, the optimizer as `dlc.optimizer`
+/// (TrainGraph.cpp).
+mlir::LogicalResult buildTrainGraph(GraphBuilder &graph, const TrainBlock &train,
+                                    const Graph &ast, mlir::ModuleOp module,
+                                    const std::string &baseDir);
 
 /// What the op table knows of one op of the .dlg vocabulary.
 struct OpSpec {

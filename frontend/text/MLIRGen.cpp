@@ -430,6 +430,13 @@ static LogicalResult buildAssign(GraphBuilder &graph, const Assign &assign) {
 // Graphs and dimensions
 //===----------------------------------------------------------------------===//
 
+LogicalResult buildStatement(GraphBuilder &graph, const Stmt &stmt,
+                             const std::string &baseDir) {
+  return std::holds_alternative<ParamDecl>(stmt)
+             ? buildParam(graph, std::get<ParamDecl>(stmt), baseDir)
+             : buildAssign(graph, std::get<Assign>(stmt));
+}
+
 static LogicalResult buildGraph(GraphBuilder &graph, const Graph &ast,
                                 ModuleOp module, const std::string &baseDir) {
   graph.names.clear();
@@ -461,14 +468,9 @@ static LogicalResult buildGraph(GraphBuilder &graph, const Graph &ast,
     if (failed(define(graph, input.name, input.loc, body->getArgument(i))))
       return failure();
   }
-  for (const Stmt &stmt : ast.body) {
-    LogicalResult ok =
-        std::holds_alternative<ParamDecl>(stmt)
-            ? buildParam(graph, std::get<ParamDecl>(stmt), baseDir)
-            : buildAssign(graph, std::get<Assign>(stmt));
-    if (failed(ok))
+  for (const Stmt &stmt : ast.body)
+    if (failed(buildStatement(graph, stmt, baseDir)))
       return failure();
-  }
   SmallVector<Value> results;
   for (auto [output, declared] : llvm::zip(ast.outputs, outputTypes)) {
     auto found = graph.names.find(output.name);
@@ -553,14 +555,24 @@ bindDims(const Module &module, MLIRContext &context,
   std::map<std::string, std::string> boundBy;
   std::map<std::string, Location> boundAt;
   const Graph &entry = module.graphs.front();
+  // The inputs values may be given for: the entry graph's, and with
+  // training its train blocks' too.
+  std::vector<const Binding *> bindable;
+  for (const Binding &b : entry.inputs)
+    bindable.push_back(&b);
+  if (options.buildTraining)
+    for (const TrainBlock &t : module.trains)
+      if (t.graphName == entry.name)
+        for (const Binding &b : t.inputs)
+          bindable.push_back(&b);
   for (auto &[name, shape] : options.inputShapes) {
-    if (llvm::any_of(entry.inputs, [&](auto &b) { return b.name == name; }))
+    if (llvm::any_of(bindable, [&](const Binding *b) { return b->name == name; }))
       continue;
     auto diag = scratch.error(entry.nameLoc)
                 << "--input " << name << ": graph '" << entry.name
                 << "' has no input named '" << name << "' (its inputs: ";
-    llvm::interleaveComma(entry.inputs, diag,
-                          [&](const Binding &b) { diag << b.name; });
+    llvm::interleaveComma(bindable, diag,
+                          [&](const Binding *b) { diag << b->name; });
     return diag << ")";
   }
   for (auto &[name, size] : options.dims)
@@ -568,7 +580,8 @@ bindDims(const Module &module, MLIRContext &context,
       return scratch.error(entry.nameLoc)
              << "--dim " << name << "=" << size
              << ": the model has no symbolic dimension '" << name << "'";
-  for (const Binding &input : entry.inputs) {
+  for (const Binding *bound : bindable) {
+    const Binding &input = *bound;
     auto given = options.inputShapes.find(input.name);
     if (given == options.inputShapes.end())
       continue;
@@ -646,12 +659,18 @@ BuildResult buildModule(const Module &module, MLIRContext &context,
       return result;
   }
   for (const TrainBlock &train : module.trains) {
-    if (!moduleOp.lookupSymbol(train.graphName)) {
+    auto found = llvm::find_if(module.graphs, [&](const Graph &g) {
+      return g.name == train.graphName;
+    });
+    if (found == module.graphs.end()) {
       graph.error(train.nameLoc)
           << "train block names graph '" << train.graphName
           << "', which the file does not define";
       return result;
     }
+    if (options.buildTraining &&
+        failed(buildTrainGraph(graph, train, *found, moduleOp, options.baseDir)))
+      return result;
   }
   result.module = std::move(owned);
   return result;

@@ -40,6 +40,9 @@ struct BuildOptions {
   /// Folder that relative weight paths in `load(...)` are resolved against
   /// (the folder of the .dlg file).
   std::string baseDir;
+  /// Also build each train block's loss graph, `@<graph>_train`
+  /// (docs/design/2026-11-25-training.md §1), after the graphs.
+  bool buildTraining = false;
 };
 
 struct BuildResult {
@@ -51,7 +54,7 @@ struct BuildResult {
 };
 
 /// Builds every graph of `module` as a `func.func` (the first is the entry
-/// point). Errors are emitted as MLIR diagnostics at the source location;
+/// point), and with `buildTraining` each train block's loss graph. Errors are emitted as MLIR diagnostics at the source location;
 /// on failure `result.module` is null.
 BuildResult buildModule(const Module &module, mlir::MLIRContext &context,
                         const BuildOptions &options);

@@ -75,6 +75,12 @@ static cl::opt<std::string> saveParams(
     "save-params",
     cl::desc("run: save every parameter's value to a .npz/.safetensors file"),
     cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> gradients(
+    "gradients",
+    cl::desc("run: evaluate the train block's loss and every parameter's "
+             "gradient instead of the graph, and save them to a .npz or "
+             ".safetensors file"),
+    cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<std::string> stage(
     "stage",
     cl::desc("run: the IR the oracle evaluates: graph (as built) or fused "
@@ -179,6 +185,7 @@ int main(int argc, char **argv) {
     run.atol = absoluteTolerance;
     run.seed = seed;
     run.saveParams = saveParams;
+    run.gradients = gradients;
     run.showValues = showValues;
     run.stage = stage;
     return runRun(common, run, context, sourceMgr, llvm::outs());

@@ -1,0 +1,156 @@
+# RUN: %python %s
+# Whole-model gradients of the compiled train step's backward pass against an
+# independent implementation: JAX's jax.grad of the same network, from the
+# same parameters and inputs, in float32. dlc computes them with
+# `dlc run M --gradients` (dlc-differentiate, gradients only) on the CPU
+# backend; every parameter's gradient must agree with JAX's within 1e-4 of
+# its largest magnitude. Models: the MNIST MLP, LeNet, and a GPT-2 block
+# (B=2, T=16) with an MSE loss.
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
+
+from dlc_numpy import example  # noqa: E402
+
+TOLERANCE = 1e-4
+
+
+def dlc_gradients(source, inputs, dims, device="cpu"):
+    """Runs `dlc run --gradients` on `source` (.dlg text): returns
+    (loss, {param: gradient}, {param: value})."""
+    with tempfile.TemporaryDirectory(prefix="dlc-grad-") as tmp:
+        model = os.path.join(tmp, "model.dlg")
+        with open(model, "w") as f:
+            f.write(source)
+        grads_path = os.path.join(tmp, "grads.npz")
+        params_path = os.path.join(tmp, "params.npz")
+        cmd = ["dlc", "run", model, f"--device={device}", f"--gradients={grads_path}",
+               f"--save-params={params_path}"]
+        cmd += [f"--dim={k}={v}" for k, v in dims.items()]
+        for name, array in inputs.items():
+            path = os.path.join(tmp, f"in_{name}.npy")
+            np.save(path, array)
+            cmd.append(f"--input={name}=@{path}")
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)}\n{done.stdout}{done.stderr}")
+        with np.load(grads_path) as g, np.load(params_path) as p:
+            grads = {k[len("grad."):]: g[k] for k in g.files if k.startswith("grad.")}
+            return float(g["loss"]), grads, {k: p[k] for k in p.files}
+
+
+def compare(model, loss_fn, source, inputs, dims):
+    loss, grads, params = dlc_gradients(source, inputs, dims)
+    jparams = {k: jnp.asarray(v) for k, v in params.items()}
+    want_loss, want = jax.value_and_grad(loss_fn)(jparams, *inputs.values())
+    assert set(grads) == set(want), (model, sorted(grads), sorted(want))
+    # A gradient that is zero in exact arithmetic (a key bias: softmax does
+    # not see a constant added to a row of scores) is rounding noise in both
+    # implementations: it must stay noise, below 1e-5 of the model's largest
+    # gradient; every other one agrees within TOLERANCE of its own largest
+    # element.
+    largest = max(float(np.abs(np.asarray(w)).max()) for w in want.values())
+    worst = 0.0
+    for name in sorted(want):
+        w = np.asarray(want[name], dtype=np.float64)
+        g = grads[name].astype(np.float64)
+        assert g.shape == w.shape, (model, name, g.shape, w.shape)
+        if np.abs(w).max() < 1e-6 * largest:
+            assert np.abs(g).max() < 1e-5 * largest, f"{model}: d loss / d {name} should be 0"
+            continue
+        err = np.abs(g - w).max() / np.abs(w).max()
+        worst = max(worst, err)
+        assert err <= TOLERANCE, f"{model}: d loss / d {name}: relative error {err:.3g}"
+    assert abs(loss - float(want_loss)) <= 1e-5 * max(1.0, abs(float(want_loss))), (model, loss, want_loss)
+    print(f"{model}: {len(want)} parameter gradients match JAX, worst relative error {worst:.2e}")
+
+
+def cross_entropy(logits, labels):
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=-1))
+
+
+rng = np.random.default_rng(0)
+
+# --- the MNIST MLP ------------------------------------------------------------
+N = 8
+
+
+def mlp(p, x, label):
+    h = jax.nn.relu(x @ p["w1"] + p["b1"])
+    return cross_entropy(h @ p["w2"] + p["b2"], label)
+
+
+compare("mnist_mlp", mlp, open(example("mnist_mlp")).read(),
+        {"x": rng.standard_normal((N, 784)).astype(np.float32),
+         "label": rng.integers(0, 10, N).astype(np.int32)}, {"N": N})
+
+# --- LeNet --------------------------------------------------------------------
+
+
+def conv(x, w, b, padding):
+    y = lax.conv_general_dilated(x, w, (1, 1), [(padding, padding)] * 2,
+                                 dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                 precision=lax.Precision.HIGHEST)
+    return y + b[None, :, None, None]
+
+
+def max_pool(x):
+    return lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+
+def lenet(p, x, label):
+    c1 = max_pool(jax.nn.relu(conv(x, p["conv1_w"], p["conv1_b"], 2)))
+    c2 = max_pool(jax.nn.relu(conv(c1, p["conv2_w"], p["conv2_b"], 0)))
+    f = c2.reshape(x.shape[0], 400)
+    f1 = jax.nn.relu(f @ p["fc1_w"] + p["fc1_b"])
+    f2 = jax.nn.relu(f1 @ p["fc2_w"] + p["fc2_b"])
+    return cross_entropy(f2 @ p["fc3_w"] + p["fc3_b"], label)
+
+
+compare("lenet", lenet, open(example("lenet")).read(),
+        {"x": rng.standard_normal((N, 1, 28, 28)).astype(np.float32),
+         "label": rng.integers(0, 10, N).astype(np.int32)}, {"N": N})
+
+# --- a GPT-2 block with an MSE loss ----------------------------------------
+B, T, D, H = 2, 16, 768, 12
+
+
+def layer_norm(x, g, b, eps=1e-5):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / jnp.sqrt(var + eps) * g + b
+
+
+def gpt2_block(p, x, target):
+    heads = lambda t: t.reshape(B, T, H, D // H).transpose(0, 2, 1, 3)
+    h = layer_norm(x, p["ln_1_g"], p["ln_1_b"])
+    q, k, v = (heads(h @ p[f"w_{n}"] + p[f"b_{n}"]) for n in "qkv")
+    scores = jnp.matmul(q, k.transpose(0, 1, 3, 2)) * 0.125
+    causal = jnp.tril(jnp.ones((T, T), dtype=bool))
+    probs = jax.nn.softmax(jnp.where(causal, scores, -1e9), axis=-1)
+    merged = (probs @ v).transpose(0, 2, 1, 3).reshape(B, T, D)
+    r = x + merged @ p["w_o"] + p["b_o"]
+    h2 = layer_norm(r, p["ln_2_g"], p["ln_2_b"])
+    y = r + jax.nn.gelu(h2 @ p["w_fc"] + p["b_fc"], approximate=True) @ p["w_proj"] + p["b_proj"]
+    return jnp.mean((y - target) ** 2)
+
+
+with jax.default_matmul_precision("highest"):
+    source = open(example("gpt2_block")).read() + """
+train gpt2_block(target: f32[B, T, 768]) {
+  loss      = mse(y, target)
+  optimizer = adam(lr=0.001)
+}
+"""
+    compare("gpt2_block", gpt2_block, source,
+            {"x": rng.standard_normal((B, T, D)).astype(np.float32),
+             "target": rng.standard_normal((B, T, D)).astype(np.float32)},
+            {"B": B, "T": T})
