@@ -321,6 +321,101 @@ static Result buildIota(CallBuilder &call) {
 /// Surface sugar: the calls whose spelling is not the op's ODS one
 /// (another name, keyword or default, or a result type that the call's
 /// keywords give). They take precedence over the ops of the same name.
+//===----------------------------------------------------------------------===//
+// Losses that are compositions of dialect ops
+//===----------------------------------------------------------------------===//
+
+/// `reduction` (mean, sum or none) of per-element losses `l`.
+static Result reduceLoss(CallBuilder &call, Value l) {
+  auto reduction = call.choiceKw("reduction", {"mean", "sum", "none"}, "mean");
+  if (failed(reduction)) return failure();
+  if (*reduction == "none") return l;
+  auto &b = call.graph.builder;
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < cast<RankedTensorType>(l.getType()).getRank(); ++i)
+    all.push_back(i);
+  SmallVector<NamedAttribute> attrs{
+      b.getNamedAttr("axes", b.getDenseI64ArrayAttr(all)),
+      b.getNamedAttr("keepdims", b.getBoolAttr(false))};
+  return *reduction == "sum"
+             ? call.graph.create<ReduceSumOp>(call.loc(), {l}, attrs)
+             : call.graph.create<ReduceMeanOp>(call.loc(), {l}, attrs);
+}
+
+/// A rank-0 constant of `like`'s element type.
+static Result constantLike(CallBuilder &call, Value like, double v) {
+  Operand number{call.loc(), Value(), true, false, v};
+  return call.graph.materialize(
+      number, cast<RankedTensorType>(like.getType()).getElementType());
+}
+
+/// bce_with_logits(x, t) = max(x, 0) - x t + log(1 + exp(-|x|)) per
+/// element (PyTorch's BCEWithLogitsLoss, stable for any x), then reduced.
+static Result buildBceWithLogits(CallBuilder &call) {
+  auto x = call.tensorArg(0), t = call.tensorArg(1);
+  if (failed(x) || failed(t)) return failure();
+  GraphBuilder &g = call.graph;
+  auto relu = g.create<ReluOp>(call.loc(), {*x});
+  if (failed(relu)) return failure();
+  auto xt = g.create<MulOp>(call.loc(), {*x, *t});
+  if (failed(xt)) return failure();
+  auto absx = g.create<AbsOp>(call.loc(), {*x});
+  if (failed(absx)) return failure();
+  auto negabs = g.create<NegOp>(call.loc(), {*absx});
+  if (failed(negabs)) return failure();
+  auto soft = g.create<SoftplusOp>(call.loc(), {*negabs});
+  if (failed(soft)) return failure();
+  auto diff = g.create<SubOp>(call.loc(), {*relu, *xt});
+  if (failed(diff)) return failure();
+  auto l = g.create<AddOp>(call.loc(), {*diff, *soft});
+  if (failed(l)) return failure();
+  return reduceLoss(call, *l);
+}
+
+/// nll(log_probs, labels) = -log_probs[..., label] per example (PyTorch's
+/// NLLLoss over the last axis), then reduced.
+static Result buildNll(CallBuilder &call) {
+  auto logp = call.tensorArg(0), labels = call.tensorArg(1);
+  if (failed(logp) || failed(labels)) return failure();
+  GraphBuilder &g = call.graph;
+  auto type = cast<RankedTensorType>(logp->getType());
+  auto labelType = cast<RankedTensorType>(labels->getType());
+  if (type.getRank() < 1 || labelType.getShape() != type.getShape().drop_back() ||
+      !isa<IntegerType>(labelType.getElementType()))
+    return call.error(call.loc())
+           << "needs log-probabilities [..., C] and integer labels [...], got "
+           << formatType(type) << " and " << formatType(labelType);
+  auto &b = g.builder;
+  SmallVector<int64_t> kept(labelType.getShape());
+  kept.push_back(1);
+  auto column = g.createTyped<ReshapeOp>(call.loc(), labelType.clone(kept), {*labels});
+  if (failed(column)) return failure();
+  auto wide = g.createTyped<BroadcastToOp>(
+      call.loc(), labelType.clone(type.getShape()), {*column});
+  if (failed(wide)) return failure();
+  auto classes = g.createTyped<IotaOp>(
+      call.loc(), labelType.clone(type.getShape()), {},
+      {b.getNamedAttr("axis", b.getI64IntegerAttr(type.getRank() - 1))});
+  if (failed(classes)) return failure();
+  auto hit = g.create<CompareOp>(
+      call.loc(), {*classes, *wide},
+      {b.getNamedAttr("predicate", ComparePredicateAttr::get(
+                                       b.getContext(), ComparePredicate::eq))});
+  if (failed(hit)) return failure();
+  auto zero = constantLike(call, *logp, 0);
+  if (failed(zero)) return failure();
+  auto picked = g.create<SelectOp>(call.loc(), {*hit, *logp, *zero});
+  if (failed(picked)) return failure();
+  auto perExample = g.create<ReduceSumOp>(
+      call.loc(), {*picked},
+      {b.getNamedAttr("axes", b.getDenseI64ArrayAttr({type.getRank() - 1})),
+       b.getNamedAttr("keepdims", b.getBoolAttr(false))});
+  if (failed(perExample)) return failure();
+  auto l = g.create<NegOp>(call.loc(), {*perExample});
+  if (failed(l)) return failure();
+  return reduceLoss(call, *l);
+}
+
 static const std::vector<OpSpec> &handWrittenOps() {
   static const std::vector<OpSpec> table = {
       // Element-wise: comparisons by predicate, gelu's `approximate`, and
@@ -353,6 +448,9 @@ static const std::vector<OpSpec> &handWrittenOps() {
       {"slice", 1, 1, {"starts", "ends", "axes", "steps"}, buildSlice},
       {"gather", 2, 2, {"axis"}, buildGather},
       {"iota", 0, 0, {"shape", "axis", "dtype"}, buildIota},
+      // Losses written as compositions.
+      {"bce_with_logits", 2, 2, {"reduction"}, buildBceWithLogits},
+      {"nll", 2, 2, {"reduction"}, buildNll},
   };
   return table;
 }

@@ -11,6 +11,7 @@
 
 #include "passes/Passes.h"
 #include "passes/autodiff/Optimizers.h"
+#include "passes/autodiff/TrainingGraphs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -31,11 +32,10 @@ static bool isDifferentiable(Value v) {
 
 namespace {
 
-/// One tensor of state: its argument, name, initialiser, and new value.
+/// One tensor of state: its argument, name and new value.
 struct State {
   BlockArgument arg;
   std::string name;
-  DictionaryAttr init;
   Value next;
 };
 
@@ -58,7 +58,7 @@ static State addState(func::FuncOp func, Type type, StringRef name,
   auto attrs = b.getDictionaryAttr({b.getNamedAttr("dlc.state", b.getStringAttr(name)),
                                     b.getNamedAttr("dlc.init", init)});
   (void)func.insertArgument(index, type, attrs, loc);
-  return State{func.getArgument(index), name.str(), init, Value()};
+  return State{func.getArgument(index), name.str(), Value()};
 }
 
 /// The reverse sweep: the gradient of the loss with respect to every value
@@ -169,17 +169,8 @@ void DifferentiatePass::runOnOperation() {
       loc);
   Value lr = func.getArgument(lrIndex);
   SmallVector<State> params;
-  SmallVector<ParamOp> paramOps;
-  func.walk([&](ParamOp p) {
-    if (isDifferentiable(p.getResult()))
-      paramOps.push_back(p);
-  });
-  for (ParamOp p : paramOps) {
-    params.push_back(addState(func, p.getType(), p.getName(), p.getInit(), p.getLoc()));
-    p.getResult().replaceAllUsesWith(params.back().arg);
-  }
-  for (ParamOp p : paramOps)
-    p.erase();
+  for (StateArgument p : paramsToState(func))
+    params.push_back({p.arg, p.name, Value()});
   auto zeros = builder.getDictionaryAttr(
       {builder.getNamedAttr("kind", builder.getStringAttr("zeros"))});
   SmallVector<std::string> momentNames = config->momentNames();

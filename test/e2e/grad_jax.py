@@ -154,3 +154,27 @@ train gpt2_block(target: f32[B, T, 768]) {
             {"x": rng.standard_normal((B, T, D)).astype(np.float32),
              "target": rng.standard_normal((B, T, D)).astype(np.float32)},
             {"B": B, "T": T})
+
+# --- the other losses: bce_with_logits and nll (compositions of ops) --------
+LOSSES = """
+graph heads(x: f32[8, 5]) -> (logits: f32[8, 3]) {
+  param w: f32[5, 3] = normal(std=1, seed=7)
+  logits = x @ w
+}
+train heads(t: f32[8, 3], label: i32[8]) {
+  loss = bce_with_logits(logits, t) + nll(log_softmax(logits), label, reduction="sum")
+}
+"""
+
+
+def heads(p, x, t, label):
+    logits = x @ p["w"]
+    bce = jnp.mean(jnp.maximum(logits, 0) - logits * t + jnp.log1p(jnp.exp(-jnp.abs(logits))))
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return bce - jnp.sum(jnp.take_along_axis(logp, label[:, None], axis=-1))
+
+
+compare("bce_with_logits + nll", heads, LOSSES,
+        {"x": rng.standard_normal((8, 5)).astype(np.float32),
+         "t": rng.uniform(0, 1, (8, 3)).astype(np.float32),
+         "label": rng.integers(0, 3, 8).astype(np.int32)}, {})
