@@ -31,11 +31,6 @@ bool readTensorFile(const std::string &path, const std::string &name,
   std::string key = endsWith(path, ".npy") ? "" : name;
   if (!weights::readArray(path, key, out, error))
     return false;
-  if (out.dtype() == DType::I8 || out.dtype() == DType::U8) {
-    error = path + ": element type " + dtypeName(out.dtype()) +
-            " is not one dlc computes with (f64, f32, f16, bf16, i64, i32, i1)";
-    return false;
-  }
   return true;
 }
 

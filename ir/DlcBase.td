@@ -63,9 +63,11 @@ def Dlc_Dialect : Dialect {
 
 def Dlc_FloatElement : AnyTypeOf<[F64, F32, F16, BF16]>;
 def Dlc_IntElement : AnyTypeOf<[I64, I32]>;
-def Dlc_Element : AnyTypeOf<[F64, F32, F16, BF16, I64, I32, I1]>;
+// i8 and u8 hold data as it comes (images, quantised values): they are
+// moved, selected and cast, not computed with.
+def Dlc_Element : AnyTypeOf<[F64, F32, F16, BF16, I64, I32, I8, UI8, I1]>;
 
-def Dlc_Tensor : RankedTensorOf<[F64, F32, F16, BF16, I64, I32, I1]>;
+def Dlc_Tensor : RankedTensorOf<[F64, F32, F16, BF16, I64, I32, I8, UI8, I1]>;
 def Dlc_FloatTensor : RankedTensorOf<[F64, F32, F16, BF16]>;
 def Dlc_NumericTensor : RankedTensorOf<[F64, F32, F16, BF16, I64, I32]>;
 def Dlc_IndexTensor : RankedTensorOf<[I64, I32]>;

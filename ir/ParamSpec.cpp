@@ -21,6 +21,8 @@ DType dtypeOf(Type type) {
   if (type.isBF16()) return DType::BF16;
   if (type.isInteger(64)) return DType::I64;
   if (type.isInteger(32)) return DType::I32;
+  if (type.isUnsignedInteger(8)) return DType::U8;
+  if (type.isSignlessInteger(8)) return DType::I8;
   if (type.isInteger(1)) return DType::I1;
   llvm_unreachable("not a dlc element type");
 }

@@ -21,7 +21,7 @@ namespace dlc {
 
 class ParamOp;
 
-/// The DType of a dlc element type (f64, f32, f16, bf16, i64, i32 or i1).
+/// The DType of a dlc element type (f64, f32, f16, bf16, i64, i32, i8, u8 or i1).
 DType dtypeOf(mlir::Type elementType);
 
 /// The elements of `attr` as a host tensor of its type: a DenseElementsAttr

@@ -15,7 +15,8 @@ std::string formatElementType(Type type) {
   if (type.isF16()) return "f16";
   if (type.isBF16()) return "bf16";
   if (auto intType = dyn_cast<IntegerType>(type))
-    return "i" + std::to_string(intType.getWidth());
+    return (intType.isUnsigned() ? "u" : "i") +
+           std::to_string(intType.getWidth());
   std::string text;
   llvm::raw_string_ostream os(text);
   type.print(os);

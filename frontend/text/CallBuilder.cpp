@@ -187,7 +187,7 @@ FailureOr<Type> CallBuilder::dtypeKw(StringRef name,
       return type;
   return error(kw->value.loc)
          << "keyword '" << name
-         << "' needs an element type (f64, f32, f16, bf16, i64, i32, i1), got "
+         << "' needs an element type (f64, f32, f16, bf16, i64, i32, i8, u8, i1), got "
          << formatAttr(kw->value);
 }
 

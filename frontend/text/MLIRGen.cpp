@@ -73,6 +73,8 @@ Type GraphBuilder::elementType(const std::string &name) const {
       .Case("bf16", BFloat16Type::get(ctx))
       .Case("i64", IntegerType::get(ctx, 64))
       .Case("i32", IntegerType::get(ctx, 32))
+      .Case("i8", IntegerType::get(ctx, 8))
+      .Case("u8", IntegerType::get(ctx, 8, IntegerType::Unsigned))
       .Case("i1", IntegerType::get(ctx, 1))
       .Default(Type());
 }

@@ -22,7 +22,8 @@ namespace dlc {
 namespace dlg {
 namespace {
 
-const char *const kDTypes[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i1"};
+const char *const kDTypes[] = {"f64", "f32", "f16", "bf16", "i64",
+                               "i32", "i8",  "u8",  "i1"};
 
 std::string at(const Location &loc) {
   return std::to_string(loc.line) + ":" + std::to_string(loc.col);
@@ -256,7 +257,7 @@ bool Parser::parseType(TypeExpr &type) {
       std::end(kDTypes))
     return fail(dtype.loc, "unknown element type " + quoted(dtype.text) +
                                " (expected one of f64, f32, f16, bf16, i64, "
-                               "i32, i1)");
+                               "i32, i8, u8, i1)");
   if (!is(TokenKind::LBracket))
     return expected("'[' and the shape after element type " +
                     quoted(dtype.text) + " (write '" + dtype.text +

@@ -539,7 +539,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ErrorCase{"UnknownElementType", "graph g(x: f31[N]) -> (y: f32[N]) {\n}\n",
                   "1:12: unknown element type 'f31' (expected one of f64, f32, "
-                  "f16, bf16, i64, i32, i1)"},
+                  "f16, bf16, i64, i32, i8, u8, i1)"},
         ErrorCase{"NegativeDim", "graph g(x: f32[-1]) -> (y: f32[N]) {\n}\n",
                   "1:16: expected a dimension (integer or name), found '-'"},
         ErrorCase{"UnclosedCallAtEndOfLine", inGraph("  h = relu(x @ w\n  y = h"),
