@@ -29,8 +29,8 @@ func.func @constant_result_type_differs_from_value() {
 // -----
 
 func.func @constant_element_type_unsupported() {
-  // expected-error @+1 {{'dlc.constant' op result #0 must be ranked tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values, but got 'tensor<2xi8>'}}
-  %0 = dlc.constant dense<1> : tensor<2xi8>
+  // expected-error @+1 {{'dlc.constant' op result #0 must be ranked tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 8-bit signless integer or 8-bit unsigned integer or 1-bit signless integer values, but got 'tensor<2xi16>'}}
+  %0 = dlc.constant dense<1> : tensor<2xi16>
   return
 }
 
@@ -304,8 +304,8 @@ func.func @cast_changes_shape(%x: tensor<4xf32>) {
 // -----
 
 func.func @cast_to_unsupported_element_type(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'dlc.cast' op result #0 must be ranked tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values, but got 'tensor<4xi8>'}}
-  %0 = dlc.cast %x : tensor<4xf32> -> tensor<4xi8>
+  // expected-error @+1 {{'dlc.cast' op result #0 must be ranked tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer or 8-bit signless integer or 8-bit unsigned integer or 1-bit signless integer values, but got 'tensor<4xi16>'}}
+  %0 = dlc.cast %x : tensor<4xf32> -> tensor<4xi16>
   return
 }
 
