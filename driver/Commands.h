@@ -2,7 +2,8 @@
 //
 // Each verb takes its options as a plain struct and returns an exit code of
 // ExitCodes.h; the command line lives in tools/dlc. One file per verb
-// (Check.cpp, Compile.cpp, Plan.cpp, Run.cpp), sharing DriverSupport.h.
+// (Check.cpp, Compile.cpp, Plan.cpp, Run.cpp, Train.cpp), sharing
+// DriverSupport.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,48 @@ struct RunOptions {
 ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os);
+
+struct TrainOptions {
+  /// `--data`: an .npz of arrays named after the loss graph's inputs, or an
+  /// MNIST-style IDX folder (images to the graph's input, labels to the
+  /// train block's).
+  std::string data;
+  /// `--eval`: the same kinds; empty: the IDX folder's t10k set, if any.
+  std::string eval;
+  int64_t epochs = 1;
+  int64_t batchSize = 32;
+  /// Override the train block's optimizer statement when given.
+  std::optional<double> learningRate;
+  std::string optimizer;
+  /// `constant`, `step` or `cosine`, with its parameters.
+  std::string lrSchedule = "constant";
+  int64_t warmupSteps = 0;
+  int64_t lrStepSize = 0;
+  double lrGamma = 0.1;
+  double minLr = 0;
+  /// `cpu`, `cuda`, `cuda:N` or `cuda-emu`.
+  std::string device = "cpu";
+  /// The data order's seed.
+  uint64_t seed = 0;
+  std::string checkpointDir;
+  int64_t keepCheckpoints = 3;
+  bool resume = false;
+  std::string logJson;
+  /// Bit-reproducible kernels (fixed reduction orders).
+  bool deterministic = false;
+  std::optional<int64_t> maxSteps;
+  bool dropLast = false;
+  /// TEST-ONLY (hidden `--fake-step`): train driver/train/FakeStep.h's
+  /// hand-written model ("linear:F", "softmax:FxC") instead of compiling
+  /// the model file, whose file name then only names the model.
+  std::string fakeStep;
+};
+
+/// `dlc train M --data D ...`: compiles the train step, then runs the loop
+/// of driver/train/TrainLoop.h (progress, evaluation, checkpoints, resume).
+/// Ctrl-C stops after the current step with a checkpoint (exit 130).
+ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
+                  mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr);
 
 } // namespace dlc
 

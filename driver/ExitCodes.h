@@ -19,6 +19,9 @@ enum ExitCode : int {
   kExitRuntimeFault = 3,
   /// A bug in dlc.
   kExitInternalError = 70,
+  /// Stopped by SIGINT (Ctrl-C) after saving its work (`dlc train`), as
+  /// shells report a process that SIGINT ended: 128 + 2.
+  kExitInterrupted = 130,
 };
 
 } // namespace dlc

@@ -17,6 +17,8 @@ DEBIAN_PACKAGES=(
   # Weight files (support/weights): .npz through libzip (found by pkg-config),
   # the .safetensors header through nlohmann-json
   libzip-dev pkgconf nlohmann-json3-dev
+  # `dlc train`'s IDX reader (gzip through zlib, above) and its test data
+  dataset-fashion-mnist
 )
 PYTHON_PACKAGES=(numpy onnx onnxruntime jax)  # onnxruntime: the baseline of bench/cpu; jax: the gradient oracle of test/e2e/grad_jax.py
 

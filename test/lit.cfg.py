@@ -31,3 +31,6 @@ config.environment["PYTHONPATH"] = os.path.join(config.dlc_src_root, "test", "e2
 # Features: `cuda` only where a driver and a device are present.
 if os.path.exists("/dev/nvidia0") and shutil.which("nvidia-smi"):
     config.available_features.add("cuda")
+# Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
+if os.path.isdir("/usr/share/datasets/fashion-mnist"):
+    config.available_features.add("fashion-mnist")

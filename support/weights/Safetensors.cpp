@@ -124,6 +124,8 @@ public:
 
   JsonValue root;
   std::optional<JsonValue> metadata;
+  /// The __metadata__ object's members.
+  std::map<std::string, std::string> metadataValues;
   std::vector<TensorEntry> tensors;
   /// Set when the handler stops the parse, or from the parser's error.
   uint64_t errorPos = 0;
@@ -158,7 +160,8 @@ public:
   bool key(string_t &k) override {
     uint64_t pos = valueStart();
     Frame &frame = stack_.back();
-    if ((frame.role == Role::Root || frame.role == Role::Tensor) &&
+    if ((frame.role == Role::Root || frame.role == Role::Tensor ||
+         frame.role == Role::Metadata) &&
         !frame.keys.insert(k).second)
       return fail(pos, "malformed JSON: duplicate key \"" + k + "\"");
     frame.key = k;
@@ -185,7 +188,7 @@ private:
   struct Frame {
     Role role = Role::Ignored;
     std::string key;            // the current member's key, in an object
-    std::set<std::string> keys; // Root and Tensor: for duplicate keys
+    std::set<std::string> keys; // Root, Tensor, Metadata: for duplicate keys
     JsonValue *items = nullptr; // Items: the array collecting them
   };
 
@@ -255,6 +258,7 @@ private:
         return fail(value.pos, "__metadata__ value for \"" + parent.key +
                                    "\" must be a string, found " +
                                    kindName(value.kind));
+      metadataValues[parent.key] = std::move(value.text);
       return true;
     case Role::Tensor: {
       TensorEntry &tensor = tensors.back();
@@ -306,6 +310,7 @@ public:
   const TensorInfo *find(const std::string &key, std::string &error) const;
   bool read(const TensorInfo &t, HostTensor &out, std::string &error);
   const std::vector<TensorInfo> &tensors() const { return tensors_; }
+  const std::map<std::string, std::string> &metadata() const { return metadata_; }
 
 private:
   bool check(const TensorEntry &entry, TensorInfo &t, std::string &error);
@@ -314,6 +319,7 @@ private:
   uint64_t dataStart_ = 0;
   uint64_t dataSize_ = 0;
   std::vector<TensorInfo> tensors_;
+  std::map<std::string, std::string> metadata_;
 };
 
 bool SafetensorsFile::open(const std::string &path, std::string &error) {
@@ -372,6 +378,7 @@ bool SafetensorsFile::open(const std::string &path, std::string &error) {
                             kindName(handler.metadata->kind));
     return false;
   }
+  metadata_ = std::move(handler.metadataValues);
   for (const TensorEntry &entry : handler.tensors) {
     TensorInfo t;
     if (!check(entry, t, error))
@@ -518,7 +525,7 @@ bool readSafetensorsHeader(const std::string &path, const std::string &key,
 using namespace detail;
 
 bool readSafetensors(const std::string &path, std::map<std::string, HostTensor> &out,
-                     std::string &error) {
+                     std::string &error, SafetensorsMetadata *metadata) {
   SafetensorsFile f;
   if (!f.open(path, error))
     return false;
@@ -527,13 +534,17 @@ bool readSafetensors(const std::string &path, std::map<std::string, HostTensor> 
     if (!f.read(t, result[t.name], error))
       return false;
   out = std::move(result);
+  if (metadata)
+    *metadata = f.metadata();
   return true;
 }
 
 bool writeSafetensors(const std::string &path,
                       const std::map<std::string, HostTensor> &tensors,
-                      std::string &error) {
+                      std::string &error, const SafetensorsMetadata *metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (metadata && !metadata->empty())
+    header["__metadata__"] = *metadata;
   uint64_t offset = 0;
   for (const auto &[name, tensor] : tensors) {
     if (name == "__metadata__") {
@@ -549,7 +560,8 @@ bool writeSafetensors(const std::string &path,
   try {
     json = header.dump();
   } catch (const nlohmann::json::type_error &e) {
-    error = path + ": a tensor name is not valid UTF-8 (" + e.what() + ")";
+    error = path + ": a tensor name or metadata string is not valid UTF-8 (" +
+            e.what() + ")";
     return false;
   }
   json.append((8 - json.size() % 8) % 8, ' ');

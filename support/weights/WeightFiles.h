@@ -66,14 +66,22 @@ bool writeNpz(const std::string &path,
               NpzCompression compression = NpzCompression::Stored);
 
 // ---- .safetensors ----------------------------------------------------------
+/// The header's "__metadata__" object: a map of strings to strings.
+using SafetensorsMetadata = std::map<std::string, std::string>;
+
+/// With `metadata`, also returns the header's "__metadata__" (empty when the
+/// file has none).
 bool readSafetensors(const std::string &path,
                      std::map<std::string, HostTensor> &out,
-                     std::string &error);
+                     std::string &error,
+                     SafetensorsMetadata *metadata = nullptr);
 /// Keys sorted, tensors laid out in key order, header padded with spaces to
-/// a multiple of 8 bytes (as the reference implementation does).
+/// a multiple of 8 bytes (as the reference implementation does). A non-empty
+/// `metadata` is written as "__metadata__", first in the header.
 bool writeSafetensors(const std::string &path,
                       const std::map<std::string, HostTensor> &tensors,
-                      std::string &error);
+                      std::string &error,
+                      const SafetensorsMetadata *metadata = nullptr);
 
 // ---- any of them, by extension -----------------------------------------------
 /// The dtype and shape of one array, without reading its data (the file

@@ -1,9 +1,9 @@
 //===- dlc.cpp - the dlc command-line driver ------------------------------===//
 //
-// `dlc <command> <model> [options]`: check, compile, run. Parses the command
-// line (llvm::cl, with MLIR's own flags unchanged), installs a diagnostic
-// handler that prints `file:line:col: error:` with the source line and a
-// caret, and hands over to driver/Commands.
+// `dlc <command> <model> [options]`: check, compile, plan, run, train.
+// Parses the command line (llvm::cl, with MLIR's own flags unchanged),
+// installs a diagnostic handler that prints `file:line:col: error:` with the
+// source line and a caret, and hands over to driver/Commands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +27,7 @@ using namespace dlc;
 static cl::OptionCategory category("dlc options");
 
 static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<check|compile|plan|run>"),
+                                    cl::desc("<check|compile|plan|run|train>"),
                                     cl::cat(category));
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
                                       cl::desc("<model.dlg|.onnx|.dlcm>"),
@@ -46,9 +46,9 @@ static cl::opt<std::string> outputPath("o", cl::desc("compile: output file"),
 // clash with it), read through llvm::AreStatisticsEnabled().
 static cl::opt<std::string>
     device("device",
-           cl::desc("run: where to run: cpu (compiled; the default), "
+           cl::desc("run, train: where to run: cpu (compiled; the default), "
                     "cuda-emu (the CUDA kernels on the CPU), cuda[:N] or "
-                    "reference (the float64 oracle)"),
+                    "(run only) reference (the float64 oracle)"),
            cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     target("target", cl::desc("compile: what the kernels run on (cpu, or "
@@ -68,9 +68,11 @@ static cl::opt<double> relativeTolerance("rtol", cl::desc("run: relative toleran
                             cl::init(1e-5), cl::cat(category));
 static cl::opt<double> absoluteTolerance("atol", cl::desc("run: absolute tolerance"),
                             cl::init(1e-8), cl::cat(category));
-static cl::opt<uint64_t> seed("seed",
-                              cl::desc("run: seed of the random inputs"),
-                              cl::init(0), cl::cat(category));
+static cl::opt<uint64_t>
+    seed("seed",
+         cl::desc("run: seed of the random inputs; train: seed of the data "
+                  "order (the shuffle of each epoch)"),
+         cl::init(0), cl::cat(category));
 static cl::opt<std::string> saveParams(
     "save-params",
     cl::desc("run: save every parameter's value to a .npz/.safetensors file"),
@@ -88,6 +90,89 @@ static cl::opt<std::string> stage(
     cl::init("graph"), cl::cat(category));
 static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
                                     cl::init(8), cl::cat(category));
+
+// ---- train ---------------------------------------------------------------
+static cl::OptionCategory trainCategory("dlc train options");
+static cl::opt<std::string>
+    dataPath("data",
+             cl::desc("train: the training data: an .npz of arrays named "
+                      "after the model's inputs, or an MNIST-style IDX folder"),
+             cl::value_desc("PATH"), cl::cat(trainCategory));
+static cl::opt<std::string> evalPath(
+    "eval",
+    cl::desc("train: the evaluation data (default: an IDX folder's t10k set)"),
+    cl::value_desc("PATH"), cl::cat(trainCategory));
+static cl::opt<int64_t> epochs("epochs", cl::desc("train: passes over the data"),
+                               cl::init(1), cl::cat(trainCategory));
+static cl::opt<int64_t> batchSize("batch-size",
+                                  cl::desc("train: samples per step"),
+                                  cl::init(32), cl::cat(trainCategory));
+static cl::opt<double>
+    learningRate("lr",
+                 cl::desc("train: the learning rate (default: the train "
+                          "block's optimizer statement)"),
+                 cl::cat(trainCategory));
+static cl::opt<std::string>
+    optimizer("optimizer",
+              cl::desc("train: adam, adamw or sgd (default: the train "
+                       "block's)"),
+              cl::cat(trainCategory));
+static cl::opt<std::string>
+    lrSchedule("lr-schedule",
+               cl::desc("train: constant, step (x --lr-gamma every "
+                        "--lr-step-size steps) or cosine (to --min-lr)"),
+               cl::init("constant"), cl::cat(trainCategory));
+static cl::opt<int64_t>
+    warmupSteps("warmup-steps",
+                cl::desc("train: steps of linear learning-rate warm-up"),
+                cl::init(0), cl::cat(trainCategory));
+static cl::opt<int64_t> lrStepSize("lr-step-size",
+                                   cl::desc("train: --lr-schedule step's period"),
+                                   cl::init(0), cl::cat(trainCategory));
+static cl::opt<double> lrGamma("lr-gamma",
+                               cl::desc("train: --lr-schedule step's factor"),
+                               cl::init(0.1), cl::cat(trainCategory));
+static cl::opt<double> minLr("min-lr",
+                             cl::desc("train: --lr-schedule cosine's floor"),
+                             cl::init(0), cl::cat(trainCategory));
+static cl::opt<std::string> checkpointDir(
+    "checkpoint-dir",
+    cl::desc("train: where to write ckpt-<step>.safetensors after each "
+             "epoch, at --max-steps and on Ctrl-C"),
+    cl::value_desc("DIR"), cl::cat(trainCategory));
+static cl::opt<int64_t>
+    keepCheckpoints("keep-checkpoints",
+                    cl::desc("train: how many of the newest checkpoints to keep"),
+                    cl::init(3), cl::cat(trainCategory));
+static cl::opt<bool>
+    resume("resume",
+           cl::desc("train: continue from the newest checkpoint in "
+                    "--checkpoint-dir"),
+           cl::cat(trainCategory));
+static cl::opt<std::string>
+    logJson("log-json",
+            cl::desc("train: one JSON object per line per epoch (appended to "
+                     "when resuming)"),
+            cl::value_desc("FILE"), cl::cat(trainCategory));
+static cl::opt<bool> deterministic(
+    "deterministic",
+    cl::desc("train: bit-reproducible kernels (fixed reduction orders)"),
+    cl::cat(trainCategory));
+static cl::opt<int64_t>
+    maxSteps("max-steps",
+             cl::desc("train: stop (and checkpoint) once N steps are taken "
+                      "in all"),
+             cl::value_desc("N"), cl::cat(trainCategory));
+static cl::opt<bool>
+    dropLast("drop-last",
+             cl::desc("train: drop each epoch's last batch when it is partial"),
+             cl::cat(trainCategory));
+// Test-only: driver/train/FakeStep.h's hand-written model instead of the
+// compiled train step, so the loop's tests need no compiler.
+static cl::opt<std::string> fakeStep("fake-step", cl::Hidden,
+                                     cl::desc("train, tests only: linear:F or "
+                                              "softmax:FxC"),
+                                     cl::cat(trainCategory));
 
 /// `NAME=SIZE` arguments of --dim as a map; false after printing an error.
 static bool parseDims(std::map<std::string, int64_t> &out) {
@@ -133,7 +218,13 @@ int main(int argc, char **argv) {
           "  dlc run M.dlg|M.dlcm [--device cpu|reference] [--input x=@x.npy]\n"
           "            [--output y=@y.npy]\n"
           "            [--expected-output y=@y.npy --rtol R --atol A] "
-          "[--seed S]\n",
+          "[--seed S]\n"
+          "  dlc train M.dlg --data D.npz|IDX-DIR [--eval E] --epochs E "
+          "--batch-size B\n"
+          "            [--lr X] [--optimizer adam|adamw|sgd] [--lr-schedule "
+          "constant|step|cosine]\n"
+          "            [--checkpoint-dir D [--resume]] [--log-json F] "
+          "[--max-steps N]\n",
           &llvm::errs()))
     return kExitBadInput;
 
@@ -190,7 +281,34 @@ int main(int argc, char **argv) {
     run.stage = stage;
     return runRun(common, run, context, sourceMgr, llvm::outs());
   }
+  if (command == "train") {
+    TrainOptions train;
+    train.data = dataPath;
+    train.eval = evalPath;
+    train.epochs = epochs;
+    train.batchSize = batchSize;
+    if (learningRate.getNumOccurrences())
+      train.learningRate = learningRate;
+    train.optimizer = optimizer;
+    train.lrSchedule = lrSchedule;
+    train.warmupSteps = warmupSteps;
+    train.lrStepSize = lrStepSize;
+    train.lrGamma = lrGamma;
+    train.minLr = minLr;
+    train.device = device;
+    train.seed = seed;
+    train.checkpointDir = checkpointDir;
+    train.keepCheckpoints = keepCheckpoints;
+    train.resume = resume;
+    train.logJson = logJson;
+    train.deterministic = deterministic;
+    if (maxSteps.getNumOccurrences())
+      train.maxSteps = maxSteps;
+    train.dropLast = dropLast;
+    train.fakeStep = fakeStep;
+    return runTrain(common, train, context, sourceMgr);
+  }
   llvm::errs() << "dlc: error: unknown command '" << command
-               << "' (expected check, compile, plan or run)\n";
+               << "' (expected check, compile, plan, run or train)\n";
   return kExitBadInput;
 }

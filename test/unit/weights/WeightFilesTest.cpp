@@ -993,6 +993,35 @@ TEST_F(WeightsTest, SafetensorsHandWritten) {
   expectSame(r[emojiKey], r2[emojiKey]);
 }
 
+TEST_F(WeightsTest, SafetensorsMetadataRoundTrip) {
+  std::string err;
+  std::map<std::string, HostTensor> m = {{"w", HostTensor::fromDoubles(DType::F32, {2}, {1, 2})}};
+  SafetensorsMetadata meta = {{"model", "mnist_mlp"}, {"epoch", "3"}, {"note", "tab\there"}};
+  ASSERT_TRUE(writeSafetensors(path("m.safetensors"), m, err, &meta)) << err;
+  Bytes b = readBytes(path("m.safetensors"));
+  std::string json(b.begin() + 8, b.end());
+  // First in the header, keys sorted, as the reference writer does.
+  EXPECT_EQ(json.rfind("{\"__metadata__\":{\"epoch\":\"3\",\"model\":\"mnist_mlp\"", 0), 0u)
+      << json;
+  std::map<std::string, HostTensor> r;
+  SafetensorsMetadata readBack = {{"stale", "x"}};
+  ASSERT_TRUE(readSafetensors(path("m.safetensors"), r, err, &readBack)) << err;
+  EXPECT_EQ(readBack, meta);
+  expectSame(m["w"], r["w"]);
+  // Other readers skip it; a file without metadata reads back an empty map.
+  HostTensor a;
+  ASSERT_TRUE(readArray(path("m.safetensors"), "w", a, err)) << err;
+  ASSERT_TRUE(writeSafetensors(path("n.safetensors"), m, err)) << err;
+  ASSERT_TRUE(readSafetensors(path("n.safetensors"), r, err, &readBack)) << err;
+  EXPECT_TRUE(readBack.empty());
+  // A duplicate metadata key is an error at its byte offset, as elsewhere.
+  std::string dup = "{\"__metadata__\":{\"a\":\"1\",\"a\":\"2\"}}";
+  writeBytes(path("d.safetensors"), safetensorsBytes(dup, Bytes{}));
+  EXPECT_FALSE(readSafetensors(path("d.safetensors"), r, err, &readBack));
+  EXPECT_EQ(err, path("d.safetensors") +
+                     ": safetensors header at byte 33: malformed JSON: duplicate key \"a\"");
+}
+
 TEST_F(WeightsTest, SafetensorsUnsupportedDtypeNamesTensor) {
   std::string json = "{\"h.0.w\":{\"dtype\":\"I16\",\"shape\":[2],\"data_offsets\":[0,4]},"
                      "\"ok\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[4,6]}}";

@@ -1,0 +1,208 @@
+//===- Train.cpp - dlc train: the train step over a dataset ---------------===//
+//
+// Builds the train step and its evaluator (driver/train/TrainStep.h), loads
+// the training and evaluation data for the step's inputs, and hands over to
+// the loop (driver/train/TrainLoop.h) with SIGINT turned into "stop after
+// this step and checkpoint".
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/Commands.h"
+
+#include "driver/DriverSupport.h"
+#include "driver/ModelLoader.h"
+#include "driver/data/Idx.h"
+#include "driver/train/FakeStep.h"
+#include "driver/train/TrainLoop.h"
+
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace dlc {
+
+/// Set by the SIGINT handler; the loop stops after the current step.
+static std::atomic<bool> interruptRequested{false};
+static_assert(std::atomic<bool>::is_always_lock_free,
+              "the SIGINT handler stores to it");
+
+/// The first Ctrl-C asks the loop to stop; the handler then restores the
+/// default, so a second one ends the process at once.
+extern "C" void onInterrupt(int) {
+  interruptRequested.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+
+/// The compiled train step and evaluator of the model. Issue 11: build the
+/// loss graph (binding the batch dimension to --batch-size), run
+/// dlc-differentiate with the --optimizer/--lr overrides, compile the train
+/// step and the evaluation module for `train.device` (--deterministic:
+/// fixed reduction orders) and open runtime sessions implementing
+/// driver/train/TrainStep.h. Until then the model is parsed, so that its
+/// syntax errors and a missing train block are reported, and the verb stops.
+static ExitCode buildCompiledStep(const CommonOptions &options,
+                                  const TrainOptions &, MLIRContext &context,
+                                  llvm::SourceMgr &sourceMgr,
+                                  std::unique_ptr<train::TrainStep> &,
+                                  std::unique_ptr<train::Evaluator> &) {
+  ExitCode code;
+  std::optional<dlg::Module> ast =
+      parseModelFile(options.modelPath, context, sourceMgr, code);
+  if (!ast)
+    return code;
+  if (ast->trains.empty())
+    return fail(context, kExitBadInput,
+                "'" + options.modelPath +
+                    "' has no train block: `dlc train` needs one naming the "
+                    "loss and the optimizer");
+  return fail(context, kExitBadInput,
+              "training a compiled model is not implemented yet (issue 11: "
+              "the train step's compilation)");
+}
+
+/// The test-only step of --fake-step, named after the model file.
+static ExitCode buildFakeStep(const CommonOptions &options,
+                              const TrainOptions &train, MLIRContext &context,
+                              std::unique_ptr<train::TrainStep> &step,
+                              std::unique_ptr<train::Evaluator> &evaluator) {
+  train::FakeStepOptions fake;
+  std::string error;
+  if (!train::parseFakeStepSpec(train.fakeStep, fake, error))
+    return fail(context, kExitBadInput, error);
+  fake.modelName = llvm::sys::path::stem(options.modelPath).str();
+  if (!train.optimizer.empty())
+    fake.optimizer = train.optimizer;
+  if (train.learningRate)
+    fake.learningRate = *train.learningRate;
+  step = train::makeFakeTrainStep(fake, error);
+  if (!step)
+    return fail(context, kExitBadInput, error);
+  evaluator = train::makeFakeEvaluator(fake);
+  return kExitSuccess;
+}
+
+static bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// Loads `path` for the step's inputs: an IDX folder's `split`, or an .npz.
+static ExitCode loadDataset(const std::string &path, data::IdxSplit split,
+                            const std::vector<data::TensorSpec> &inputs,
+                            MLIRContext &context, data::Dataset &out) {
+  std::string error;
+  if (isDirectory(path)) {
+    if (inputs.size() != 2) {
+      std::string names;
+      for (const data::TensorSpec &spec : inputs)
+        names += (names.empty() ? "" : ", ") + spec.name;
+      return fail(context, kExitBadInput,
+                  path + " is an IDX folder, which feeds a model of two "
+                         "inputs (images, labels); this one takes " +
+                      std::to_string(inputs.size()) + ": " + names);
+    }
+    if (!data::loadIdxDataset(path, split, inputs[0], inputs[1], out, error))
+      return fail(context, kExitBadInput, error);
+    return kExitSuccess;
+  }
+  if (!data::loadNpzDataset(path, inputs, out, error))
+    return fail(context, kExitBadInput, error);
+  return kExitSuccess;
+}
+
+ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
+                  MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  // 1. The command line.
+  bool cudaDevice = train.device == "cuda" || train.device == "cuda-emu" ||
+                    llvm::StringRef(train.device).starts_with("cuda:");
+  if (train.device != "cpu" && !cudaDevice)
+    return fail(context, kExitBadInput,
+                "device '" + train.device +
+                    "' is not available: use --device cpu (the default), "
+                    "cuda[:N] or cuda-emu");
+  if (train.data.empty())
+    return fail(context, kExitBadInput,
+                "dlc train needs --data: an .npz file or an IDX folder");
+  if (!train.optimizer.empty() && train.optimizer != "adam" &&
+      train.optimizer != "adamw" && train.optimizer != "sgd")
+    return fail(context, kExitBadInput,
+                "--optimizer must be adam, adamw or sgd, not '" +
+                    train.optimizer + "'");
+  if (train.batchSize < 1)
+    return fail(context, kExitBadInput, "--batch-size must be at least 1");
+  std::optional<train::LrScheduleKind> kind =
+      train::parseLrScheduleKind(train.lrSchedule);
+  if (!kind)
+    return fail(context, kExitBadInput,
+                "--lr-schedule must be constant, step or cosine, not '" +
+                    train.lrSchedule + "'");
+
+  // 2. The step, then the data its inputs ask for.
+  std::unique_ptr<train::TrainStep> step;
+  std::unique_ptr<train::Evaluator> evaluator;
+  if (ExitCode code =
+          train.fakeStep.empty()
+              ? buildCompiledStep(options, train, context, sourceMgr, step, evaluator)
+              : buildFakeStep(options, train, context, step, evaluator))
+    return code;
+  const std::vector<data::TensorSpec> &inputs = step->inputs();
+  data::Dataset trainData, evalData;
+  if (ExitCode code = loadDataset(train.data, data::IdxSplit::Train, inputs,
+                                  context, trainData))
+    return code;
+  bool haveEval = false;
+  if (!train.eval.empty()) {
+    if (ExitCode code = loadDataset(train.eval, data::IdxSplit::Test, inputs,
+                                    context, evalData))
+      return code;
+    haveEval = true;
+  } else if (isDirectory(train.data) &&
+             data::hasIdxSplit(train.data, data::IdxSplit::Test)) {
+    if (ExitCode code = loadDataset(train.data, data::IdxSplit::Test, inputs,
+                                    context, evalData))
+      return code;
+    haveEval = true;
+  }
+
+  // 3. The loop, with Ctrl-C asking it to stop.
+  train::TrainLoopOptions loop;
+  loop.epochs = train.epochs;
+  loop.batchSize = train.batchSize;
+  loop.dropLast = train.dropLast;
+  loop.seed = train.seed;
+  loop.maxSteps = train.maxSteps;
+  loop.schedule.kind = *kind;
+  loop.schedule.warmupSteps = train.warmupSteps;
+  loop.schedule.stepSize = train.lrStepSize;
+  loop.schedule.gamma = train.lrGamma;
+  loop.schedule.minLr = train.minLr;
+  loop.checkpointDir = train.checkpointDir;
+  loop.keepCheckpoints = train.keepCheckpoints;
+  loop.resume = train.resume;
+  loop.logJsonPath = train.logJson;
+  loop.progress = ::isatty(STDERR_FILENO) ? &std::cerr : nullptr;
+  loop.interrupt = &interruptRequested;
+
+  llvm::outs().flush();
+  interruptRequested.store(false);
+  struct sigaction action = {}, previous = {};
+  action.sa_handler = onInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &previous);
+  ExitCode code = train::runTrainLoop(*step, evaluator.get(), trainData,
+                                      haveEval ? &evalData : nullptr, loop,
+                                      std::cout, std::cerr);
+  sigaction(SIGINT, &previous, nullptr);
+  std::cout.flush();
+  return code;
+}
+
+} // namespace dlc
