@@ -1,8 +1,9 @@
 //===- DType.h - the element types of dlc and their encodings ---*- C++ -*-===//
 //
-// The one enum of element types outside generated code (codegen's ElemKind)
-// and the runtime's schema (fb::DType): the dtypes of the IR, of weight
-// files, of host tensors and of the oracle. With it the one f16/bf16 codec
+// The one enum of element types: the dtypes of the IR, of weight files, of
+// host tensors, of the oracle, of code generation and of the runtime (whose
+// schema keeps a wire enum, fb::DType, converted where a module is read or
+// written: runtime/format/ModuleFormat.h). With it the one f16/bf16 codec
 // and `roundTo`, the value a double takes once stored in a dtype.
 //
 // Plain C++17 and libc, so that the runtime can link it.

@@ -6,32 +6,31 @@
 // share of the parallel extent, the names of element types and of math
 // functions, and the conversions between stored and computed elements.
 //
-// Element types: every dlc dtype has a storage type (how it sits in memory)
-// and a compute type (what element-wise math runs in): f64 in double; f32,
-// f16 and bf16 in float, rounded to the storage type at every op's result as
-// the oracle rounds; integers in int64_t, wrapped to i32 at every op's
-// result; i1 in bool. Reductions and normalisations accumulate in double.
+// Element types are the project's one DType (support/DType.h), the IR's
+// through ir/ParamSpec.h's dtypeOf. i8 and u8 (data-only dtypes) have no
+// code generation yet: a kernel that meets one stops with a fatal error
+// (unsupportedDType). Every other dtype has a storage type (how it sits in
+// memory) and a compute type (what element-wise math runs in): f64 in
+// double; f32, f16 and bf16 in float, rounded to the storage type at every
+// op's result as the oracle rounds; integers in int64_t, wrapped to i32 at
+// every op's result; i1 in bool. Reductions and normalisations accumulate
+// in double.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_CODEGEN_COMMON_CTARGET_H
 #define DLC_CODEGEN_COMMON_CTARGET_H
 
-#include "mlir/IR/Types.h"
+#include "support/DType.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
 
 namespace dlc::codegen {
 
-enum class ElemKind { F64, F32, F16, BF16, I64, I32, I1 };
-
-ElemKind elemKindOf(mlir::Type elementType);
-bool isFloatKind(ElemKind kind);
-/// Bytes of one stored element (i1: one byte).
-int64_t elemBytes(ElemKind kind);
-/// "f32", "i1", ...
-const char *elemKindName(ElemKind kind);
+/// Stops code generation on a dtype it has no types for (i8, u8).
+[[noreturn]] void unsupportedDType(DType dtype);
 
 class CTarget {
 public:
@@ -55,20 +54,20 @@ public:
 
   /// How an element sits in memory: `float`, `_Float16` / `__half`,
   /// `uint16_t` / `__nv_bfloat16`, `uint8_t` for i1.
-  virtual std::string storageType(ElemKind kind) const = 0;
+  virtual std::string storageType(DType dtype) const = 0;
   /// What element-wise math runs in (see the file comment).
-  virtual std::string computeType(ElemKind kind) const;
+  virtual std::string computeType(DType dtype) const;
   /// A stored element (an lvalue expression) as its compute type.
-  virtual std::string load(ElemKind kind, llvm::StringRef stored) const;
+  virtual std::string load(DType dtype, llvm::StringRef stored) const;
   /// A compute-type value as the stored type.
-  virtual std::string store(ElemKind kind, llvm::StringRef value) const;
+  virtual std::string store(DType dtype, llvm::StringRef value) const;
   /// A computed value rounded as the op's result dtype rounds it (f16/bf16
   /// round-trip through the storage type; i32 wraps; others unchanged).
-  virtual std::string round(ElemKind kind, llvm::StringRef value) const;
+  virtual std::string round(DType dtype, llvm::StringRef value) const;
   /// A math function of the compute type: ("exp", F32) -> "expf".
-  virtual std::string math(llvm::StringRef function, ElemKind kind) const;
+  virtual std::string math(llvm::StringRef function, DType dtype) const;
   /// A literal of the compute type (inf and NaN spelled portably).
-  virtual std::string literal(ElemKind kind, double value) const;
+  virtual std::string literal(DType dtype, double value) const;
 };
 
 } // namespace dlc::codegen

@@ -4,6 +4,7 @@
 #include "codegen/common/ScalarFunctions.h"
 
 #include "ir/DlcDialect.h"
+#include "ir/ParamSpec.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -24,8 +25,9 @@ static int64_t normalize(uint64_t axis, size_t rank) {
   int64_t a = (int64_t)axis;
   return a < 0 ? a + (int64_t)rank : a;
 }
-static ElemKind kindOf(Value v) {
-  return elemKindOf(cast<RankedTensorType>(v.getType()).getElementType());
+
+DType dlc::codegen::elementDType(Value tensor) {
+  return dtypeOf(cast<RankedTensorType>(tensor.getType()).getElementType());
 }
 
 std::string dlc::codegen::shapeText(ArrayRef<int64_t> shape) {
@@ -80,10 +82,10 @@ std::string ElementalEmitter::comment(Operation *op) {
   return op ? "  // " + describeOp(op) : "";
 }
 
-std::string ElementalEmitter::define(ElemKind kind, const std::string &expr,
+std::string ElementalEmitter::define(DType dtype, const std::string &expr,
                                      Operation *op) {
   std::string name = out.fresh("v");
-  out.line("const " + target.computeType(kind) + " " + name + " = " + expr +
+  out.line("const " + target.computeType(dtype) + " " + name + " = " + expr +
            ";" + comment(op));
   return name;
 }
@@ -118,13 +120,13 @@ std::string ElementalEmitter::operandAt(Value operand, Value result,
   return emit(operand, mapped);
 }
 
-std::string ElementalEmitter::cast(const std::string &x, ElemKind from,
-                                   ElemKind to) {
-  if (to == ElemKind::I1)
+std::string ElementalEmitter::cast(const std::string &x, DType from,
+                                   DType to) {
+  if (to == DType::I1)
     return "(" + x + " != 0)";
-  if (from == ElemKind::F64 && to == ElemKind::F16)
+  if (from == DType::F64 && to == DType::F16)
     return target.load(to, target.store(to, x)); // rounded once, from double
-  if (isFloatKind(from) && !isFloatKind(to))
+  if (isFloat(from) && !isFloat(to))
     return "dlc_float_to_int((double)" + x + ")"; // NaN 0, truncate, saturate
   return "(" + target.computeType(to) + ")" + x;
 }
@@ -133,62 +135,62 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
   auto found = buffers.find(value);
   if (found != buffers.end()) {
     const Buffer &buffer = found->second;
-    return define(buffer.kind,
-                  target.load(buffer.kind,
+    return define(buffer.dtype,
+                  target.load(buffer.dtype,
                               elementAt(buffer, flatIndex(buffer.shape, index))),
                   nullptr);
   }
   Operation *op = value.getDefiningOp();
   if (!op)
     llvm::report_fatal_error("codegen: a block argument without a buffer");
-  ElemKind kind = kindOf(value);
+  DType dtype = elementDType(value);
   std::vector<int64_t> shape = shapeOf(value);
 
-  // Element-wise: the op's scalar function (cast converts between kinds).
+  // Element-wise: the op's scalar function (cast converts between dtypes).
   auto elementwise = dyn_cast<ElementwiseOpInterface>(op);
   if (elementwise && !isa<CastOp>(op)) {
     std::vector<std::string> args;
     for (Value operand : op->getOperands())
       args.push_back(operandAt(operand, value, index));
-    // The kind the function computes in: its operands' (a select's
+    // The dtype the function computes in: its operands' (a select's
     // branches'; its condition is i1).
-    ElemKind operandKind = kindOf(op->getOperand(op->getNumOperands() == 3));
+    DType operandDType = elementDType(op->getOperand(op->getNumOperands() == 3));
     std::optional<std::string> expr = scalarExpression(
-        target, elementwise.getScalarFunction(), args, operandKind);
+        target, elementwise.getScalarFunction(), args, operandDType);
     if (!expr)
       llvm::report_fatal_error(llvm::Twine("codegen: no scalar function '") +
                                elementwise.getScalarFunction() + "'");
-    return define(kind, target.round(kind, *expr), op);
+    return define(dtype, target.round(dtype, *expr), op);
   }
   if (auto castOp = dyn_cast<CastOp>(op)) {
     std::string x = emit(castOp.getX(), index);
-    return define(kind,
-                  target.round(kind, cast(x, kindOf(castOp.getX()), kind)), op);
+    return define(dtype,
+                  target.round(dtype, cast(x, elementDType(castOp.getX()), dtype)), op);
   }
   if (auto constant = dyn_cast<ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     if (!dense)
       llvm::report_fatal_error("codegen: a constant that is not dense");
     auto asDouble = [&](int64_t i) -> double {
-      if (isFloatKind(kind))
+      if (isFloat(dtype))
         return (*(dense.getValues<APFloat>().begin() + i)).convertToDouble();
-      if (kind == ElemKind::I1)
+      if (dtype == DType::I1)
         return (*(dense.getValues<APInt>().begin() + i)).getBoolValue();
       return (double)(*(dense.getValues<APInt>().begin() + i)).getSExtValue();
     };
     if (dense.isSplat())
-      return target.literal(kind, asDouble(0));
+      return target.literal(dtype, asDouble(0));
     std::string name = out.fresh("c");
     std::string list;
     for (int64_t i = 0; i < dense.getNumElements(); ++i)
-      list += (i ? ", " : "") + target.literal(kind, asDouble(i));
-    statics += "  static const " + target.computeType(kind) + " " + name +
+      list += (i ? ", " : "") + target.literal(dtype, asDouble(i));
+    statics += "  static const " + target.computeType(dtype) + " " + name +
                "[] = {" + list + "};" + comment(op) + "\n";
-    return define(kind, name + "[" + flatIndex(shape, index) + "]", op);
+    return define(dtype, name + "[" + flatIndex(shape, index) + "]", op);
   }
   if (auto iota = dyn_cast<IotaOp>(op)) {
     int64_t axis = normalize(iota.getAxis(), shape.size());
-    return define(kind, "(" + target.computeType(kind) + ")" + index[axis], op);
+    return define(dtype, "(" + target.computeType(dtype) + ")" + index[axis], op);
   }
 
   // Layout: remap the index.
@@ -260,8 +262,8 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
     }
     std::string name = out.fresh("v");
     // The oracle rounds the padding value to the dtype.
-    out.line(target.computeType(kind) + " " + name + " = " +
-             target.round(kind, target.literal(kind, pad.getValue().convertToDouble())) +
+    out.line(target.computeType(dtype) + " " + name + " = " +
+             target.round(dtype, target.literal(dtype, pad.getValue().convertToDouble())) +
              ";" + comment(op));
     out.open("if (" + (inside.empty() ? std::string("true") : inside) + ")");
     pushScope();
@@ -273,7 +275,7 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
   if (auto concat = dyn_cast<ConcatOp>(op)) {
     int64_t axis = normalize(concat.getAxis(), shape.size());
     std::string name = out.fresh("v");
-    out.line(target.computeType(kind) + " " + name + ";" + comment(op));
+    out.line(target.computeType(dtype) + " " + name + ";" + comment(op));
     int64_t start = 0;
     auto inputs = concat.getInputs();
     for (auto [i, input] : llvm::enumerate(inputs)) {

@@ -32,7 +32,7 @@ namespace dlc::codegen {
 /// A value that lives in memory, row-major and contiguous.
 struct Buffer {
   std::string ptr; ///< a C pointer of the storage type
-  ElemKind kind = ElemKind::F32;
+  DType dtype = DType::F32;
   std::vector<int64_t> shape;
   /// For a buffer holding only this call's rows: the flat index (a C
   /// expression) of its first element. Empty for a whole tensor.
@@ -65,8 +65,8 @@ private:
   std::string compute(mlir::Value value, const Index &index);
   std::string operandAt(mlir::Value operand, mlir::Value result,
                         const Index &index);
-  std::string cast(const std::string &x, ElemKind from, ElemKind to);
-  std::string define(ElemKind kind, const std::string &expr,
+  std::string cast(const std::string &x, DType from, DType to);
+  std::string define(DType dtype, const std::string &expr,
                      mlir::Operation *op);
   std::string defineIndex(const std::string &expr);
   std::string comment(mlir::Operation *op);
@@ -78,6 +78,8 @@ private:
   std::vector<std::map<std::pair<void *, std::string>, std::string>> memo{1};
 };
 
+/// The dtype of a tensor value's elements.
+DType elementDType(mlir::Value tensor);
 /// `shape` as "[2, 3]".
 std::string shapeText(llvm::ArrayRef<int64_t> shape);
 /// "dlc.add at model.dlg:7:12" for comments.

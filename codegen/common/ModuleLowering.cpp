@@ -4,6 +4,7 @@
 
 #include "ir/DlcDialect.h"
 #include "ir/ParamSpec.h"
+#include "passes/analysis/Liveness.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -15,26 +16,14 @@ using namespace mlir;
 using namespace dlc;
 using namespace dlc::codegen;
 
-fb::DType dlc::codegen::fbDType(Type type) {
-  if (type.isF64()) return fb::DType::f64;
-  if (type.isF32()) return fb::DType::f32;
-  if (type.isF16()) return fb::DType::f16;
-  if (type.isBF16()) return fb::DType::bf16;
-  if (type.isInteger(64)) return fb::DType::i64;
-  if (type.isInteger(32)) return fb::DType::i32;
-  if (type.isInteger(1)) return fb::DType::i1;
-  return fb::DType::invalid;
-}
-
 static uint64_t byteSize(Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  int64_t bits = tensor.getElementTypeBitWidth();
-  return tensor.getNumElements() * (bits == 1 ? 1 : bits / 8);
+  return tensor.getNumElements() * elementSize(dtypeOf(tensor.getElementType()));
 }
 
 static format::TensorDesc describe(const std::string &name, Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  return {name, fbDType(tensor.getElementType()),
+  return {name, dtypeOf(tensor.getElementType()),
           {tensor.getShape().begin(), tensor.getShape().end()}};
 }
 
@@ -52,6 +41,7 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
     return func.emitError("codegen needs a planned function (dlc.arena_size): "
                           "run the dlc-compile pipeline first");
   m.arenaSize = arena.getInt();
+  m.arenaAlignment = kArenaAlignment;
 
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     m.inputs.push_back(describe(nameOf(func, i, false), func.getArgumentTypes()[i]));

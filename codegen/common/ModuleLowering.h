@@ -47,6 +47,9 @@ struct LoweredModule {
   std::vector<LoweredKernel> kernels;
   std::vector<format::CopyDesc> copies;
   uint64_t arenaSize = 0;
+  /// What every arena offset is a multiple of: the memory planner's
+  /// kArenaAlignment (passes/analysis/Liveness.h).
+  uint32_t arenaAlignment = 0;
   /// Every parameter's value, by name (for `--save-params`).
   ParamStore params;
 };
@@ -54,8 +57,6 @@ struct LoweredModule {
 /// Fails (with an error emitted at the op) for a function the pipeline did
 /// not plan, or a parameter whose value cannot be read.
 mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func);
-
-fb::DType fbDType(mlir::Type elementType);
 
 } // namespace dlc::codegen
 

@@ -13,25 +13,26 @@
 #include <cmath>
 #include <functional>
 
+using namespace dlc;
 using namespace dlc::codegen;
 
 namespace {
 
-/// What an entry sees: the operands' expressions and kind, and the target
+/// What an entry sees: the operands' expressions and dtype, and the target
 /// for math function names and literals.
 struct Call {
   const CTarget &target;
   llvm::ArrayRef<std::string> args;
-  ElemKind kind;
+  DType dtype;
 
   const std::string &x() const { return args[0]; }
   const std::string &a() const { return args[0]; }
   const std::string &b() const { return args[1]; }
-  bool isFloat() const { return isFloatKind(kind); }
+  bool isFloat() const { return dlc::isFloat(dtype); }
   std::string fn(const char *name, const std::string &arg) const {
-    return target.math(name, kind) + "(" + arg + ")";
+    return target.math(name, dtype) + "(" + arg + ")";
   }
-  std::string lit(double v) const { return target.literal(kind, v); }
+  std::string lit(double v) const { return target.literal(dtype, v); }
   std::string sigmoid() const {
     std::string one = lit(1);
     return "(" + x() + " >= " + lit(0) + " ? " + one + " / (" + one + " + " +
@@ -120,7 +121,7 @@ const llvm::StringMap<Entry> &table() {
                             : "dlc_idiv(" + c.a() + ", " + c.b() + ")";
        }}},
       {"pow", {2, [](const Call &c) {
-         return c.isFloat() ? c.target.math("pow", c.kind) + "(" + c.a() + ", " +
+         return c.isFloat() ? c.target.math("pow", c.dtype) + "(" + c.a() + ", " +
                                   c.b() + ")"
                             : "dlc_ipow(" + c.a() + ", " + c.b() + ")";
        }}},
@@ -139,7 +140,7 @@ const llvm::StringMap<Entry> &table() {
       {"le", {2, [](const Call &c) { return compare(c, "<="); }}},
       {"gt", {2, [](const Call &c) { return compare(c, ">"); }}},
       {"ge", {2, [](const Call &c) { return compare(c, ">="); }}},
-      // Choice: the condition is i1, the branches of the result's kind.
+      // Choice: the condition is i1, the branches of the result's dtype.
       {"select", {3, [](const Call &c) {
          return c.args[0] + " ? " + c.args[1] + " : " + c.args[2];
        }}},
@@ -151,9 +152,9 @@ const llvm::StringMap<Entry> &table() {
 
 std::optional<std::string>
 dlc::codegen::scalarExpression(const CTarget &target, llvm::StringRef name,
-                               llvm::ArrayRef<std::string> args, ElemKind kind) {
+                               llvm::ArrayRef<std::string> args, DType dtype) {
   auto found = table().find(name);
   if (found == table().end() || found->second.arity != args.size())
     return std::nullopt;
-  return found->second.expression(Call{target, args, kind});
+  return found->second.expression(Call{target, args, dtype});
 }

@@ -21,13 +21,13 @@
 namespace dlc::codegen {
 
 /// The C expression of scalar function `name` applied to `args` (C
-/// expressions of the compute type of `kind`, the operands' element kind),
+/// expressions of the compute type of `dtype`, the operands' dtype),
 /// in the compute type of the result, unrounded. Nullopt for a name the
 /// table does not know or a wrong number of arguments.
 std::optional<std::string> scalarExpression(const CTarget &target,
                                             llvm::StringRef name,
                                             llvm::ArrayRef<std::string> args,
-                                            ElemKind kind);
+                                            DType dtype);
 
 } // namespace dlc::codegen
 

@@ -40,17 +40,17 @@ std::string dlc::codegen::addressOf(const Buffer &b, const std::string &flat) {
 }
 std::string dlc::codegen::loadAt(const CTarget &target, const Buffer &b,
                                  const std::string &flat) {
-  return target.load(b.kind, elementAt(b, flat));
+  return target.load(b.dtype, elementAt(b, flat));
 }
 std::string dlc::codegen::storeAt(const CTarget &target, const Buffer &b,
                                   const std::string &flat,
                                   const std::string &value) {
   std::string v = value;
-  if (b.kind == ElemKind::I1)
+  if (b.dtype == DType::I1)
     v = "(" + value + ") != 0";
-  else if (!isFloatKind(b.kind))
+  else if (!isFloat(b.dtype))
     v = "dlc_float_to_int(" + value + ")";
-  return elementAt(b, flat) + " = " + target.store(b.kind, v) + ";";
+  return elementAt(b, flat) + " = " + target.store(b.dtype, v) + ";";
 }
 
 /// The flat index, in a tensor of batch shape `in`, of the batch element
@@ -94,7 +94,7 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
   unitRows *= M;
   Buffer A = ctx.operand(matmul.getLhs()), B = ctx.operand(matmul.getRhs());
   const Buffer &C = ctx.result;
-  bool blas = (A.kind == ElemKind::F32 || A.kind == ElemKind::F64) && K > 0;
+  bool blas = (A.dtype == DType::F32 || A.dtype == DType::F64) && K > 0;
   std::string first = ctx.rowsBegin(unitRows), last = ctx.rowsEnd(unitRows);
 
   out.open("for (int64_t q = " + first + ", qEnd = " + last + "; q < qEnd;)");
@@ -111,7 +111,7 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
     aFirst = ta ? "m" : "m * " + str(K);
   if (blas) {
     ctx.usesBlas = true;
-    const char *gemm = A.kind == ElemKind::F32 ? "dlc_sgemm" : "dlc_dgemm";
+    const char *gemm = A.dtype == DType::F32 ? "dlc_sgemm" : "dlc_dgemm";
     out.line(std::string(gemm) + "(" + (ta ? "true" : "false") + ", " +
              (tb ? "true" : "false") + ", rows, " + str(N) + ", " + str(K) +
              ", " + addressOf(A, aFirst) + ", " + str(ta ? M : K) + ", " +
@@ -152,9 +152,9 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
   if (conv.getBias())
     bias = ctx.operand(conv.getBias());
   const Buffer &Y = ctx.result;
-  bool blas = X.kind == ElemKind::F32 || X.kind == ElemKind::F64;
+  bool blas = X.dtype == DType::F32 || X.dtype == DType::F64;
   int64_t patch = Cg * KH * KW, pixels = OH * OW;
-  std::string type = ctx.target.storageType(X.kind);
+  std::string type = ctx.target.storageType(X.dtype);
 
   out.open("for (int64_t n = " + ctx.rowsBegin(y[0]) + "; n < " +
            ctx.rowsEnd(y[0]) + "; ++n)");
@@ -193,7 +193,7 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
       out.close();
       out.close();
     }
-    const char *gemm = X.kind == ElemKind::F32 ? "dlc_sgemm" : "dlc_dgemm";
+    const char *gemm = X.dtype == DType::F32 ? "dlc_sgemm" : "dlc_dgemm";
     std::string colPtr = direct ? addressOf(X, xBase) : "col";
     std::string yFirst = "(n * " + str(O) + " + g * " + str(Og) + ") * " + str(pixels);
     out.line(std::string(gemm) + "(false, false, " + str(Og) + ", " + str(pixels) +

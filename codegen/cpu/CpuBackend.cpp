@@ -2,13 +2,12 @@
 
 #include "codegen/cpu/CpuBackend.h"
 
+#include "codegen/common/HostCompiler.h"
+#include "codegen/common/KernelDump.h"
 #include "codegen/common/ModuleLowering.h"
 #include "codegen/cpu/CpuTarget.h"
-#include "codegen/cpu/HostCompiler.h"
 #include "codegen/cpu/KernelEmitter.h"
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/raw_ostream.h"
+#include "runtime/format/HostArch.h"
 
 #include <cstdlib>
 
@@ -49,15 +48,24 @@ static Emitted emitAll(const LoweredModule &m) {
   return e;
 }
 
-static void dumpSource(const std::string &name, const std::string &source) {
-  const char *dir = std::getenv("DLC_KERNEL_DUMP_DIR");
-  if (!dir || !*dir)
-    return;
-  llvm::sys::fs::create_directories(dir);
-  std::error_code ec;
-  llvm::raw_fd_ostream file(std::string(dir) + "/" + name + ".cpp", ec);
-  if (!ec)
-    file << source;
+/// The module's shared object, built by `c++` (or $DLC_CXX) for the
+/// baseline instruction set of the target: no -march=native, as the module
+/// must run wherever the runtime runs (the prelude's DLC_KERNEL adds AVX2
+/// and AVX-512 clones of each kernel, picked at load time). A kernel that
+/// calls a GEMM links oneDNN and OpenBLAS.
+static rt::Status compileKernels(const Emitted &e, std::vector<uint8_t> *so) {
+  HostCompileJob job;
+  const char *compiler = std::getenv("DLC_CXX");
+  job.compiler = compiler && *compiler ? compiler : "c++";
+  job.flags = {"-std=c++17",      "-O3",
+               "-fPIC",           "-shared",
+               "-fno-math-errno", "-fno-trapping-math",
+               "-w"};
+  job.sourceName = "kernels.cpp";
+  job.source = e.source;
+  if (e.usesBlas)
+    job.libraries = {"-ldnnl", "-lopenblas", "-lgomp"};
+  return compileOnHost(job, so);
 }
 
 FailureOr<std::string> dlc::codegen::emitCpuSource(func::FuncOp func) {
@@ -65,7 +73,7 @@ FailureOr<std::string> dlc::codegen::emitCpuSource(func::FuncOp func) {
   if (failed(lowered))
     return failure();
   std::string source = emitAll(*lowered).source;
-  dumpSource(lowered->name, source);
+  dumpKernelSource(lowered->name + ".cpp", source);
   return source;
 }
 
@@ -78,12 +86,13 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
     return mlir::failure();
   LoweredModule &m = *lowered;
   Emitted emitted = emitAll(m);
-  dumpSource(m.name, emitted.source);
+  dumpKernelSource(m.name + ".cpp", emitted.source);
 
-  HostCompileResult so = compileSharedObject(emitted.source, emitted.usesBlas);
-  if (!so.ok) {
+  std::vector<uint8_t> so;
+  rt::Status compiled = compileKernels(emitted, &so);
+  if (!compiled.ok()) {
     failure = CpuFailure::Internal;
-    message = "the host compiler failed on the generated kernels:\n" + so.log;
+    message = "the host compiler failed on the generated kernels:\n" + compiled.message();
     return mlir::failure();
   }
 
@@ -96,10 +105,10 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
   for (auto [i, t] : llvm::enumerate(m.weights))
     w.addWeight(t, m.weightBytes[i]);
   uint32_t binary = w.addBinary("kernels.so", fb::BinaryFormat::shared_object,
-                                hostArchitecture(), std::move(so.sharedObject));
+                                format::hostArchitecture(), std::move(so));
   format::PlanDesc plan;
   plan.arenaSize = m.arenaSize;
-  plan.arenaAlignment = 256; // the memory planner's offsets are multiples of 256
+  plan.arenaAlignment = m.arenaAlignment;
   for (auto [i, k] : llvm::enumerate(m.kernels)) {
     const EmittedKernel &e = emitted.kernels[i];
     format::KernelDesc desc;

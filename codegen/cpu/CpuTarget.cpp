@@ -2,7 +2,7 @@
 
 #include "codegen/cpu/CpuTarget.h"
 
-#include "llvm/Support/ErrorHandling.h"
+#include "llvm/ADT/Twine.h"
 
 using namespace dlc::codegen;
 
@@ -252,12 +252,12 @@ inline void dlc_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 )";
 }
 
-std::string CpuTarget::math(llvm::StringRef function, ElemKind kind) const {
+std::string CpuTarget::math(llvm::StringRef function, DType dtype) const {
   // exp and tanh in float: the vectorisable versions of the prelude.
-  if (!libm && computeType(kind) == "float" &&
+  if (!libm && computeType(dtype) == "float" &&
       (function == "exp" || function == "tanh"))
     return ("dlc_" + function + "f").str();
-  return CTarget::math(function, kind);
+  return CTarget::math(function, dtype);
 }
 
 std::string CpuTarget::kernelSignature(llvm::StringRef entry) const {
@@ -272,15 +272,16 @@ std::string CpuTarget::parallelLoop(llvm::StringRef var,
       .str();
 }
 
-std::string CpuTarget::storageType(ElemKind kind) const {
-  switch (kind) {
-  case ElemKind::F64: return "double";
-  case ElemKind::F32: return "float";
-  case ElemKind::F16: return "_Float16";
-  case ElemKind::BF16: return "uint16_t";
-  case ElemKind::I64: return "int64_t";
-  case ElemKind::I32: return "int32_t";
-  case ElemKind::I1: return "uint8_t";
+std::string CpuTarget::storageType(DType dtype) const {
+  switch (dtype) {
+  case DType::F64: return "double";
+  case DType::F32: return "float";
+  case DType::F16: return "_Float16";
+  case DType::BF16: return "uint16_t";
+  case DType::I64: return "int64_t";
+  case DType::I32: return "int32_t";
+  case DType::I1: return "uint8_t";
+  case DType::I8: case DType::U8: break;
   }
-  llvm_unreachable("bad kind");
+  unsupportedDType(dtype);
 }

@@ -30,10 +30,10 @@ public:
                            llvm::StringRef extent) const override;
   std::string rangeBegin() const override { return "begin"; }
   std::string rangeEnd() const override { return "end"; }
-  std::string storageType(ElemKind kind) const override;
+  std::string storageType(DType dtype) const override;
   /// exp and tanh in float are the prelude's vectorisable dlc_expf and
   /// dlc_tanhf; everything else is C's.
-  std::string math(llvm::StringRef function, ElemKind kind) const override;
+  std::string math(llvm::StringRef function, DType dtype) const override;
 };
 
 } // namespace dlc::codegen

@@ -20,9 +20,6 @@ static std::vector<int64_t> shapeOf(Value v) {
   auto shape = cast<RankedTensorType>(v.getType()).getShape();
   return {shape.begin(), shape.end()};
 }
-static ElemKind kindOf(Value v) {
-  return elemKindOf(cast<RankedTensorType>(v.getType()).getElementType());
-}
 static int64_t numel(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -165,9 +162,9 @@ unsigned CpuKernelEmitter::openLoops(const std::vector<int64_t> &shape,
 /// Scratch for `value`: this call's rows of it, or all of it.
 Buffer CpuKernelEmitter::scratch(Value value, bool rows, const char *prefix) {
   Buffer b;
-  b.kind = kindOf(value);
+  b.dtype = elementDType(value);
   b.shape = shapeOf(value);
-  std::string type = target.storageType(b.kind);
+  std::string type = target.storageType(b.dtype);
   std::string name = body.fresh(prefix);
   std::string count = str(numel(b.shape));
   if (rows && analysis.parallelDims > 0) {
@@ -207,7 +204,7 @@ Buffer CpuKernelEmitter::operand(Value value) {
   elemental.pushScope();
   std::string v = elemental.emit(value, index);
   body.line(elementAt(b, flatIndex(b.shape, index)) + " = " +
-            target.store(b.kind, v) + ";");
+            target.store(b.dtype, v) + ";");
   elemental.popScope();
   for (unsigned i = 0; i < loops; ++i)
     body.close();
@@ -217,7 +214,7 @@ Buffer CpuKernelEmitter::operand(Value value) {
 
 void CpuKernelEmitter::emitStage(Operation *op) {
   Value result = op->getResult(0);
-  body.line("// " + describeOp(op) + " -> " + elemKindName(kindOf(result)) +
+  body.line("// " + describeOp(op) + " -> " + dtypeName(elementDType(result)) +
             shapeText(shapeOf(result)));
   Buffer out = scratch(result, true, "s");
   StageContext ctx{target, body, analysis,
@@ -253,26 +250,26 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
                                      const std::vector<std::string> &argNames) {
   size_t numArgs = kernel.args.size();
   for (auto [i, arg] : llvm::enumerate(kernel.args)) {
-    ElemKind kind = kindOf(arg);
-    std::string type = target.storageType(kind);
+    DType dtype = elementDType(arg);
+    std::string type = target.storageType(dtype);
     std::string name = "a" + str(i);
     body.line("const " + type + " *" + name + " = (const " + type + " *)buffers[" +
-              str(i) + "]; // " + argNames[i] + ": " + elemKindName(kind) +
+              str(i) + "]; // " + argNames[i] + ": " + dtypeName(dtype) +
               shapeText(shapeOf(arg)));
-    buffers[arg] = Buffer{name, kind, shapeOf(arg), ""};
+    buffers[arg] = Buffer{name, dtype, shapeOf(arg), ""};
   }
   std::vector<Buffer> results;
   for (auto [i, v] : llvm::enumerate(kernel.results)) {
-    ElemKind kind = kindOf(v);
-    std::string type = target.storageType(kind);
+    DType dtype = elementDType(v);
+    std::string type = target.storageType(dtype);
     std::string name = "r" + str(i);
     std::string note = kernel.inplace[i] >= 0
                            ? " (in place of a" + str(kernel.inplace[i]) + ")"
                            : "";
     body.line(type + " *" + name + " = (" + type + " *)buffers[" +
               str(numArgs + i) + "]; // " + argNames[numArgs + i] + ": " +
-              elemKindName(kind) + shapeText(shapeOf(v)) + note);
-    results.push_back(Buffer{name, kind, shapeOf(v), ""});
+              dtypeName(dtype) + shapeText(shapeOf(v)) + note);
+    results.push_back(Buffer{name, dtype, shapeOf(v), ""});
   }
 
   for (Operation *op : analysis.stages)
@@ -305,7 +302,7 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
               ? flatIndex(shape, index)
               : flatIndex(shapeOf(result), remapForward(result, iterated, index));
       body.line(elementAt(targets[k], flat) + " = " +
-                target.store(targets[k].kind, v) + ";");
+                target.store(targets[k].dtype, v) + ";");
     }
     elemental.popScope();
     for (unsigned i = 0; i < loops; ++i)
@@ -313,7 +310,7 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   }
   for (auto &[from, to] : copies)
     body.line("memcpy(" + to.ptr + ", " + from.ptr + ", " +
-              str(numel(from.shape) * elemBytes(from.kind)) + ");");
+              str(numel(from.shape) * elementSize(from.dtype)) + ");");
 
   // Header comment: what the kernel computes and how it splits.
   CodeWriter text;

@@ -41,10 +41,6 @@ using namespace dlc;
 using namespace dlc::codegen;
 using namespace dlc::codegen::cuda;
 
-namespace dlc::codegen::cuda {
-bool emitFlashAttention(KernelContext &ctx);
-}
-
 namespace {
 
 constexpr int64_t kThreads = 256, kBQ = 64, kRowsPerThread = kBQ / 16;
@@ -128,10 +124,10 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
     return false;
   // f32 throughout (the float accumulation is what makes this exact enough).
   for (Value v : {Q, K, V, S, X, P, O})
-    if (kindOf(v) != ElemKind::F32)
+    if (elementDType(v) != DType::F32)
       return false;
   for (Value r : ctx.view.results)
-    if (kindOf(r) != ElemKind::F32)
+    if (elementDType(r) != DType::F32)
       return false;
   if (oShape.size() != rank ||
       !std::equal(sShape.begin(), sShape.end() - 1, oShape.begin()))
@@ -289,7 +285,7 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   elemental.pushScope();
   line("const int64_t flat_s = " + flatIndex(sShape, sIndex) + ";");
   line("const float s_v = s[i][j];");
-  ctx.buffers[S] = Buffer{"(&s_v)", ElemKind::F32, sShape, "flat_s"};
+  ctx.buffers[S] = Buffer{"(&s_v)", DType::F32, sShape, "flat_s"};
   line("x = (float)" + elemental.emit(X, sIndex) + ";");
   close();
   line("s[i][j] = x;");
@@ -361,7 +357,7 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
     Index index = indexThroughLayoutTail(out, tail, preIndex, shape);
     const Buffer &buffer = ctx.results[r];
     line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +
-         ctx.target.store(buffer.kind, "o_v") + ";");
+         ctx.target.store(buffer.dtype, "o_v") + ";");
   }
   out.close();
   out.close();

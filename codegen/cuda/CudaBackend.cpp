@@ -2,17 +2,14 @@
 
 #include "codegen/cuda/CudaBackend.h"
 
+#include "codegen/common/KernelDump.h"
 #include "codegen/common/ModuleLowering.h"
 #include "codegen/cuda/CudaCodegen.h"
 #include "codegen/cuda/EmuCompile.h"
 #include "codegen/cuda/Nvrtc.h"
+#include "runtime/format/HostArch.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <cstdlib>
 
 using namespace mlir;
 using namespace dlc;
@@ -40,34 +37,11 @@ bool dlc::codegen::parseCudaTarget(const std::string &target,
   return !archs.empty();
 }
 
-static std::string hostArchitecture() {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "unknown";
-#endif
-}
-
 FailureOr<std::string> dlc::codegen::emitCudaSource(func::FuncOp func) {
   CudaModuleSource module;
   if (failed(emitCudaModule(func, module)))
     return failure();
   return std::string(cuda::cudaSourcePreamble()) + module.source;
-}
-
-static void dumpSource(const std::string &name, const std::string &source) {
-  const char *dir = std::getenv("DLC_KERNEL_DUMP_DIR");
-  if (!dir || !*dir)
-    return;
-  llvm::sys::fs::create_directories(dir);
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name + ".cu");
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (!ec)
-    out << source;
 }
 
 FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
@@ -83,7 +57,7 @@ FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
   if (failed(emitCudaModule(func, emitted)))
     return mlir::failure();
   std::string source = std::string(cuda::cudaSourcePreamble()) + emitted.source;
-  dumpSource(m.name, source);
+  dumpKernelSource(m.name + ".cu", source);
 
   format::ModuleWriter w;
   w.setName(m.name);
@@ -127,12 +101,12 @@ FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
       return mlir::failure();
     }
     binaries.push_back(w.addBinary("kernels.emu.so", fb::BinaryFormat::shared_object,
-                                   hostArchitecture(), std::move(so)));
+                                   format::hostArchitecture(), std::move(so)));
   }
 
   format::PlanDesc plan;
   plan.arenaSize = m.arenaSize;
-  plan.arenaAlignment = 256;
+  plan.arenaAlignment = m.arenaAlignment;
   if (emitted.kernels.size() != m.kernels.size()) {
     message = "CUDA codegen and module lowering disagree on the kernels";
     return mlir::failure();

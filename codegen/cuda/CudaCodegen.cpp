@@ -26,17 +26,14 @@ std::vector<int64_t> cuda::shapeOf(Value v) {
   auto s = cast<RankedTensorType>(v.getType()).getShape();
   return {s.begin(), s.end()};
 }
-ElemKind cuda::kindOf(Value v) {
-  return elemKindOf(cast<RankedTensorType>(v.getType()).getElementType());
-}
 int64_t cuda::product(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
   return n;
 }
-std::string cuda::accumulatorType(ElemKind kind) {
-  return isFloatKind(kind) ? "double" : "long long";
+std::string cuda::accumulatorType(DType dtype) {
+  return isFloat(dtype) ? "double" : "long long";
 }
 
 Index cuda::indexThroughLayoutTail(CodeWriter &out, ArrayRef<Operation *> tail,
@@ -114,7 +111,7 @@ void cuda::emitElementwiseKernel(KernelContext &ctx) {
       values.push_back(elemental.emit(ctx.view.results[r], index));
     for (auto [i, r] : llvm::enumerate(group)) {
       const Buffer &buffer = ctx.results[r];
-      out.line(buffer.ptr + "[p] = " + ctx.target.store(buffer.kind, values[i]) +
+      out.line(buffer.ptr + "[p] = " + ctx.target.store(buffer.dtype, values[i]) +
                ";");
     }
     elemental.popScope();
@@ -169,22 +166,22 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
         aliased.insert(operand);
     std::vector<std::string> params;
     for (auto [i, arg] : llvm::enumerate(view.args)) {
-      ElemKind kind = kindOf(arg);
+      DType dtype = elementDType(arg);
       std::string ptr = "a" + std::to_string(i);
-      params.push_back("const " + target.storageType(kind) +
+      params.push_back("const " + target.storageType(dtype) +
                        (aliased.contains(i) ? " *" : " *__restrict__ ") + ptr);
-      ctx.buffers[arg] = Buffer{ptr, kind, shapeOf(arg), ""};
+      ctx.buffers[arg] = Buffer{ptr, dtype, shapeOf(arg), ""};
       info.args.push_back({"in" + std::to_string(i), false,
-                           (uint64_t)(product(shapeOf(arg)) * elemBytes(kind))});
+                           (uint64_t)(product(shapeOf(arg)) * elementSize(dtype))});
     }
     for (auto [i, result] : llvm::enumerate(view.results)) {
-      ElemKind kind = kindOf(result);
+      DType dtype = elementDType(result);
       std::string ptr = "r" + std::to_string(i);
-      params.push_back(target.storageType(kind) +
+      params.push_back(target.storageType(dtype) +
                        (view.inplace[i] >= 0 ? " *" : " *__restrict__ ") + ptr);
-      ctx.results.push_back(Buffer{ptr, kind, shapeOf(result), ""});
+      ctx.results.push_back(Buffer{ptr, dtype, shapeOf(result), ""});
       info.args.push_back({"out" + std::to_string(i), true,
-                           (uint64_t)(product(shapeOf(result)) * elemBytes(kind))});
+                           (uint64_t)(product(shapeOf(result)) * elementSize(dtype))});
     }
 
     ArrayRef<int64_t> block = schedule.getBlock().asArrayRef();

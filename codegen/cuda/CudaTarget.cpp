@@ -2,7 +2,7 @@
 
 #include "codegen/cuda/CudaTarget.h"
 
-#include "llvm/Support/ErrorHandling.h"
+#include "llvm/ADT/Twine.h"
 
 using namespace dlc::codegen;
 
@@ -114,21 +114,22 @@ std::string CudaTarget::rangeEnd() const {
   return "((int64_t)blockIdx.x * blockDim.x + threadIdx.x + 1)";
 }
 
-std::string CudaTarget::storageType(ElemKind kind) const {
-  switch (kind) {
-  case ElemKind::F64: return "double";
-  case ElemKind::F32: return "float";
-  case ElemKind::F16: return "__half";
-  case ElemKind::BF16: return "__nv_bfloat16";
-  case ElemKind::I64: return "int64_t";
-  case ElemKind::I32: return "int32_t";
-  case ElemKind::I1: return "uint8_t";
+std::string CudaTarget::storageType(DType dtype) const {
+  switch (dtype) {
+  case DType::F64: return "double";
+  case DType::F32: return "float";
+  case DType::F16: return "__half";
+  case DType::BF16: return "__nv_bfloat16";
+  case DType::I64: return "int64_t";
+  case DType::I32: return "int32_t";
+  case DType::I1: return "uint8_t";
+  case DType::I8: case DType::U8: break;
   }
-  llvm_unreachable("bad kind");
+  unsupportedDType(dtype);
 }
 
-std::string CudaTarget::load(ElemKind kind, llvm::StringRef stored) const {
-  if (kind == ElemKind::F16)
+std::string CudaTarget::load(DType dtype, llvm::StringRef stored) const {
+  if (dtype == DType::F16)
     return ("__half2float(" + stored + ")").str();
-  return CTarget::load(kind, stored);
+  return CTarget::load(dtype, stored);
 }

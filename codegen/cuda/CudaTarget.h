@@ -26,8 +26,8 @@ public:
                            llvm::StringRef extent) const override;
   std::string rangeBegin() const override;
   std::string rangeEnd() const override;
-  std::string storageType(ElemKind kind) const override;
-  std::string load(ElemKind kind, llvm::StringRef stored) const override;
+  std::string storageType(DType dtype) const override;
+  std::string load(DType dtype, llvm::StringRef stored) const override;
 };
 
 } // namespace dlc::codegen

@@ -10,11 +10,14 @@
 //
 // with `__CUDA_ARCH__` undefined, after appending one
 // DLC_EMU_LAUNCH_STUB(<entry>) line per entry (the launch stubs
-// dlc_emu_launch_<entry> the device calls). The header and the stand-in
+// dlc_emu_launch_<entry> the device calls). The header, the launch
+// description it includes (dlc_emu_launch.h) and the stand-in cuda.h /
 // cuda_fp16.h / cuda_bf16.h / cuda_runtime.h are embedded in this library
 // and written next to the source, so the compiler needs no file from the
-// source tree. Plain C++ (no LLVM); the result is cached on disk by a hash
-// of the inputs. docs/design/2026-11-22-cuda-device.md has the contract.
+// source tree. Plain C++ (no LLVM), on the shared host-compiler driver
+// (codegen/common/HostCompiler.h), which caches the result on disk by a
+// hash of the inputs. docs/design/2026-11-22-cuda-device.md has the
+// contract.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -45,11 +48,5 @@ struct EmuCompileOptions {
 rt::Status compileForEmulation(const std::string &name, const std::string &source,
                                const std::vector<std::string> &entries,
                                const EmuCompileOptions &options, std::vector<uint8_t> *sharedObject);
-
-/// The text of dlc_cuda_emu.h this library embeds.
-const std::string &emuHeaderText();
-
-/// Host compilations run by this process (cache hits do not count).
-uint64_t emuCompileCount();
 
 } // namespace dlc::codegen::cuda

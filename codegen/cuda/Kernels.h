@@ -51,16 +51,19 @@ Index indexThroughLayoutTail(CodeWriter &out,
                              Index index, std::vector<int64_t> &shape);
 
 std::vector<int64_t> shapeOf(mlir::Value v);
-ElemKind kindOf(mlir::Value v);
 int64_t product(llvm::ArrayRef<int64_t> shape);
 
-/// The accumulator type of a reduction over elements of `kind`: double for
+/// The accumulator type of a reduction over elements of `dtype`: double for
 /// floats (as the oracle), long long for integers.
-std::string accumulatorType(ElemKind kind);
+std::string accumulatorType(DType dtype);
 
 void emitElementwiseKernel(KernelContext &ctx);
 void emitMatmulKernel(KernelContext &ctx);
 void emitRowsKernel(KernelContext &ctx);
+/// Attention.cpp: the flash-style kernel of an attention region, which the
+/// rows strategy tries first; false (nothing emitted) when the region is not
+/// one it supports.
+bool emitFlashAttention(KernelContext &ctx);
 
 } // namespace dlc::codegen::cuda
 

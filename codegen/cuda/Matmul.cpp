@@ -57,10 +57,10 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
   int64_t BM = tile[0], BN = tile[1], BK = tile[2], TM = threadTile[0],
           TN = threadTile[1];
   int64_t threads = (BM / TM) * (BN / TN);
-  ElemKind kind = kindOf(mm.getResult());
-  std::string acc = kind == ElemKind::F64   ? "double"
-                    : isFloatKind(kind)     ? "float"
-                                            : "long long";
+  DType dtype = elementDType(mm.getResult());
+  std::string acc = dtype == DType::F64 ? "double"
+                    : isFloat(dtype)      ? "float"
+                                          : "long long";
 
   out.line(llvm::formatv("// {0}: [{1} x {2}] x [{2} x {3}] over {4} batch(es); "
                          "block tile {5}x{6}x{7}, thread tile {8}x{9}",
@@ -162,9 +162,9 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
   preIndex.push_back("m");
   preIndex.push_back("n");
   out.line("const int64_t flat_mn = " + flatIndex(outShape, preIndex) + ";");
-  out.line("const " + target.storageType(kind) + " acc_v = " +
-           target.store(kind, "acc[i][j]") + ";");
-  ctx.buffers[mm.getResult()] = Buffer{"(&acc_v)", kind, outShape, "flat_mn"};
+  out.line("const " + target.storageType(dtype) + " acc_v = " +
+           target.store(dtype, "acc[i][j]") + ";");
+  ctx.buffers[mm.getResult()] = Buffer{"(&acc_v)", dtype, outShape, "flat_mn"};
   elemental.pushScope();
   for (auto [r, result] : llvm::enumerate(ctx.view.results)) {
     // Walk back through the layout tail to the value at the matmul's shape.
@@ -181,7 +181,7 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
     Index index = indexThroughLayoutTail(out, tail, preIndex, shape);
     const Buffer &buffer = ctx.results[r];
     out.line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +
-             target.store(buffer.kind, value) + ";" +
+             target.store(buffer.dtype, value) + ";" +
              (tail.empty() ? "" : "  // through " + std::to_string(tail.size()) +
                                       " layout op(s)"));
   }

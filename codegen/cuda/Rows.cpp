@@ -11,10 +11,12 @@
 // shared memory: dlc_block_* in the prelude); the rest give each thread
 // whole outputs. An attention region is such a kernel: per query row, the
 // scores, the softmax and the weighted sum of values never leave the SM.
+// RowEmitter.h holds the kernel's state; convolution and pooling stages are
+// in Windows.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/cuda/Kernels.h"
+#include "codegen/cuda/RowEmitter.h"
 
 #include "ir/DlcDialect.h"
 
@@ -26,73 +28,6 @@ using namespace dlc;
 using namespace dlc::codegen;
 using namespace dlc::codegen::cuda;
 
-namespace {
-
-/// Emission state of one row kernel.
-struct RowEmitter {
-  KernelContext &ctx;
-  CodeWriter &out;
-  ElementalEmitter elemental;
-  Index rowIndex;
-  int64_t threads;
-  /// The split this kernel uses: the analysis's, or finer for attention.
-  unsigned parallelDims;
-
-  RowEmitter(KernelContext &ctx)
-      : ctx(ctx), out(ctx.out),
-        elemental(ctx.target, ctx.out, ctx.buffers, ctx.statics),
-        threads(ctx.schedule.getBlock()[0]),
-        parallelDims(ctx.analysis.parallelDims) {}
-
-  const CudaTarget &target() const { return ctx.target; }
-  std::vector<int64_t> suffixOf(Value v) const {
-    std::vector<int64_t> s = shapeOf(v);
-    return {s.begin() + parallelDims, s.end()};
-  }
-  int64_t perRow(Value v) const { return product(suffixOf(v)); }
-  /// The full index of element `e` (a C expression) of this row of `v`.
-  Index rowElement(Value v, const std::string &e) {
-    Index index = rowIndex;
-    Index rest = decompose(out, e, suffixOf(v));
-    index.insert(index.end(), rest.begin(), rest.end());
-    return index;
-  }
-  std::string read(Value v, const Index &index) { return elemental.emit(v, index); }
-  void write(Value v, const Index &index, const std::string &value) {
-    const Buffer &buffer = ctx.buffers.at(v);
-    out.line(elementAt(buffer, flatIndex(buffer.shape, index)) + " = " +
-             target().store(buffer.kind, value) + ";");
-  }
-  /// `for (e = threadIdx.x; e < n; e += blockDim.x) {` with a fresh scope.
-  void openStrided(const std::string &var, int64_t n) {
-    out.open(llvm::formatv("for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += "
-                           "blockDim.x)",
-                           var, n)
-                 .str());
-    elemental.pushScope();
-  }
-  void openSerial(const std::string &var, const std::string &from, int64_t n) {
-    out.open(llvm::formatv("for (int64_t {0} = {1}; {0} < {2}; ++{0})", var,
-                           from, n)
-                 .str());
-    elemental.pushScope();
-  }
-  void close() {
-    elemental.popScope();
-    out.close();
-  }
-
-  void matmul(MatmulOp op);
-  void softmax(Operation *op, bool log);
-  void norm(Operation *op, bool rms);
-  void reduce(Operation *op);
-  void conv2d(Conv2dOp op);
-  void pool(Operation *op, bool max);
-  void loss(Operation *op);
-};
-
-} // namespace
-
 static int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
@@ -102,9 +37,9 @@ void RowEmitter::matmul(MatmulOp op) {
   std::vector<int64_t> shape = shapeOf(result);
   std::vector<int64_t> lhs = shapeOf(op.getLhs());
   int64_t K = op.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
-  ElemKind kind = kindOf(result);
-  std::string acc = kind == ElemKind::F64 ? "double"
-                    : isFloatKind(kind)   ? "float"
+  DType dtype = elementDType(result);
+  std::string acc = dtype == DType::F64 ? "double"
+                    : isFloat(dtype)      ? "float"
                                           : "long long";
   out.line("// " + describeOp(op) + ": a thread per output element");
   openStrided("e", perRow(result));
@@ -139,9 +74,9 @@ void RowEmitter::softmax(Operation *op, bool log) {
   int64_t rank = shape.size();
   int64_t axis = normalizeAxis(op->getAttrOfType<IntegerAttr>("axis").getInt(), rank);
   int64_t L = shape[axis];
-  ElemKind kind = kindOf(result);
-  std::string expf = kind == ElemKind::F64 ? "exp" : "expf";
-  std::string ct = target().computeType(kind);
+  DType dtype = elementDType(result);
+  std::string expf = dtype == DType::F64 ? "exp" : "expf";
+  std::string ct = target().computeType(dtype);
   auto finish = [&](const std::string &xv) {
     return log ? "(" + ct + ")((double)" + xv + " - mx - log(sum))"
                : "(" + ct + ")(" + expf + "((" + ct + ")((double)" + xv +
@@ -244,7 +179,7 @@ void RowEmitter::norm(Operation *op, bool rms) {
                       : "((double)" + v + " - mean) * inv * (double)" + g;
   if (bias)
     y += " + (double)" + read(bias, inner);
-  write(result, index, "(" + target().computeType(kindOf(result)) + ")(" + y + ")");
+  write(result, index, "(" + target().computeType(elementDType(result)) + ")(" + y + ")");
   close();
   close();
 }
@@ -263,29 +198,29 @@ void RowEmitter::reduce(Operation *op) {
     if (reduced[d])
       reducedShape.push_back(shape[d]);
   int64_t R = product(reducedShape), O = perRow(result);
-  ElemKind kind = kindOf(x);
-  bool isFloat = isFloatKind(kind);
-  std::string acc = accumulatorType(kind);
+  DType dtype = elementDType(x);
+  bool floating = isFloat(dtype);
+  std::string acc = accumulatorType(dtype);
   std::string init, combine, block;
   ReduceKind reduceKind = cast<ReduceOpInterface>(op).getReduceKind();
   switch (reduceKind) {
   case ReduceKind::Sum:
   case ReduceKind::Mean:
-    init = "0", combine = "a += v;", block = isFloat ? "dlc_block_sum" : "dlc_block_isum";
+    init = "0", combine = "a += v;", block = floating ? "dlc_block_sum" : "dlc_block_isum";
     break;
   case ReduceKind::Prod:
-    init = "1", block = isFloat ? "dlc_block_prod" : "dlc_block_iprod";
-    combine = isFloat ? "a *= v;" : "a = (long long)((unsigned long long)a * (unsigned long long)v);";
+    init = "1", block = floating ? "dlc_block_prod" : "dlc_block_iprod";
+    combine = floating ? "a *= v;" : "a = (long long)((unsigned long long)a * (unsigned long long)v);";
     break;
   case ReduceKind::Max:
-    init = isFloat ? "-INFINITY" : "(-9223372036854775807LL - 1)";
-    combine = isFloat ? "a = (v > a || v != v) && a == a ? v : a;" : "a = v > a ? v : a;";
-    block = isFloat ? "dlc_block_max" : "dlc_block_imax";
+    init = floating ? "-INFINITY" : "(-9223372036854775807LL - 1)";
+    combine = floating ? "a = (v > a || v != v) && a == a ? v : a;" : "a = v > a ? v : a;";
+    block = floating ? "dlc_block_max" : "dlc_block_imax";
     break;
   case ReduceKind::Min:
-    init = isFloat ? "INFINITY" : "9223372036854775807LL";
-    combine = isFloat ? "a = (v < a || v != v) && a == a ? v : a;" : "a = v < a ? v : a;";
-    block = isFloat ? "dlc_block_min" : "dlc_block_imin";
+    init = floating ? "INFINITY" : "9223372036854775807LL";
+    combine = floating ? "a = (v < a || v != v) && a == a ? v : a;" : "a = v < a ? v : a;";
+    block = floating ? "dlc_block_min" : "dlc_block_imin";
     break;
   }
   std::string finish = reduceKind == ReduceKind::Mean
@@ -328,77 +263,9 @@ void RowEmitter::reduce(Operation *op) {
     out.open("if (threadIdx.x == 0)");
   }
   write(result, outIndex,
-        "(" + target().computeType(kindOf(result)) + ")(" + finish + ")");
+        "(" + target().computeType(elementDType(result)) + ")(" + finish + ")");
   if (cooperative)
     out.close();
-  close();
-}
-
-void RowEmitter::conv2d(Conv2dOp op) {
-  Value result = op.getResult();
-  std::vector<int64_t> xs = shapeOf(op.getX()), ws = shapeOf(op.getW());
-  ArrayRef<int64_t> st = op.getStrides(), pad = op.getPadding(), dil = op.getDilations();
-  int64_t groups = op.getGroups(), O = ws[0], Cg = ws[1], KH = ws[2], KW = ws[3];
-  out.line("// " + describeOp(op) + ": a thread per output element");
-  openStrided("e", perRow(result));
-  Index idx = rowElement(result, "e");
-  out.line(llvm::formatv("const int64_t cbase = ({0}) / {1} * {2};", idx[1],
-                         O / groups, Cg)
-               .str());
-  out.line("double sum = 0;");
-  openSerial("c", "0", Cg);
-  openSerial("kh", "0", KH);
-  out.line(llvm::formatv("const int64_t ih = {0} * {1} - {2} + kh * {3};", idx[2],
-                         st[0], pad[0], dil[0])
-               .str());
-  out.line(llvm::formatv("if (ih < 0 || ih >= {0}) continue;", xs[2]).str());
-  openSerial("kw", "0", KW);
-  out.line(llvm::formatv("const int64_t iw = {0} * {1} - {2} + kw * {3};", idx[3],
-                         st[1], pad[1], dil[1])
-               .str());
-  out.line(llvm::formatv("if (iw < 0 || iw >= {0}) continue;", xs[3]).str());
-  std::string xv = read(op.getX(), {idx[0], "cbase + c", "ih", "iw"});
-  std::string wv = read(op.getW(), {idx[1], "c", "kh", "kw"});
-  out.line("sum += (double)" + xv + " * (double)" + wv + ";");
-  close();
-  close();
-  close();
-  if (op.getBias())
-    out.line("sum += (double)" + read(op.getBias(), {idx[1]}) + ";");
-  write(result, idx, "(" + target().computeType(kindOf(result)) + ")sum");
-  close();
-}
-
-void RowEmitter::pool(Operation *op, bool max) {
-  Value x = op->getOperand(0), result = op->getResult(0);
-  std::vector<int64_t> xs = shapeOf(x);
-  auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
-  auto st = op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();
-  auto pad = op->getAttrOfType<DenseI64ArrayAttr>("padding").asArrayRef();
-  bool includePad = false;
-  if (auto avg = dyn_cast<AvgPool2dOp>(op))
-    includePad = avg.getCountIncludePad();
-  out.line("// " + describeOp(op) + ": a thread per output element");
-  openStrided("e", perRow(result));
-  Index idx = rowElement(result, "e");
-  out.line(max ? "double a = -INFINITY;" : "double a = 0;");
-  out.line("int64_t count = 0;");
-  openSerial("kh", "0", kernel[0]);
-  out.line(llvm::formatv("const int64_t ih = {0} * {1} - {2} + kh;", idx[2], st[0], pad[0]).str());
-  out.line(llvm::formatv("if (ih < 0 || ih >= {0}) continue;", xs[2]).str());
-  openSerial("kw", "0", kernel[1]);
-  out.line(llvm::formatv("const int64_t iw = {0} * {1} - {2} + kw;", idx[3], st[1], pad[1]).str());
-  out.line(llvm::formatv("if (iw < 0 || iw >= {0}) continue;", xs[3]).str());
-  std::string v = read(x, {idx[0], idx[1], "ih", "iw"});
-  out.line(max ? "a = ((double)" + v + " > a || " + v + " != " + v + ") && a == a ? (double)" + v + " : a;"
-               : "a += (double)" + v + ";");
-  out.line("++count;");
-  close();
-  close();
-  std::string value = max ? "a"
-                          : includePad ? "a / " + std::to_string(kernel[0] * kernel[1])
-                                       : "count ? a / count : 0.0";
-  write(result, idx, "(" + target().computeType(kindOf(result)) + ")(" + value + ")");
   close();
 }
 
@@ -444,7 +311,7 @@ void RowEmitter::loss(Operation *op) {
     out.line("const double d = (double)" + read(a, pi) + " - (double)" + read(b, pi) + ";");
     out.line("l = d * d;");
   }
-  std::string ct = target().computeType(kindOf(result));
+  std::string ct = target().computeType(elementDType(result));
   if (reduction == "none")
     write(result, pi, "(" + ct + ")l");
   else
@@ -499,12 +366,6 @@ static unsigned layoutTailSplit(const KernelContext &ctx, Value &pre) {
   return dims > ctx.analysis.parallelDims ? dims : 0;
 }
 
-namespace dlc::codegen::cuda {
-/// Attention.cpp: the flash-style kernel of an attention region; false
-/// (nothing emitted) when the region is not one it supports.
-bool emitFlashAttention(KernelContext &ctx);
-} // namespace dlc::codegen::cuda
-
 void cuda::emitRowsKernel(KernelContext &ctx) {
   KernelAnalysis analysis = ctx.analysis;
   CodeWriter &out = ctx.out;
@@ -534,7 +395,7 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
   int64_t smem = 0;
   for (Operation *stage : analysis.stages) {
     Value v = stage->getResult(0);
-    smem += (rows.perRow(v) * elemBytes(kindOf(v)) + 15) / 16 * 16;
+    smem += (rows.perRow(v) * elementSize(elementDType(v)) + 15) / 16 * 16;
   }
   bool shared = smem <= 48 * 1024;
   out.line(llvm::formatv("// {0} row(s) of shape {1} ({2}); stages in {3}",
@@ -554,21 +415,21 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
   int64_t offset = 0;
   for (auto [s, stage] : llvm::enumerate(analysis.stages)) {
     Value v = stage->getResult(0);
-    ElemKind kind = kindOf(v);
-    std::string type = ctx.target.storageType(kind);
+    DType dtype = elementDType(v);
+    std::string type = ctx.target.storageType(dtype);
     if (shared) {
       std::string base = "rb" + std::to_string(s);
       out.line(llvm::formatv("const int64_t {0} = row * {1};", base, rows.perRow(v)).str());
       ctx.buffers[v] = Buffer{llvm::formatv("(({0} *)(dlc_smem + {1}))", type, offset).str(),
-                              kind, shapeOf(v), base};
-      offset += (rows.perRow(v) * elemBytes(kind) + 15) / 16 * 16;
+                              dtype, shapeOf(v), base};
+      offset += (rows.perRow(v) * elementSize(dtype) + 15) / 16 * 16;
     } else {
       std::string name = ctx.info.entry + "_stage" + std::to_string(s);
       ctx.globals += llvm::formatv("__device__ {0} {1}[{2}];  // {3}\n", type, name,
                                    std::max<int64_t>(1, product(shapeOf(v))),
                                    describeOp(stage))
                          .str();
-      ctx.buffers[v] = Buffer{name, kind, shapeOf(v), ""};
+      ctx.buffers[v] = Buffer{name, dtype, shapeOf(v), ""};
     }
     llvm::TypeSwitch<Operation *>(stage)
         .Case([&](MatmulOp op) { rows.matmul(op); })
@@ -597,7 +458,7 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
       Index index = indexThroughLayoutTail(out, tail, preIndex, shape);
       const Buffer &buffer = ctx.results[r];
       out.line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +
-               ctx.target.store(buffer.kind, value) + ";");
+               ctx.target.store(buffer.dtype, value) + ";");
     }
     rows.close();
   }
@@ -615,7 +476,7 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
     for (auto [i, r] : llvm::enumerate(group)) {
       const Buffer &buffer = ctx.results[r];
       out.line(buffer.ptr + "[row * " + std::to_string(n) + " + e] = " +
-               ctx.target.store(buffer.kind, values[i]) + ";");
+               ctx.target.store(buffer.dtype, values[i]) + ";");
     }
     rows.close();
   }

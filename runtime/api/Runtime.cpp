@@ -18,11 +18,11 @@
 #include <mutex>
 #include <new>
 
+using dlc::DType;
 using dlc::format::TensorInfo;
 using dlc::rt::Status;
 using dlc::rt::StatusCode;
 using dlc::rt::strCat;
-namespace fb = dlc::fb;
 
 struct dlc_status_s {
   dlc_status_code_t code;
@@ -80,36 +80,35 @@ template <typename F> dlc_status_t guarded(F &&body) {
   }
 }
 
-DLDataType toDLPack(fb::DType dtype) {
+DLDataType toDLPack(DType dtype) {
   switch (dtype) {
-  case fb::DType::f64:
+  case DType::F64:
     return {kDLFloat, 64, 1};
-  case fb::DType::f32:
+  case DType::F32:
     return {kDLFloat, 32, 1};
-  case fb::DType::f16:
+  case DType::F16:
     return {kDLFloat, 16, 1};
-  case fb::DType::bf16:
+  case DType::BF16:
     return {kDLBfloat, 16, 1};
-  case fb::DType::i64:
+  case DType::I64:
     return {kDLInt, 64, 1};
-  case fb::DType::i32:
+  case DType::I32:
     return {kDLInt, 32, 1};
-  case fb::DType::i8:
+  case DType::I8:
     return {kDLInt, 8, 1};
-  case fb::DType::u8:
+  case DType::U8:
     return {kDLUInt, 8, 1};
-  case fb::DType::i1:
+  case DType::I1:
     return {DLC_DL_BOOL, 8, 1};
-  default:
-    return {0, 0, 0};
   }
+  return {0, 0, 0};
 }
 
-bool dtypeMatches(fb::DType dtype, DLDataType given) {
+bool dtypeMatches(DType dtype, DLDataType given) {
   DLDataType want = toDLPack(dtype);
   if (given.code == want.code && given.bits == want.bits && given.lanes == want.lanes)
     return true;
-  return dtype == fb::DType::i1 && given.code == kDLUInt && given.bits == 8 && given.lanes == 1;
+  return dtype == DType::I1 && given.code == kDLUInt && given.bits == 8 && given.lanes == 1;
 }
 
 std::string dlpackName(DLDataType t) {
@@ -147,7 +146,7 @@ Status checkTensor(const char *kind, size_t index, const TensorInfo &info, const
                                     " is not kDLCPU", cudaOrdinal >= 0 ? " or kDLCUDA" : "");
   if (!dtypeMatches(info.dtype, t->dtype))
     return dlc::rt::invalidArgument(who, ": dtype ", dlpackName(t->dtype), " is not ",
-                                    dlc::format::dtypeName(info.dtype));
+                                    dlc::dtypeName(info.dtype));
   if (t->ndim < 0 || static_cast<size_t>(t->ndim) != info.shape.size() ||
       (t->ndim > 0 && !t->shape))
     return dlc::rt::invalidArgument(who, ": rank ", t->ndim, " is not ", info.shape.size());

@@ -48,31 +48,27 @@ Prelude decodePrelude(const uint8_t in[kPreludeSize]) {
   return p;
 }
 
-uint64_t dtypeSize(fb::DType dtype) {
-  switch (dtype) {
-  case fb::DType::f64:
-  case fb::DType::i64:
-    return 8;
-  case fb::DType::f32:
-  case fb::DType::i32:
-    return 4;
-  case fb::DType::f16:
-  case fb::DType::bf16:
-    return 2;
-  case fb::DType::i8:
-  case fb::DType::u8:
-  case fb::DType::i1:
-    return 1;
-  case fb::DType::invalid:
-    return 0;
-  }
-  return 0;
+// The wire lists the DTypes in their order after `invalid` (0), so that a
+// value converts by an offset of one; this holds the two enums to that.
+static_assert(static_cast<int>(fb::DType::f64) == static_cast<int>(DType::F64) + 1);
+static_assert(static_cast<int>(fb::DType::f32) == static_cast<int>(DType::F32) + 1);
+static_assert(static_cast<int>(fb::DType::f16) == static_cast<int>(DType::F16) + 1);
+static_assert(static_cast<int>(fb::DType::bf16) == static_cast<int>(DType::BF16) + 1);
+static_assert(static_cast<int>(fb::DType::i64) == static_cast<int>(DType::I64) + 1);
+static_assert(static_cast<int>(fb::DType::i32) == static_cast<int>(DType::I32) + 1);
+static_assert(static_cast<int>(fb::DType::i8) == static_cast<int>(DType::I8) + 1);
+static_assert(static_cast<int>(fb::DType::u8) == static_cast<int>(DType::U8) + 1);
+static_assert(static_cast<int>(fb::DType::i1) == static_cast<int>(DType::I1) + 1);
+static_assert(fb::DType::MAX == fb::DType::i1, "a wire dtype without a DType");
+
+std::optional<DType> dtypeFromWire(fb::DType wire) {
+  if (wire == fb::DType::invalid || wire > fb::DType::MAX)
+    return std::nullopt;
+  return static_cast<DType>(static_cast<int>(wire) - 1);
 }
 
-std::string dtypeName(fb::DType dtype) {
-  if (dtypeSize(dtype) == 0)
-    return "invalid(" + std::to_string(static_cast<int>(dtype)) + ")";
-  return fb::EnumNameDType(dtype);
+fb::DType wireDType(DType dtype) {
+  return static_cast<fb::DType>(static_cast<int>(dtype) + 1);
 }
 
 std::string shapeString(const int64_t *dims, size_t rank) {
@@ -91,7 +87,7 @@ uint64_t collectivesHash(const std::vector<CollectiveDesc> &collectives) {
     uint8_t fixed[15];
     fixed[0] = static_cast<uint8_t>(c.op);
     fixed[1] = static_cast<uint8_t>(c.reduce);
-    fixed[2] = static_cast<uint8_t>(c.dtype);
+    fixed[2] = static_cast<uint8_t>(wireDType(c.dtype));
     put<int64_t>(fixed, 3, c.count);
     put<int32_t>(fixed, 11, c.peer);
     h = rt::fnv1a64(ByteSpan(fixed, sizeof fixed), h);

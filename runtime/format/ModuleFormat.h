@@ -1,8 +1,9 @@
 //===- ModuleFormat.h - Constants and layout of a .dlcm file ----*- C++ -*-===//
 //
 // What both the reader and the writer must agree on besides the schema
-// (module.fbs): the prelude's byte layout, the alignments, the size of each
-// dtype, and how the list of collectives is hashed. The whole layout is in
+// (module.fbs): the prelude's byte layout, the alignments, how the wire's
+// dtypes are the project's one DType (support/DType.h), and how the list
+// of collectives is hashed. The whole layout is in
 // docs/design/2026-11-22-module-format.md.
 //
 // File layout (all integers little-endian):
@@ -19,8 +20,10 @@
 
 #include "runtime/base/Span.h"
 #include "runtime/format/module_generated.h"
+#include "support/DType.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,10 +69,11 @@ void encodePrelude(const Prelude &p, uint8_t out[kPreludeSize]);
 /// Decodes 64 bytes (no checks).
 Prelude decodePrelude(const uint8_t in[kPreludeSize]);
 
-/// Bytes per element; 0 for `invalid` or an unknown value.
-uint64_t dtypeSize(fb::DType dtype);
-/// "f32", ...; "invalid(<n>)" for unknown values.
-std::string dtypeName(fb::DType dtype);
+/// The dtype a wire value names; nullopt for `invalid` and unknown values.
+/// fb::DType is the on-disk enum only: the reader converts it here, the
+/// writer back with wireDType, and everything between uses dlc::DType.
+std::optional<DType> dtypeFromWire(fb::DType wire);
+fb::DType wireDType(DType dtype);
 /// "[2, 3]".
 std::string shapeString(const int64_t *dims, size_t rank);
 
@@ -78,15 +82,16 @@ std::string shapeString(const int64_t *dims, size_t rank);
 struct CollectiveDesc {
   fb::CollectiveOp op = fb::CollectiveOp::all_reduce;
   fb::ReduceOp reduce = fb::ReduceOp::sum;
-  fb::DType dtype = fb::DType::f32;
+  DType dtype = DType::F32;
   int64_t count = 0;
   std::vector<std::string> axes;
   int32_t peer = -1;
 };
 
-/// FNV-1a 64 over, per collective in order: op, reduce, dtype (one byte
-/// each), count (8 bytes LE), peer (4 bytes LE), then each axis name followed
-/// by a 0 byte, then a 0xFF byte. The hash of an empty list is kFnvOffset.
+/// FNV-1a 64 over, per collective in order: op, reduce, wire dtype (one
+/// byte each), count (8 bytes LE), peer (4 bytes LE), then each axis name
+/// followed by a 0 byte, then a 0xFF byte. The hash of an empty list is
+/// kFnvOffset.
 uint64_t collectivesHash(const std::vector<CollectiveDesc> &collectives);
 
 } // namespace dlc::format

@@ -250,22 +250,22 @@ Status Checker::checkChecksums() {
 
 Status Checker::checkShape(const void *where, const std::string &who, fb::DType dtype,
                            const flatbuffers::Vector<int64_t> *shape, TensorInfo *info) const {
-  uint64_t elementSize = dtypeSize(dtype);
-  if (elementSize == 0)
+  std::optional<DType> known = dtypeFromWire(dtype);
+  if (!known)
     return headerError(where, who, ": unknown dtype ", static_cast<int>(dtype));
   uint32_t rank = sizeOf(shape);
   if (rank > kMaxRank)
     return headerError(shape, who, ": rank ", rank, " is over the limit of ", kMaxRank);
-  uint64_t bytes = elementSize;
+  uint64_t bytes = elementSize(*known);
   for (uint32_t d = 0; d < rank; ++d) {
     int64_t dim = shape->Get(d);
     if (dim < 0)
       return headerError(shape, who, ": dimension ", d, " is negative (", dim, ")");
     if (mulOverflows(bytes, static_cast<uint64_t>(dim), &bytes) || bytes > kMaxTensorBytes)
       return headerError(shape, who, ": shape ", shapeString(shape->data(), rank), " of ",
-                         dtypeName(dtype), " is over the 2^48-byte limit for a tensor");
+                         dtypeName(*known), " is over the 2^48-byte limit for a tensor");
   }
-  info->dtype = dtype;
+  info->dtype = *known;
   info->shape.clear();
   if (shape)
     info->shape.assign(shape->begin(), shape->end());
@@ -412,7 +412,8 @@ Status Checker::checkMeshAndCollectives(uint64_t *rankCount) const {
       return headerError(c, who, ": unknown op ", static_cast<int>(c->op()));
     if (c->reduce() > fb::ReduceOp::avg)
       return headerError(c, who, ": unknown reduction ", static_cast<int>(c->reduce()));
-    if (dtypeSize(c->dtype()) == 0)
+    std::optional<DType> dtype = dtypeFromWire(c->dtype());
+    if (!dtype)
       return headerError(c, who, ": unknown dtype ", static_cast<int>(c->dtype()));
     if (c->count() < 0)
       return headerError(c, who, ": negative count ", c->count());
@@ -421,7 +422,7 @@ Status Checker::checkMeshAndCollectives(uint64_t *rankCount) const {
     CollectiveDesc d;
     d.op = c->op();
     d.reduce = c->reduce();
-    d.dtype = c->dtype();
+    d.dtype = *dtype;
     d.count = c->count();
     d.peer = c->peer();
     for (uint32_t a = 0; a < sizeOf(c->axes()); ++a) {

@@ -40,7 +40,7 @@ using rt::Status;
 /// A tensor of the signature or a weight, with its byte size computed.
 struct TensorInfo {
   std::string name;
-  fb::DType dtype = fb::DType::invalid;
+  DType dtype = DType::F32;
   std::vector<int64_t> shape;
   uint64_t bytes = 0;
 };

@@ -64,7 +64,7 @@ namespace {
 using Builder = flatbuffers::FlatBufferBuilder;
 
 flatbuffers::Offset<fb::TensorSpec> buildTensor(Builder &b, const TensorDesc &t) {
-  return fb::CreateTensorSpecDirect(b, t.name.c_str(), t.dtype, &t.shape);
+  return fb::CreateTensorSpecDirect(b, t.name.c_str(), wireDType(t.dtype), &t.shape);
 }
 
 flatbuffers::Offset<flatbuffers::Vector<const fb::BufferRef *>>
@@ -138,8 +138,9 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
   std::vector<flatbuffers::Offset<fb::Weight>> weights;
   for (size_t i = 0; i < weights_.size(); ++i) {
     const Weight &w = weights_[i];
-    weights.push_back(fb::CreateWeightDirect(b, w.tensor.name.c_str(), w.tensor.dtype,
-                                             &w.tensor.shape, weightOffsets[i], w.bytes.size()));
+    weights.push_back(fb::CreateWeightDirect(b, w.tensor.name.c_str(),
+                                             wireDType(w.tensor.dtype), &w.tensor.shape,
+                                             weightOffsets[i], w.bytes.size()));
   }
 
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
@@ -183,7 +184,8 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
     for (const std::string &axis : c.axes)
       axes.push_back(b.CreateString(axis));
     collectives.push_back(
-        fb::CreateCollectiveInfoDirect(b, c.op, c.reduce, c.dtype, c.count, &axes, c.peer));
+        fb::CreateCollectiveInfoDirect(b, c.op, c.reduce, wireDType(c.dtype), c.count, &axes,
+                                       c.peer));
   }
 
   std::vector<flatbuffers::Offset<fb::Section>> sectionTable;

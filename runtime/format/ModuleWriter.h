@@ -12,9 +12,9 @@
 //
 //   ModuleWriter w;
 //   w.setName("add");
-//   w.addInput({"a", fb::DType::f32, {4}});
-//   w.addInput({"b", fb::DType::f32, {4}});
-//   w.addOutput({"c", fb::DType::f32, {4}});
+//   w.addInput({"a", DType::F32, {4}});
+//   w.addInput({"b", DType::F32, {4}});
+//   w.addOutput({"c", DType::F32, {4}});
 //   uint32_t so = w.addBinary("kernels.so", fb::BinaryFormat::shared_object,
 //                             "x86_64", soBytes);
 //   KernelDesc k;
@@ -46,7 +46,7 @@ using rt::Status;
 
 struct TensorDesc {
   std::string name;
-  fb::DType dtype = fb::DType::f32;
+  DType dtype = DType::F32;
   std::vector<int64_t> shape;
 };
 

@@ -4,6 +4,7 @@
 
 #include "runtime/base/Log.h"
 #include "runtime/base/Memory.h"
+#include "runtime/format/HostArch.h"
 #include "runtime/hal/cpu/ThreadPool.h"
 
 #include <dlfcn.h>
@@ -18,15 +19,7 @@
 
 namespace dlc::rt::hal::cpu {
 
-const char *hostArch() {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "unknown";
-#endif
-}
+using format::hostArchitecture;
 
 //===----------------------------------------------------------------------===//
 // Executables: shared objects loaded from memory
@@ -199,7 +192,7 @@ public:
   TargetKind targetKind() const override { return TargetKind::kCpu; }
 
   bool acceptsBinary(BinaryFormat format, const std::string &arch) const override {
-    return format == BinaryFormat::kSharedObject && arch == hostArch();
+    return format == BinaryFormat::kSharedObject && arch == hostArchitecture();
   }
 
   Status allocate(uint64_t size, uint64_t alignment, std::unique_ptr<Buffer> *out) override {
@@ -222,7 +215,7 @@ public:
       const BinarySpec &binary = spec.binaries[k.binary];
       if (!acceptsBinary(binary.format, binary.arch))
         return unavailable("kernel '", k.name, "': binary '", binary.name, "' for '",
-                           binary.arch, "' cannot run on cpu (", hostArch(), ")");
+                           binary.arch, "' cannot run on cpu (", hostArchitecture(), ")");
       if (!handleOf[k.binary]) {
         int fd = -1;
         DLC_RETURN_IF_ERROR(dlopenBinary(binary, &handleOf[k.binary], &fd));

@@ -21,9 +21,6 @@ namespace dlc::rt::hal::cpu {
 /// The signature of every CPU kernel entry point.
 using KernelEntry = void (*)(void *const *buffers, int64_t begin, int64_t end);
 
-/// The architecture name CPU binaries for this host carry ("x86_64", "aarch64").
-const char *hostArch();
-
 /// dlopen()s a shared object held in memory (RTLD_NOW | RTLD_LOCAL): through
 /// an anonymous memfd, else a temporary file removed at once. `keptFd` (may
 /// be null) gets the memfd, which the caller closes after dlclose (-1 when

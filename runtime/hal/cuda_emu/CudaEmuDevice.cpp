@@ -4,6 +4,7 @@
 
 #include "runtime/base/Log.h"
 #include "runtime/base/Memory.h"
+#include "runtime/format/HostArch.h"
 #include "runtime/hal/cpu/CpuDevice.h"
 
 #include <dlfcn.h>
@@ -13,6 +14,8 @@
 #include <thread>
 
 namespace dlc::rt::hal::cuda_emu {
+
+using format::hostArchitecture;
 
 namespace {
 
@@ -37,7 +40,7 @@ public:
 
   struct Kernel {
     std::string name;
-    EmuLaunchStub stub;
+    dlc_emu_launch_stub_t stub;
     unsigned grid[3], block[3];
     uint32_t dynamicSharedMemory;
     uint32_t argCount;
@@ -70,7 +73,7 @@ public:
     params_.resize(argCount);
     for (uint32_t a = 0; a < argCount; ++a)
       params_[a] = &values_[a];
-    EmuLaunch launch{};
+    dlc_emu_launch_t launch{};
     std::memcpy(launch.grid, k.grid, sizeof launch.grid);
     std::memcpy(launch.block, k.block, sizeof launch.block);
     launch.dynamic_shared_bytes = k.dynamicSharedMemory;
@@ -111,7 +114,7 @@ public:
   const DeviceLimits &limits() const override { return limits_; }
   TargetKind targetKind() const override { return TargetKind::kCuda; }
   bool acceptsBinary(BinaryFormat format, const std::string &arch) const override {
-    return format == BinaryFormat::kSharedObject && arch == cpu::hostArch();
+    return format == BinaryFormat::kSharedObject && arch == hostArchitecture();
   }
 
   Status allocate(uint64_t size, uint64_t alignment, std::unique_ptr<Buffer> *out) override {
@@ -139,7 +142,7 @@ public:
       const BinarySpec &binary = spec.binaries[k.binary];
       if (!acceptsBinary(binary.format, binary.arch))
         return unavailable("kernel '", k.name, "': binary '", binary.name, "' for '",
-                           binary.arch, "' cannot run on cuda-emu (", cpu::hostArch(), ")");
+                           binary.arch, "' cannot run on cuda-emu (", hostArchitecture(), ")");
       if (k.dynamicSharedMemory > kMaxDynamicSharedBytes)
         return resourceExhausted("kernel '", k.name, "' asks for ", k.dynamicSharedMemory,
                                  " bytes of dynamic shared memory; cuda-emu allows ",

@@ -10,31 +10,21 @@
 //
 // with the kernel's grid, block and dynamic shared memory, and args[i]
 // pointing at the i-th parameter's value (a device pointer, as
-// cuLaunchKernel's kernelParams). Blocks run on up to DeviceOptions::numThreads
-// OS threads (0: one per core), each block's threads as fibers. Streams are
-// synchronous. docs/design/2026-11-22-cuda-device.md has the contract.
+// cuLaunchKernel's kernelParams); dlc_emu_launch.h defines the launch
+// description and the stub's type once, for this device and the kernels.
+// Blocks run on up to DeviceOptions::numThreads OS threads (0: one per
+// core), each block's threads as fibers. Streams are synchronous.
+// docs/design/2026-11-22-cuda-device.md has the contract.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "runtime/hal/Device.h"
+#include "runtime/hal/cuda_emu/dlc_emu_launch.h"
 
 #include <cstdint>
 
 namespace dlc::rt::hal::cuda_emu {
-
-/// The runtime's copy of the header's launch description; the layouts must
-/// match (dlc_cuda_emu.h's `dlc_emu_launch_t`, checked by the unit tests).
-struct EmuLaunch {
-  unsigned grid[3];
-  unsigned block[3];
-  uint64_t dynamic_shared_bytes;
-  unsigned threads;
-  char *error;
-  uint64_t error_size;
-};
-
-using EmuLaunchStub = void (*)(const EmuLaunch *launch, void **args);
 
 /// The prefix of every launch stub's symbol: "dlc_emu_launch_".
 inline constexpr const char *kLaunchStubPrefix = "dlc_emu_launch_";

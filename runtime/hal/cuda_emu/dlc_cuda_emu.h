@@ -32,7 +32,8 @@
 //   extern "C" void dlc_emu_launch_<name>(const dlc_emu_launch_t *launch,
 //                                         void **args);
 // where args[i] points at the value of the kernel's i-th parameter (as
-// cuLaunchKernel's kernelParams).
+// cuLaunchKernel's kernelParams); dlc_emu_launch.h, next to this header,
+// defines dlc_emu_launch_t for both sides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +58,9 @@
 #include <utility>
 #include <vector>
 
+// The launch description, shared with the runtime's cuda-emu device.
+#include "dlc_emu_launch.h"
+
 #ifndef DLC_CUDA_EMU
 #define DLC_CUDA_EMU 1
 #endif
@@ -76,24 +80,6 @@
 #define __shared__ static thread_local
 #define __constant__
 #define __grid_constant__
-
-//===----------------------------------------------------------------------===//
-// The launch description (C layout: the runtime defines the same struct)
-//===----------------------------------------------------------------------===//
-
-extern "C" {
-typedef struct dlc_emu_launch_t {
-  unsigned grid[3];
-  unsigned block[3];
-  uint64_t dynamic_shared_bytes;
-  /// OS threads to spread blocks over (0: hardware concurrency).
-  unsigned threads;
-  /// Where a failed launch writes a NUL-terminated message (may be null);
-  /// the first byte stays 0 on success.
-  char *error;
-  uint64_t error_size;
-} dlc_emu_launch_t;
-}
 
 //===----------------------------------------------------------------------===//
 // Vector types

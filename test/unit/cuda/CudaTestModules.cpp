@@ -4,6 +4,7 @@
 
 #include "codegen/cuda/EmuCompile.h"
 #include "codegen/cuda/Nvrtc.h"
+#include "runtime/format/HostArch.h"
 
 #include <algorithm>
 #include <array>
@@ -81,13 +82,8 @@ Status addCudaKernel(const CudaKernel &k, Embed embed, const std::vector<std::st
   emu.cacheDirectory = DLC_TEST_CACHE "/emu";
   std::vector<uint8_t> so;
   DLC_RETURN_IF_ERROR(codegen::cuda::compileForEmulation(k.name, k.source, {k.entry}, emu, &so));
-#if defined(__x86_64__)
-  const char *host = "x86_64";
-#else
-  const char *host = "aarch64";
-#endif
   desc.binaries.push_back(w->addBinary(strCat(k.name, ".emu.so"), fb::BinaryFormat::shared_object,
-                                       host, std::move(so)));
+                                       format::hostArchitecture(), std::move(so)));
   *index = w->addKernel(desc);
   return rt::okStatus();
 }
@@ -186,9 +182,9 @@ Status buildAdd(const std::string &name, Embed embed, const std::vector<std::str
   const int n = 1000;
   const uint64_t bytes = n * 4;
   w->setName(name);
-  w->addInput({"a", fb::DType::f32, {n}});
-  w->addInput({"b", fb::DType::f32, {n}});
-  w->addOutput({"c", fb::DType::f32, {n}});
+  w->addInput({"a", DType::F32, {n}});
+  w->addInput({"b", DType::F32, {n}});
+  w->addOutput({"c", DType::F32, {n}});
   CudaKernel k;
   k.name = "add";
   k.entry = "dlc_add";
@@ -216,12 +212,12 @@ Status buildMlp(const std::vector<std::string> &archs, ModuleWriter *w, CudaTest
   const int m = 37, k = 70, n = 45, tile = 16;
   const uint64_t xBytes = m * k * 4, wBytes = k * n * 4, bBytes = n * 4, yBytes = m * n * 4;
   w->setName("cuda-mlp");
-  w->addInput({"x", fb::DType::f32, {m, k}});
-  w->addOutput({"y", fb::DType::f32, {m, n}});
-  w->addOutput({"h", fb::DType::f32, {m, n}});
+  w->addInput({"x", DType::F32, {m, k}});
+  w->addOutput({"y", DType::F32, {m, n}});
+  w->addOutput({"h", DType::F32, {m, n}});
   std::vector<float> weight = pattern(size_t(k) * n, 3), bias = pattern(n, 4);
-  w->addWeight({"w", fb::DType::f32, {k, n}}, toBytes(weight));
-  w->addWeight({"b", fb::DType::f32, {n}}, toBytes(bias));
+  w->addWeight({"w", DType::F32, {k, n}}, toBytes(weight));
+  w->addWeight({"b", DType::F32, {n}}, toBytes(bias));
   CudaKernel mm;
   mm.name = "matmul";
   mm.entry = "dlc_matmul";
@@ -271,8 +267,8 @@ Status buildSoftmax(const std::vector<std::string> &archs, ModuleWriter *w, Cuda
   const int rows = 33, cols = 300, warpsPerBlock = 4;
   const uint64_t bytes = rows * cols * 4;
   w->setName("cuda-softmax");
-  w->addInput({"x", fb::DType::f32, {rows, cols}});
-  w->addOutput({"y", fb::DType::f32, {rows, cols}});
+  w->addInput({"x", DType::F32, {rows, cols}});
+  w->addOutput({"y", DType::F32, {rows, cols}});
   CudaKernel k;
   k.name = "softmax";
   k.entry = "dlc_softmax";

@@ -17,10 +17,8 @@
 #include <string>
 #include <vector>
 
-using dlc::rt::hal::cuda_emu::EmuLaunch;
-
 extern "C" {
-#define DLC_STUB(name) void dlc_emu_launch_##name(const EmuLaunch *, void **);
+#define DLC_STUB(name) void dlc_emu_launch_##name(const dlc_emu_launch_t *, void **);
 DLC_STUB(reduce_sum)
 DLC_STUB(matmul_tiled)
 DLC_STUB(divergent_shuffle)
@@ -38,7 +36,7 @@ namespace {
 
 /// A launch with an error buffer; `threads` OS threads (0: one per core).
 struct Launch {
-  EmuLaunch l{};
+  dlc_emu_launch_t l{};
   char error[512] = {0};
   Launch(unsigned gx, unsigned bx, unsigned by = 1, uint64_t shared = 0, unsigned gy = 1) {
     l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = 1;
@@ -62,15 +60,17 @@ std::vector<float> randomFloats(size_t n, unsigned seed, float lo = -1, float hi
   return v;
 }
 
-TEST(CudaEmu, LaunchLayoutMatchesTheRuntimes) {
+// One definition (dlc_emu_launch.h), two compilations: the kernels' flags
+// (EmuCompile's) and the runtime's must give it the same layout.
+TEST(CudaEmu, LaunchLayoutIsTheSameInKernelsAndTheRuntime) {
   unsigned long offsets[6];
-  EXPECT_EQ(emu_launch_layout(offsets), sizeof(EmuLaunch));
-  EXPECT_EQ(offsets[0], offsetof(EmuLaunch, grid));
-  EXPECT_EQ(offsets[1], offsetof(EmuLaunch, block));
-  EXPECT_EQ(offsets[2], offsetof(EmuLaunch, dynamic_shared_bytes));
-  EXPECT_EQ(offsets[3], offsetof(EmuLaunch, threads));
-  EXPECT_EQ(offsets[4], offsetof(EmuLaunch, error));
-  EXPECT_EQ(offsets[5], offsetof(EmuLaunch, error_size));
+  EXPECT_EQ(emu_launch_layout(offsets), sizeof(dlc_emu_launch_t));
+  EXPECT_EQ(offsets[0], offsetof(dlc_emu_launch_t, grid));
+  EXPECT_EQ(offsets[1], offsetof(dlc_emu_launch_t, block));
+  EXPECT_EQ(offsets[2], offsetof(dlc_emu_launch_t, dynamic_shared_bytes));
+  EXPECT_EQ(offsets[3], offsetof(dlc_emu_launch_t, threads));
+  EXPECT_EQ(offsets[4], offsetof(dlc_emu_launch_t, error));
+  EXPECT_EQ(offsets[5], offsetof(dlc_emu_launch_t, error_size));
 }
 
 TEST(CudaEmu, WarpShuffleReduction) {

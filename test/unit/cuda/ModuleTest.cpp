@@ -165,8 +165,8 @@ TEST(CudaEmu, SourceOnlyKernelNeedsAnEmuBinary) {
   // cuda-add-source carries an emu object; a module with none cannot run on cuda-emu.
   dlc::format::ModuleWriter w;
   w.setName("no-emu");
-  w.addInput({"a", dlc::fb::DType::f32, {4}});
-  w.addOutput({"c", dlc::fb::DType::f32, {4}});
+  w.addInput({"a", dlc::DType::F32, {4}});
+  w.addOutput({"c", dlc::DType::F32, {4}});
   dlc::format::KernelDesc k;
   k.name = "copy";
   k.target = dlc::fb::Target::cuda;

@@ -138,8 +138,7 @@ TEST_F(OpFactsTest, ScalarFunctionsAreKnownToTheOracleAndTheCodeGenerators) {
     std::string fn = op.getScalarFunction().str();
     EXPECT_TRUE(oracle::hasScalarFunction(fn)) << "oracle: no '" << fn << "'";
     std::vector<std::string> args(op->getNumOperands(), "x");
-    EXPECT_TRUE(codegen::scalarExpression(target, fn, args,
-                                          codegen::ElemKind::F32))
+    EXPECT_TRUE(codegen::scalarExpression(target, fn, args, DType::F32))
         << "codegen: no '" << fn << "'";
   });
 }

@@ -63,6 +63,20 @@ TEST(ModuleFormat, EncodePreludeRoundTrips) {
   EXPECT_EQ(q.headerCrc32, 0xdeadbeefu);
 }
 
+TEST(ModuleFormat, EveryWireDTypeIsOneDTypeOfTheSameName) {
+  for (auto wire : fb::EnumValuesDType()) {
+    std::optional<DType> dtype = dtypeFromWire(wire);
+    if (wire == fb::DType::invalid) {
+      EXPECT_FALSE(dtype);
+      continue;
+    }
+    ASSERT_TRUE(dtype) << fb::EnumNameDType(wire);
+    EXPECT_STREQ(dtypeName(*dtype), fb::EnumNameDType(wire));
+    EXPECT_EQ(wireDType(*dtype), wire);
+  }
+  EXPECT_FALSE(dtypeFromWire(static_cast<fb::DType>(static_cast<int>(fb::DType::MAX) + 1)));
+}
+
 TEST(ModuleReader, ReadsBackWhatTheWriterWrote) {
   Bytes b = mlpBytes();
   std::shared_ptr<const LoadedModule> m;

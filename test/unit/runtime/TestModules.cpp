@@ -3,8 +3,8 @@
 #include "test/unit/runtime/TestModules.h"
 
 #include "runtime/base/Checksum.h"
+#include "runtime/format/HostArch.h"
 #include "runtime/format/ModuleFormat.h"
-#include "runtime/hal/cpu/CpuDevice.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -136,11 +136,11 @@ Status buildAdd(int64_t n, ModuleWriter *w, const AddTweaks &t) {
   DLC_RETURN_IF_ERROR(compileSharedObject(source, &so));
   const uint64_t bytes = static_cast<uint64_t>(n) * 4;
   w->setName("add");
-  w->addInput({"a", fb::DType::f32, {n}});
-  w->addInput({"b", fb::DType::f32, {n}});
-  w->addOutput({"c", fb::DType::f32, {n}});
+  w->addInput({"a", DType::F32, {n}});
+  w->addInput({"b", DType::F32, {n}});
+  w->addOutput({"c", DType::F32, {n}});
   uint32_t bin = w->addBinary("kernels.so", fb::BinaryFormat::shared_object,
-                              rt::hal::cpu::hostArch(), std::move(so));
+                              format::hostArchitecture(), std::move(so));
   format::KernelDesc k;
   k.name = "add";
   k.entry = t.entry;
@@ -177,18 +177,18 @@ Status buildMlpModule(int64_t m, int64_t k, int64_t n, ModuleWriter *w) {
   DLC_RETURN_IF_ERROR(compileSharedObject(source, &so));
   const uint64_t xBytes = m * k * 4, wBytes = k * n * 4, bBytes = n * 4, yBytes = m * n * 4;
   w->setName("mlp");
-  w->addInput({"x", fb::DType::f32, {m, k}});
-  w->addOutput({"y", fb::DType::f32, {m, n}});
-  w->addOutput({"h", fb::DType::f32, {m, n}});
+  w->addInput({"x", DType::F32, {m, k}});
+  w->addOutput({"y", DType::F32, {m, n}});
+  w->addOutput({"h", DType::F32, {m, n}});
   std::vector<float> weight(k * n), bias(n);
   for (int64_t i = 0; i < k * n; ++i)
     weight[i] = mlpWeight(i);
   for (int64_t j = 0; j < n; ++j)
     bias[j] = mlpBias(j);
-  w->addWeight({"w", fb::DType::f32, {k, n}}, toBytes(weight));
-  w->addWeight({"b", fb::DType::f32, {n}}, toBytes(bias));
+  w->addWeight({"w", DType::F32, {k, n}}, toBytes(weight));
+  w->addWeight({"b", DType::F32, {n}}, toBytes(bias));
   uint32_t bin = w->addBinary("kernels.so", fb::BinaryFormat::shared_object,
-                              rt::hal::cpu::hostArch(), std::move(so));
+                              format::hostArchitecture(), std::move(so));
   format::KernelDesc mm;
   mm.name = "matmul";
   mm.entry = "dlc_test_matmul";

@@ -1,0 +1,89 @@
+//===- RowEmitter.h - a rows kernel, stage by stage -------------*- C++ -*-===//
+//
+// The state of one kernel of the `rows` strategy (Rows.cpp has the kernel
+// and its design) while its stages are emitted, and the emitters of the
+// stages, split by the kind of computation over Rows.cpp and Windows.cpp.
+// Internal to codegen/cuda.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_CUDA_ROWEMITTER_H
+#define DLC_CODEGEN_CUDA_ROWEMITTER_H
+
+#include "codegen/cuda/Kernels.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace dlc::codegen::cuda {
+
+/// Emission state of one row kernel.
+struct RowEmitter {
+  KernelContext &ctx;
+  CodeWriter &out;
+  ElementalEmitter elemental;
+  Index rowIndex;
+  int64_t threads;
+  /// The split this kernel uses: the analysis's, or finer for attention.
+  unsigned parallelDims;
+
+  RowEmitter(KernelContext &ctx)
+      : ctx(ctx), out(ctx.out),
+        elemental(ctx.target, ctx.out, ctx.buffers, ctx.statics),
+        threads(ctx.schedule.getBlock()[0]),
+        parallelDims(ctx.analysis.parallelDims) {}
+
+  const CudaTarget &target() const { return ctx.target; }
+  std::vector<int64_t> suffixOf(mlir::Value v) const {
+    std::vector<int64_t> s = shapeOf(v);
+    return {s.begin() + parallelDims, s.end()};
+  }
+  int64_t perRow(mlir::Value v) const { return product(suffixOf(v)); }
+  /// The full index of element `e` (a C expression) of this row of `v`.
+  Index rowElement(mlir::Value v, const std::string &e) {
+    Index index = rowIndex;
+    Index rest = decompose(out, e, suffixOf(v));
+    index.insert(index.end(), rest.begin(), rest.end());
+    return index;
+  }
+  std::string read(mlir::Value v, const Index &index) { return elemental.emit(v, index); }
+  void write(mlir::Value v, const Index &index, const std::string &value) {
+    const Buffer &buffer = ctx.buffers.at(v);
+    out.line(elementAt(buffer, flatIndex(buffer.shape, index)) + " = " +
+             target().store(buffer.dtype, value) + ";");
+  }
+  /// `for (e = threadIdx.x; e < n; e += blockDim.x) {` with a fresh scope.
+  void openStrided(const std::string &var, int64_t n) {
+    out.open(llvm::formatv("for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += "
+                           "blockDim.x)",
+                           var, n)
+                 .str());
+    elemental.pushScope();
+  }
+  void openSerial(const std::string &var, const std::string &from, int64_t n) {
+    out.open(llvm::formatv("for (int64_t {0} = {1}; {0} < {2}; ++{0})", var,
+                           from, n)
+                 .str());
+    elemental.pushScope();
+  }
+  void close() {
+    elemental.popScope();
+    out.close();
+  }
+
+  // The stages: each computes this row's elements of its result, the
+  // block's threads together. Rows.cpp: contractions, normalisations,
+  // reductions and losses along the row.
+  void matmul(MatmulOp op);
+  void softmax(mlir::Operation *op, bool log);
+  void norm(mlir::Operation *op, bool rms);
+  void reduce(mlir::Operation *op);
+  void loss(mlir::Operation *op);
+  // Windows.cpp: convolution and pooling, a window of the input per output
+  // element.
+  void conv2d(Conv2dOp op);
+  void pool(mlir::Operation *op, bool max);
+};
+
+} // namespace dlc::codegen::cuda
+
+#endif // DLC_CODEGEN_CUDA_ROWEMITTER_H
