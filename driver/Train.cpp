@@ -9,6 +9,7 @@
 
 #include "driver/Commands.h"
 
+#include "driver/CompiledStep.h"
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/data/Idx.h"
@@ -39,33 +40,6 @@ static_assert(std::atomic<bool>::is_always_lock_free,
 extern "C" void onInterrupt(int) {
   interruptRequested.store(true);
   std::signal(SIGINT, SIG_DFL);
-}
-
-/// The compiled train step and evaluator of the model. Issue 11: build the
-/// loss graph (binding the batch dimension to --batch-size), run
-/// dlc-differentiate with the --optimizer/--lr overrides, compile the train
-/// step and the evaluation module for `train.device` (--deterministic:
-/// fixed reduction orders) and open runtime sessions implementing
-/// driver/train/TrainStep.h. Until then the model is parsed, so that its
-/// syntax errors and a missing train block are reported, and the verb stops.
-static ExitCode buildCompiledStep(const CommonOptions &options,
-                                  const TrainOptions &, MLIRContext &context,
-                                  llvm::SourceMgr &sourceMgr,
-                                  std::unique_ptr<train::TrainStep> &,
-                                  std::unique_ptr<train::Evaluator> &) {
-  ExitCode code;
-  std::optional<dlg::Module> ast =
-      parseModelFile(options.modelPath, context, sourceMgr, code);
-  if (!ast)
-    return code;
-  if (ast->trains.empty())
-    return fail(context, kExitBadInput,
-                "'" + options.modelPath +
-                    "' has no train block: `dlc train` needs one naming the "
-                    "loss and the optimizer");
-  return fail(context, kExitBadInput,
-              "training a compiled model is not implemented yet (issue 11: "
-              "the train step's compilation)");
 }
 
 /// The test-only step of --fake-step, named after the model file.
@@ -150,7 +124,8 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
   std::unique_ptr<train::Evaluator> evaluator;
   if (ExitCode code =
           train.fakeStep.empty()
-              ? buildCompiledStep(options, train, context, sourceMgr, step, evaluator)
+              ? buildCompiledTraining(options, train, context, sourceMgr, step,
+                                      evaluator)
               : buildFakeStep(options, train, context, step, evaluator))
     return code;
   const std::vector<data::TensorSpec> &inputs = step->inputs();

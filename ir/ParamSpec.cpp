@@ -83,7 +83,10 @@ static double numberOr(DictionaryAttr dict, StringRef key, double fallback) {
 }
 
 FailureOr<ParamSpec> paramSpecOf(ParamOp op) {
-  DictionaryAttr init = op.getInit();
+  return paramSpecOf(op.getInit(), op);
+}
+
+FailureOr<ParamSpec> paramSpecOf(DictionaryAttr init, Operation *op) {
   StringRef kind = init.getAs<StringAttr>("kind").getValue();
   ParamSpec spec;
   if (kind == "data") {
@@ -118,16 +121,20 @@ FailureOr<ParamSpec> paramSpecOf(ParamOp op) {
 }
 
 FailureOr<HostTensor> paramValue(ParamOp op) {
-  auto spec = paramSpecOf(op);
+  return initialValue(op.getInit(), op.getType(), op.getName(), op);
+}
+
+FailureOr<HostTensor> initialValue(DictionaryAttr init, RankedTensorType type,
+                                   StringRef name, Operation *op) {
+  auto spec = paramSpecOf(init, op);
   if (failed(spec))
     return failure();
-  auto type = op.getType();
   HostTensor value;
   std::string error;
   if (!materializeParam(*spec, dtypeOf(type.getElementType()),
                         {type.getShape().begin(), type.getShape().end()}, value,
                         error))
-    return op.emitError("parameter '") << op.getName() << "': " << error;
+    return op->emitError("parameter '") << name << "': " << error;
   return value;
 }
 

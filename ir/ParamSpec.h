@@ -14,6 +14,8 @@
 #include "support/ParamSpec.h"
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -33,11 +35,21 @@ mlir::FailureOr<HostTensor> hostTensorOf(mlir::ElementsAttr attr,
 
 /// The op's initialiser; kind `data` carries its value's bytes.
 mlir::FailureOr<ParamSpec> paramSpecOf(ParamOp op);
+/// An initialiser dictionary (a dlc.param's `init`, or a state argument's
+/// `dlc.init`); errors at `op`.
+mlir::FailureOr<ParamSpec> paramSpecOf(mlir::DictionaryAttr init,
+                                       mlir::Operation *op);
 
 /// The parameter's value: its initialiser drawn, its weight file read and
 /// checked against the declared type, or its data. Errors are emitted at
 /// the op ("parameter 'w': ...").
 mlir::FailureOr<HostTensor> paramValue(ParamOp op);
+/// The value `init` gives a tensor of `type` named `name` (a parameter or a
+/// state argument); errors at `op`.
+mlir::FailureOr<HostTensor> initialValue(mlir::DictionaryAttr init,
+                                         mlir::RankedTensorType type,
+                                         llvm::StringRef name,
+                                         mlir::Operation *op);
 
 } // namespace dlc
 

@@ -10,6 +10,7 @@
 
 #include "passes/Passes.h"
 #include "passes/analysis/Liveness.h"
+#include "passes/analysis/State.h"
 #include "passes/analysis/MemoryPacking.h"
 
 #include "mlir/IR/Builders.h"
@@ -56,6 +57,14 @@ struct DlcPlanMemoryPass : dlc::impl::DlcPlanMemoryBase<DlcPlanMemoryPass> {
     Packing packing =
         packer == "best" ? packBest(ranges, options) : packGreedyBySize(ranges);
 
+    // New state a kernel writes over the state it reads: that operand is
+    // the result's buffer too.
+    llvm::DenseMap<Value, Value> stateDonor;
+    if (auto ties = stateTies(func); succeeded(ties))
+      for (const StateTie &tie : *ties)
+        if (tie.inPlace && kernelReads(tie.writer, tie.arg))
+          stateDonor[tie.value] = tie.arg;
+
     Builder b(&getContext());
     for (Operation *kernel : liveness.kernels) {
       SmallVector<int64_t> offsets, donors;
@@ -64,7 +73,12 @@ struct DlcPlanMemoryPass : dlc::impl::DlcPlanMemoryBase<DlcPlanMemoryPass> {
         const Buffer &buffer = liveness.buffers[liveness.bufferOf.lookup(result)];
         offsets.push_back(packing.offsets[buffer.allocation]);
         int64_t donor = -1;
-        if (buffer.donor >= 0) {
+        if (Value arg = stateDonor.lookup(result)) {
+          for (OpOperand &operand : kernel->getOpOperands())
+            if (operand.get() == arg)
+              donor = operand.getOperandNumber();
+          anyInPlace = true;
+        } else if (buffer.donor >= 0) {
           Value donated = liveness.buffers[buffer.donor].value;
           for (OpOperand &operand : kernel->getOpOperands())
             if (operand.get() == donated) {

@@ -10,6 +10,7 @@
 
 #include "passes/Passes.h"
 #include "passes/analysis/Liveness.h"
+#include "passes/analysis/State.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -30,8 +31,10 @@ namespace {
 /// to know of each: the kernels it waits for and the buffers it touches.
 struct KernelGraph {
   SmallVector<Operation *> kernels;
-  /// Kernels that read a result of kernel k (each once).
-  std::vector<SmallVector<unsigned, 4>> users;
+  /// Kernels that must run after kernel k (each once): those reading its
+  /// results, and for a kernel reading old state, the kernel writing the
+  /// new state in place. `producers` is the reverse relation.
+  std::vector<SmallVector<unsigned, 4>> users, producers;
   std::vector<unsigned> numProducers;
   /// Per kernel: its result buffers and the buffers it reads (each once).
   std::vector<SmallVector<unsigned, 2>> results;
@@ -56,6 +59,8 @@ enum class Rule { minLiveAfter, minLiveDuring, depthFirst };
 static KernelGraph buildKernelGraph(Block &body) {
   KernelGraph g;
   llvm::DenseMap<Value, unsigned> bufferOf;
+  auto func = cast<func::FuncOp>(body.getParentOp());
+  llvm::DenseSet<Value> inState = inPlaceStateValues(func);
   for (Operation &op : body) {
     if (!isKernel(&op))
       continue;
@@ -71,7 +76,9 @@ static KernelGraph buildKernelGraph(Block &body) {
     for (Value result : kernel->getResults()) {
       bufferOf[result] = g.size.size();
       g.results[k].push_back(g.size.size());
-      g.size.push_back(alignToArena(tensorBytes(result.getType())));
+      g.size.push_back(inState.contains(result)
+                           ? 0
+                           : alignToArena(tensorBytes(result.getType())));
       g.producer.push_back(k);
       g.numReaders.push_back(0);
       g.isOutput.push_back(llvm::any_of(result.getUsers(), [](Operation *u) {
@@ -101,7 +108,45 @@ static KernelGraph buildKernelGraph(Block &body) {
         g.inPlace[k].push_back({donor->second, g.results[k][result]});
     }
   }
+  // A kernel writing new state into its buffer waits for every other
+  // reader of the old value.
+  auto ties = stateTies(func);
+  if (succeeded(ties)) {
+    llvm::DenseMap<Operation *, unsigned> index;
+    for (auto [k, kernel] : llvm::enumerate(g.kernels))
+      index[kernel] = k;
+    for (const StateTie &tie : *ties) {
+      if (!tie.inPlace)
+        continue;
+      unsigned writer = index.lookup(tie.writer);
+      for (auto [k, kernel] : llvm::enumerate(g.kernels))
+        if (k != writer && kernelReads(kernel, tie.arg) &&
+            !llvm::is_contained(g.users[k], writer)) {
+          g.users[k].push_back(writer);
+          ++g.numProducers[writer];
+        }
+    }
+  }
+  g.producers.resize(n);
+  for (unsigned k = 0; k < n; ++k)
+    for (unsigned user : g.users[k])
+      g.producers[user].push_back(k);
   return g;
+}
+
+/// Whether `order` holds every kernel of `g` once, each after the kernels
+/// it must follow.
+static bool isTopological(const KernelGraph &g, ArrayRef<Operation *> order) {
+  if (order.size() != g.kernels.size())
+    return false;
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(order))
+    position[op] = i;
+  for (unsigned k = 0; k < g.kernels.size(); ++k)
+    for (unsigned user : g.users[k])
+      if (position.lookup(g.kernels[k]) >= position.lookup(g.kernels[user]))
+        return false;
+  return true;
 }
 
 /// A topological order of `g` by list scheduling: at each step, of the
@@ -232,13 +277,9 @@ static SmallVector<Operation *> reverseListSchedule(const KernelGraph &g) {
     liveBytes = simulate(k).second;
     for (unsigned b : g.results[k])
       live[b] = false;
-    SmallVector<unsigned, 4> producers;
-    for (unsigned b : g.reads[k]) {
+    for (unsigned b : g.reads[k])
       live[b] = true;
-      if (!llvm::is_contained(producers, g.producer[b]))
-        producers.push_back(g.producer[b]);
-    }
-    for (unsigned producer : producers)
+    for (unsigned producer : g.producers[k])
       if (--usersLeft[producer] == 0)
         ready.push_back(producer);
     order.push_back(g.kernels[k]);
@@ -305,12 +346,25 @@ struct DlcSchedulePass : dlc::impl::DlcScheduleBase<DlcSchedulePass> {
     if (graph.kernels.size() < 2)
       return;
     SmallVector<Operation *> best = graph.kernels;
+    if (!isTopological(graph, best)) {
+      // The program order reads old state after it is overwritten: the
+      // list schedules below respect every edge.
+      best = listSchedule(graph, Rule::minLiveAfter);
+      if (!isTopological(graph, best)) {
+        func.emitError("dlc-schedule: the kernels' dependences have a cycle "
+                       "(a kernel reads old state after one that its writer "
+                       "needs)");
+        return signalPassFailure();
+      }
+    }
     int64_t bestPeak = peakOf(best);
     SmallVector<SmallVector<Operation *>> candidates;
     for (Rule rule : {Rule::minLiveAfter, Rule::minLiveDuring, Rule::depthFirst})
       candidates.push_back(listSchedule(graph, rule));
     candidates.push_back(reverseListSchedule(graph));
     for (SmallVector<Operation *> &order : candidates) {
+      if (!isTopological(graph, order))
+        continue;
       int64_t peak = peakOf(order);
       if (peak < bestPeak) {
         bestPeak = peak;

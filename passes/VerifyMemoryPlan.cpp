@@ -9,6 +9,7 @@
 
 #include "passes/Passes.h"
 #include "passes/analysis/Liveness.h"
+#include "passes/analysis/State.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -76,6 +77,30 @@ struct DlcVerifyMemoryPlanPass
     int64_t arena = arenaAttr.getInt();
 
     BufferLiveness liveness = analyzeBuffers(kernelsOf(func));
+    // New state written in place: its writer runs after every other reader
+    // of the old value, and may declare that value as its in-place operand.
+    llvm::DenseMap<Value, Value> stateArgOf;
+    if (auto ties = stateTies(func); failed(ties)) {
+      return signalPassFailure();
+    } else {
+      llvm::DenseMap<Operation *, int64_t> stepOf;
+      for (auto [step, kernel] : llvm::enumerate(liveness.kernels))
+        stepOf[kernel] = step;
+      for (const StateTie &tie : *ties) {
+        if (!tie.inPlace)
+          continue;
+        stateArgOf[tie.value] = tie.arg;
+        for (Operation *kernel : liveness.kernels)
+          if (kernel != tie.writer && kernelReads(kernel, tie.arg) &&
+              stepOf[kernel] > stepOf[tie.writer]) {
+            tie.writer->emitOpError("writes state '")
+                << stateName(func, tie.result, true)
+                << "' in place before a kernel at step " << stepOf[kernel]
+                << " reads its old value";
+            ok = false;
+          }
+      }
+    }
     std::vector<int64_t> offset(liveness.buffers.size(), 0);
     std::vector<bool> donated(liveness.buffers.size());
     SmallVector<std::pair<unsigned, unsigned>> inPlace;
@@ -125,6 +150,12 @@ struct DlcVerifyMemoryPlanPass
           continue;
         }
         Value value = kernel->getOperand(operand);
+        if (stateArgOf.lookup(kernel->getResult(r)) == value) {
+          if (!llvm::is_contained(candidates, std::make_pair(unsigned(operand), r)))
+            fail() << "the kernel is not element-wise from its state to the "
+                      "new state";
+          continue;
+        }
         int donor = liveness.lookup(value);
         unsigned taker = liveness.bufferOf.lookup(kernel->getResult(r));
         if (donor < 0) {

@@ -4,6 +4,7 @@
 
 #include "ir/DlcDialect.h"
 #include "ir/ParamSpec.h"
+#include "passes/analysis/State.h"
 #include "passes/analysis/Liveness.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -43,25 +44,64 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
   m.arenaSize = arena.getInt();
   m.arenaAlignment = kArenaAlignment;
 
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    m.inputs.push_back(describe(nameOf(func, i, false), func.getArgumentTypes()[i]));
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    m.outputs.push_back(describe(nameOf(func, i, true), func.getResultTypes()[i]));
+  // Arguments: inputs, or state (with its initial value as a weight unless
+  // it starts at zero). Results: outputs, or new state.
+  llvm::DenseMap<Value, format::BufferRef> refs;
+  llvm::DenseMap<Value, std::string> names;
+  llvm::StringMap<uint32_t> stateIndex;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    uint64_t bytes = byteSize(arg.getType());
+    StringRef state = stateName(func, i, false);
+    if (state.empty()) {
+      refs[arg] = format::inputRef(m.inputs.size(), 0, bytes);
+      m.inputs.push_back(describe(nameOf(func, i, false), arg.getType()));
+      names[arg] = m.inputs.back().name + " (input)";
+      continue;
+    }
+    format::StateDesc desc{describe(state.str(), arg.getType()), -1};
+    auto init = func.getArgAttrOfType<DictionaryAttr>(i, "dlc.init");
+    auto kind = init ? init.getAs<StringAttr>("kind") : StringAttr();
+    if (init && !(kind && kind.getValue() == "zeros")) {
+      auto value = initialValue(init, cast<RankedTensorType>(arg.getType()),
+                                state, func);
+      if (failed(value))
+        return failure();
+      desc.initialWeight = m.weights.size();
+      m.weights.push_back(describe(state.str() + " (initial)", arg.getType()));
+      m.weightBytes.emplace_back(value->data(), value->data() + value->byteSize());
+      m.params[state.str()] = *value;
+    }
+    stateIndex[state] = m.state.size();
+    refs[arg] = format::stateRef(m.state.size(), 0, bytes);
+    names[arg] = state.str() + " (state)";
+    m.state.push_back(std::move(desc));
+  }
+  auto ties = stateTies(func);
+  if (failed(ties))
+    return failure();
+  llvm::DenseMap<Value, uint32_t> inPlaceState;
+  llvm::DenseSet<unsigned> stateResults;
+  for (const StateTie &tie : *ties) {
+    stateResults.insert(tie.result);
+    if (tie.inPlace)
+      inPlaceState[tie.value] = stateIndex.lookup(stateName(func, tie.result, true));
+  }
 
   // Which kernel result is written straight into which output.
   Operation *ret = func.getBody().front().getTerminator();
   llvm::DenseMap<Value, unsigned> outputOf;
-  for (auto [j, v] : llvm::enumerate(ret->getOperands())) {
+  SmallVector<int64_t> outputIndex(func.getNumResults(), -1);
+  for (unsigned j = 0; j < func.getNumResults(); ++j) {
+    if (stateResults.contains(j))
+      continue;
+    outputIndex[j] = m.outputs.size();
+    m.outputs.push_back(describe(nameOf(func, j, true), func.getResultTypes()[j]));
+    Value v = ret->getOperand(j);
     Operation *def = v.getDefiningOp();
-    if (def && !isa<ParamOp, ConstantOp>(def) && !outputOf.count(v))
-      outputOf[v] = j;
-  }
-
-  llvm::DenseMap<Value, format::BufferRef> refs;
-  llvm::DenseMap<Value, std::string> names;
-  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    refs[arg] = format::inputRef(i, 0, byteSize(arg.getType()));
-    names[arg] = m.inputs[i].name + " (input)";
+    if (def && !isa<ParamOp, ConstantOp>(def) && !outputOf.count(v) &&
+        !inPlaceState.count(v))
+      outputOf[v] = outputIndex[j];
   }
 
   unsigned kernelIndex = 0;
@@ -105,16 +145,19 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
     for (auto [r, result] : llvm::enumerate(op.getResults())) {
       uint64_t bytes = byteSize(result.getType());
       auto output = outputOf.find(result);
+      auto state = inPlaceState.find(result);
       format::BufferRef ref =
-          output != outputOf.end()
-              ? format::outputRef(output->second, 0, bytes)
-              : format::arenaRef(offsets[r], bytes);
+          state != inPlaceState.end() ? format::stateRef(state->second, 0, bytes)
+          : output != outputOf.end()  ? format::outputRef(output->second, 0, bytes)
+                                      : format::arenaRef(offsets[r], bytes);
       refs[result] = ref;
-      std::string name = output != outputOf.end()
-                             ? m.outputs[output->second].name + " (output)"
-                             : "%" + std::to_string(kernelIndex) + "." +
-                                   std::to_string(r) + " (kernel " +
-                                   std::to_string(kernelIndex) + ")";
+      std::string name =
+          state != inPlaceState.end()
+              ? m.state[state->second].tensor.name + " (new state)"
+          : output != outputOf.end()
+              ? m.outputs[output->second].name + " (output)"
+              : "%" + std::to_string(kernelIndex) + "." + std::to_string(r) +
+                    " (kernel " + std::to_string(kernelIndex) + ")";
       names[result] = name;
       k.refs.push_back(ref);
       k.args.push_back({name, fb::Access::write, bytes});
@@ -125,12 +168,37 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
   }
 
   for (auto [j, v] : llvm::enumerate(ret->getOperands())) {
+    if (outputIndex[j] < 0)
+      continue;
     auto bound = outputOf.find(v);
-    if (bound != outputOf.end() && bound->second == j)
+    if (bound != outputOf.end() && bound->second == unsigned(outputIndex[j]))
       continue;
     format::BufferRef src = refs.find(v)->second;
     uint64_t bytes = byteSize(v.getType());
-    m.copies.push_back({src, format::outputRef(j, 0, bytes), bytes});
+    m.copies.push_back({src, format::outputRef(outputIndex[j], 0, bytes), bytes});
+  }
+  // New state computed elsewhere than in place is copied over the state
+  // last, after everything that reads the old value.
+  for (const StateTie &tie : *ties) {
+    if (tie.inPlace || tie.value == tie.arg)
+      continue;
+    uint32_t index = stateIndex.lookup(stateName(func, tie.result, true));
+    uint64_t bytes = byteSize(tie.value.getType());
+    m.copies.push_back(
+        {refs.find(tie.value)->second, format::stateRef(index, 0, bytes), bytes});
   }
   return m;
+}
+
+void dlc::codegen::describeModule(const LoweredModule &m,
+                                  format::ModuleWriter &w) {
+  w.setName(m.name);
+  for (const auto &t : m.inputs)
+    w.addInput(t);
+  for (const auto &t : m.outputs)
+    w.addOutput(t);
+  for (auto [i, t] : llvm::enumerate(m.weights))
+    w.addWeight(t, m.weightBytes[i]);
+  for (const auto &s : m.state)
+    w.addState(s);
 }

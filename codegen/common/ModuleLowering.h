@@ -14,6 +14,11 @@
 // An output that returns an input, a weight, or a value already bound to an
 // earlier output is filled by a Copy after the last launch.
 //
+// State (docs/design/2026-11-25-training.md): arguments marked `dlc.state`
+// are `state` buffers; the kernel computing a state's new value writes it
+// into that buffer when passes/analysis/State.h says it may (else a Copy
+// after the last launch does); its initial value, unless zeros, is a weight.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_CODEGEN_COMMON_MODULELOWERING_H
@@ -43,6 +48,9 @@ struct LoweredModule {
   std::string name;
   std::vector<format::TensorDesc> inputs, outputs;
   std::vector<format::TensorDesc> weights;
+  /// Tensors that persist across runs (a train step's parameters, moments,
+  /// step counter): arguments and results marked `dlc.state`.
+  std::vector<format::StateDesc> state;
   std::vector<std::vector<uint8_t>> weightBytes;
   std::vector<LoweredKernel> kernels;
   std::vector<format::CopyDesc> copies;
@@ -57,6 +65,10 @@ struct LoweredModule {
 /// Fails (with an error emitted at the op) for a function the pipeline did
 /// not plan, or a parameter whose value cannot be read.
 mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func);
+
+/// Gives `writer` what every target's module has of `m`: its name,
+/// signature, weights and state (kernels and the plan are the target's).
+void describeModule(const LoweredModule &m, format::ModuleWriter &writer);
 
 } // namespace dlc::codegen
 

@@ -97,13 +97,7 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
   }
 
   format::ModuleWriter w;
-  w.setName(m.name);
-  for (auto &t : m.inputs)
-    w.addInput(t);
-  for (auto &t : m.outputs)
-    w.addOutput(t);
-  for (auto [i, t] : llvm::enumerate(m.weights))
-    w.addWeight(t, m.weightBytes[i]);
+  describeModule(m, w);
   uint32_t binary = w.addBinary("kernels.so", fb::BinaryFormat::shared_object,
                                 format::hostArchitecture(), std::move(so));
   format::PlanDesc plan;

@@ -60,13 +60,7 @@ FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
   dumpKernelSource(m.name + ".cu", source);
 
   format::ModuleWriter w;
-  w.setName(m.name);
-  for (auto &t : m.inputs)
-    w.addInput(t);
-  for (auto &t : m.outputs)
-    w.addOutput(t);
-  for (auto [i, t] : llvm::enumerate(m.weights))
-    w.addWeight(t, m.weightBytes[i]);
+  describeModule(m, w);
 
   std::vector<uint32_t> binaries;
   failure = CudaFailure::Internal;

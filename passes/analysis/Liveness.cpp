@@ -1,6 +1,7 @@
 //===- Liveness.cpp - arena buffers and their live ranges -----------------===//
 
 #include "passes/analysis/Liveness.h"
+#include "passes/analysis/State.h"
 
 #include "ir/DlcDialect.h"
 
@@ -114,11 +115,15 @@ BufferLiveness analyzeBuffers(ArrayRef<Operation *> kernels) {
   for (auto [step, kernel] : llvm::enumerate(kernels))
     stepOf[kernel] = step;
   int64_t lastStep = kernels.size() - 1;
+  // New state written straight into its buffer takes no arena space.
+  llvm::DenseSet<Value> inState;
+  if (auto func = kernels.front()->getParentOfType<func::FuncOp>())
+    inState = inPlaceStateValues(func);
   for (auto [step, kernel] : llvm::enumerate(kernels)) {
     for (OpResult result : kernel->getResults()) {
       Buffer buffer;
       buffer.value = result;
-      buffer.bytes = tensorBytes(result.getType());
+      buffer.bytes = inState.contains(result) ? 0 : tensorBytes(result.getType());
       buffer.size = alignToArena(buffer.bytes);
       buffer.first = buffer.last = step;
       for (Operation *user : result.getUsers()) {
@@ -158,8 +163,9 @@ chooseInPlace(const BufferLiveness &liveness) {
         continue;
       unsigned taker = liveness.bufferOf.lookup(kernel->getResult(result));
       const Buffer &d = liveness.buffers[donor];
+      // A taker of no bytes lives outside the arena (new state written in place).
       if (donated[donor] || received[taker] || d.isOutput ||
-          d.last != int64_t(step))
+          d.last != int64_t(step) || liveness.buffers[taker].bytes == 0)
         continue;
       donated[donor] = received[taker] = true;
       pairs.push_back({unsigned(donor), taker});

@@ -18,6 +18,11 @@ FailureOr<OptimizerConfig> OptimizerConfig::read(DictionaryAttr dict,
   if (c.kind != "adam" && c.kind != "adamw" && c.kind != "sgd")
     return op->emitError("unknown optimizer '")
            << c.kind << "' (optimizers: adam, adamw, sgd)";
+  // PyTorch's defaults where they differ from Adam's.
+  if (c.kind == "sgd")
+    c.lr = 1e-2;
+  if (c.kind == "adamw")
+    c.weightDecay = 1e-2;
   number("lr", c.lr);
   number("beta1", c.beta1);
   number("beta2", c.beta2);

@@ -171,6 +171,14 @@ Status checkTensor(const char *kind, size_t index, const TensorInfo &info, const
   return dlc::rt::okStatus();
 }
 
+void describe(const TensorInfo &info, dlc_tensor_info_t *out) {
+  out->name = info.name.c_str();
+  out->dtype = toDLPack(info.dtype);
+  out->ndim = static_cast<int32_t>(info.shape.size());
+  out->shape = info.shape.data();
+  out->size_bytes = info.bytes;
+}
+
 Status tensorInfo(const dlc_module_t *module, size_t index, bool input,
                   dlc_tensor_info_t *out) {
   if (!module || !out)
@@ -179,13 +187,26 @@ Status tensorInfo(const dlc_module_t *module, size_t index, bool input,
   if (index >= list.size())
     return dlc::rt::invalidArgument(input ? "input" : "output", " index ", index,
                                     " is out of range (", list.size(), ")");
-  const TensorInfo &info = list[index];
-  out->name = info.name.c_str();
-  out->dtype = toDLPack(info.dtype);
-  out->ndim = static_cast<int32_t>(info.shape.size());
-  out->shape = info.shape.data();
-  out->size_bytes = info.bytes;
+  describe(list[index], out);
   return dlc::rt::okStatus();
+}
+
+/// Checks `t` against state tensor `index` of the session's module and
+/// copies it in or out (on a device without host memory, device tensors go
+/// through a host copy).
+Status transferState(dlc_session_t *session, size_t index, const DLTensor *t, bool read) {
+  if (!session)
+    return dlc::rt::invalidArgument("session is NULL");
+  const auto &state = session->session->module().state();
+  if (index >= state.size())
+    return dlc::rt::invalidArgument("state index ", index, " is out of range (",
+                                    state.size(), " state tensors)");
+  void *data = nullptr;
+  bool onDevice = false;
+  DLC_RETURN_IF_ERROR(checkTensor("state", index, state[index], t, session->cudaOrdinal,
+                                  &data, &onDevice));
+  uint32_t i = static_cast<uint32_t>(index);
+  return read ? session->session->readState(i, data) : session->session->writeState(i, data);
 }
 
 } // namespace
@@ -222,7 +243,7 @@ void dlc_status_free(dlc_status_t status) {
     delete status;
 }
 
-const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.0)"; }
+const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.1)"; }
 
 namespace {
 /// The embedder's callback, called through a trampoline (the C type takes a
@@ -364,6 +385,61 @@ dlc_status_t dlc_session_create(dlc_module_t *module, const char *device,
 }
 
 void dlc_session_destroy(dlc_session_t *session) { delete session; }
+
+size_t dlc_module_state_count(const dlc_module_t *module) {
+  return module ? module->module->state().size() : 0;
+}
+
+dlc_status_t dlc_module_state_info(const dlc_module_t *module, size_t index,
+                                   dlc_tensor_info_t *out_info) {
+  return guarded([&]() -> Status {
+    if (!module || !out_info)
+      return dlc::rt::invalidArgument("module or out_info is NULL");
+    const auto &state = module->module->state();
+    if (index >= state.size())
+      return dlc::rt::invalidArgument("state index ", index, " is out of range (",
+                                      state.size(), ")");
+    describe(state[index], out_info);
+    return dlc::rt::okStatus();
+  });
+}
+
+dlc_status_t dlc_module_state_index(const dlc_module_t *module, const char *name,
+                                    size_t *out_index) {
+  return guarded([&]() -> Status {
+    if (!module || !name || !out_index)
+      return dlc::rt::invalidArgument("module, name or out_index is NULL");
+    const auto &state = module->module->state();
+    std::string names;
+    for (size_t i = 0; i < state.size(); ++i) {
+      if (state[i].name == name) {
+        *out_index = i;
+        return dlc::rt::okStatus();
+      }
+      names += (i ? ", " : "") + state[i].name;
+    }
+    return dlc::rt::invalidArgument("the module has no state tensor '", name, "' (",
+                                    state.empty() ? "it has no state" : "its state: " + names,
+                                    ")");
+  });
+}
+
+dlc_status_t dlc_session_read_state(dlc_session_t *session, size_t index, const DLTensor *out) {
+  return guarded([&] { return transferState(session, index, out, true); });
+}
+
+dlc_status_t dlc_session_write_state(dlc_session_t *session, size_t index,
+                                     const DLTensor *value) {
+  return guarded([&] { return transferState(session, index, value, false); });
+}
+
+dlc_status_t dlc_session_reset_state(dlc_session_t *session) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return dlc::rt::invalidArgument("session is NULL");
+    return session->session->resetState();
+  });
+}
 
 dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inputs,
                              size_t num_inputs, const DLTensor *const *outputs,

@@ -90,6 +90,7 @@ Session::~Session() {
   stream_.reset();
   executable_.reset();
   arena_.reset();
+  state_.reset();
   deviceWeights_.reset();
   staging_.reset();
 }
@@ -241,6 +242,7 @@ Status Session::resolve() {
     weightPointers_.push_back(const_cast<uint8_t *>(m.weightData(w).data()));
   if (!device_->sharesHostMemory())
     DLC_RETURN_IF_ERROR(prepareDeviceMemory().prepend(label));
+  DLC_RETURN_IF_ERROR(allocateState().prepend(label));
   const char *graphs = env("DLC_CUDA_GRAPHS");
   graphsEnabled_ = stream_->supportsGraphs() && !(graphs && std::string(graphs) == "0");
   if (logEnabled())
@@ -280,6 +282,61 @@ Status Session::prepareDeviceMemory() {
   return device_->allocate(total, kStagingAlignment, &staging_);
 }
 
+Status Session::allocateState() {
+  const auto &state = module_->state();
+  if (state.empty())
+    return okStatus();
+  uint64_t total = 0;
+  std::vector<uint64_t> offsets;
+  for (const auto &s : state) {
+    offsets.push_back(total);
+    total = roundUp(total + s.bytes, kStagingAlignment);
+  }
+  DLC_RETURN_IF_ERROR(device_->allocate(std::max<uint64_t>(total, 1), kStagingAlignment,
+                                        &state_));
+  uint8_t *base = static_cast<uint8_t *>(state_->devicePointer());
+  for (uint64_t offset : offsets)
+    statePointers_.push_back(base + offset);
+  return resetState();
+}
+
+Status Session::resetState() {
+  const format::LoadedModule &m = *module_;
+  std::vector<uint8_t> zeros;
+  for (uint32_t i = 0; i < m.state().size(); ++i) {
+    const auto &s = m.state()[i];
+    const void *initial;
+    if (s.initialWeight >= 0) {
+      initial = m.weightData(static_cast<uint32_t>(s.initialWeight)).data();
+    } else {
+      if (zeros.size() < s.bytes)
+        zeros.assign(s.bytes, 0);
+      initial = zeros.data();
+    }
+    if (s.bytes)
+      DLC_RETURN_IF_ERROR(stream_->copy(statePointers_[i], initial, s.bytes));
+  }
+  return stream_->synchronize();
+}
+
+Status Session::readState(uint32_t i, void *host) {
+  if (i >= statePointers_.size())
+    return invalidArgument("state index ", i, " is out of range (",
+                           statePointers_.size(), " state tensors)");
+  if (uint64_t bytes = module_->state()[i].bytes)
+    DLC_RETURN_IF_ERROR(stream_->copy(host, statePointers_[i], bytes));
+  return stream_->synchronize();
+}
+
+Status Session::writeState(uint32_t i, const void *host) {
+  if (i >= statePointers_.size())
+    return invalidArgument("state index ", i, " is out of range (",
+                           statePointers_.size(), " state tensors)");
+  if (uint64_t bytes = module_->state()[i].bytes)
+    DLC_RETURN_IF_ERROR(stream_->copy(statePointers_[i], host, bytes));
+  return stream_->synchronize();
+}
+
 Status Session::enqueuePlan() {
   uint8_t *arena = static_cast<uint8_t *>(arena_->devicePointer());
   auto address = [&](const Ref &r) -> uint8_t * {
@@ -296,6 +353,9 @@ Status Session::enqueuePlan() {
       break;
     case fb::BufferSpace::weight:
       base = static_cast<uint8_t *>(weightPointers_[r.index]);
+      break;
+    case fb::BufferSpace::state:
+      base = static_cast<uint8_t *>(statePointers_[r.index]);
       break;
     }
     // A zero-byte tensor may come with a null pointer; nothing reads through it.

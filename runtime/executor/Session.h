@@ -57,6 +57,15 @@ public:
   /// Runs of the plan that replayed a captured graph (for tests).
   uint64_t graphReplays() const { return graphReplays_; }
 
+  /// State tensors (module().state()): the session owns one device buffer
+  /// each, initialised when the session is created; runs read and write
+  /// them in place. These copy one between the device and host memory
+  /// (module().state()[i].bytes bytes) and wait for the copy.
+  Status readState(uint32_t i, void *host);
+  Status writeState(uint32_t i, const void *host);
+  /// Every state tensor back to its initial value.
+  Status resetState();
+
 private:
   Session() = default;
   Status resolve();
@@ -64,6 +73,8 @@ private:
   Status enqueuePlan();
   /// Uploads the weights and allocates staging for devices without host memory.
   Status prepareDeviceMemory();
+  /// Allocates the state tensors (and resetState()s them).
+  Status allocateState();
 
   /// A BufferRef with its space and index, ready to add to a base pointer.
   struct Ref {
@@ -88,6 +99,9 @@ private:
   std::vector<Step> steps_;
   std::vector<Ref> refs_;
   std::vector<void *> weightPointers_;
+  // One buffer holds every state tensor (each at a multiple of 256 bytes).
+  std::unique_ptr<hal::Buffer> state_;
+  std::vector<void *> statePointers_;
   // Devices without host memory: the weights, uploaded once, and one
   // staging buffer for every input and output (offsets into it).
   std::unique_ptr<hal::Buffer> deviceWeights_, staging_;

@@ -36,7 +36,7 @@ constexpr char kMagic[4] = {'D', 'L', 'C', 'M'};
 /// A reader accepts files whose major version equals its own, whatever the
 /// minor version (minor additions are optional fields it may ignore).
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 0;
+constexpr uint16_t kFormatMinor = 1; ///< 1.1: state tensors
 
 constexpr uint64_t kPreludeSize = 64;
 constexpr uint64_t kHeaderOffset = kPreludeSize;

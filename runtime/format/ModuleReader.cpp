@@ -52,6 +52,8 @@ const char *spaceName(fb::BufferSpace space) {
     return "output";
   case fb::BufferSpace::weight:
     return "weight";
+  case fb::BufferSpace::state:
+    return "state";
   }
   return "unknown";
 }
@@ -65,6 +67,7 @@ struct Facts {
   Prelude prelude;
   const fb::Module *root = nullptr;
   std::vector<TensorInfo> inputs, outputs, weights;
+  std::vector<StateInfo> state;
   int weightSection = -1;
 };
 
@@ -102,6 +105,7 @@ private:
   Status checkTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSpec>> *specs,
                       const char *list, std::vector<TensorInfo> *out) const;
   Status checkWeights();
+  Status checkState();
   Status checkKernels() const;
   Status checkMeshAndCollectives(uint64_t *rankCount) const;
   Status checkPlan(uint32_t rank, const fb::Plan *plan) const;
@@ -320,6 +324,43 @@ Status Checker::checkWeights() {
   return rt::okStatus();
 }
 
+Status Checker::checkState() {
+  const auto *state = facts_->root->state();
+  std::set<std::string> names;
+  for (uint32_t i = 0; i < sizeOf(state); ++i) {
+    const fb::StateSpec *s = state->Get(i);
+    StateInfo info;
+    info.name = s->name()->str();
+    std::string who = strCat("state[", i, "] ('", info.name, "')");
+    if (info.name.empty())
+      return headerError(s, who, ": empty name");
+    if (!names.insert(info.name).second)
+      return headerError(s, who, ": a second state tensor of this name");
+    DLC_RETURN_IF_ERROR(checkShape(s, who, s->dtype(), s->shape(), &info));
+    switch (s->init()) {
+    case fb::StateInit::zeros:
+      break;
+    case fb::StateInit::weight: {
+      if (s->weight() >= facts_->weights.size())
+        return headerError(s, who, ": initial weight ", s->weight(),
+                           " is out of range (", facts_->weights.size(), " weights)");
+      const TensorInfo &w = facts_->weights[s->weight()];
+      if (w.dtype != info.dtype || w.shape != info.shape)
+        return headerError(s, who, ": initial weight ", s->weight(), " ('", w.name,
+                           "') is ", dtypeName(w.dtype), shapeString(w.shape.data(), w.shape.size()),
+                           ", the state ", dtypeName(info.dtype),
+                           shapeString(info.shape.data(), info.shape.size()));
+      info.initialWeight = static_cast<int64_t>(s->weight());
+      break;
+    }
+    default:
+      return headerError(s, who, ": unknown initialiser ", static_cast<int>(s->init()));
+    }
+    facts_->state.push_back(std::move(info));
+  }
+  return rt::okStatus();
+}
+
 Status Checker::checkKernels() const {
   const auto *kernels = facts_->root->kernels();
   const auto *sections = facts_->root->sections();
@@ -459,6 +500,12 @@ Status Checker::checkRef(const fb::BufferRef *ref, const fb::Plan *plan, const s
   case fb::BufferSpace::weight:
     tensors = &facts_->weights;
     break;
+  case fb::BufferSpace::state:
+    if (ref->index() >= facts_->state.size())
+      return headerError(ref, who, ": state index ", ref->index(), " is out of range (",
+                         facts_->state.size(), " state tensors)");
+    limit = facts_->state[ref->index()].bytes;
+    break;
   default:
     return headerError(ref, who, ": unknown buffer space ", static_cast<int>(ref->space()));
   }
@@ -582,6 +629,7 @@ Status Checker::checkSemantics() {
   DLC_RETURN_IF_ERROR(checkTensors(m->inputs(), "inputs", &facts_->inputs));
   DLC_RETURN_IF_ERROR(checkTensors(m->outputs(), "outputs", &facts_->outputs));
   DLC_RETURN_IF_ERROR(checkWeights());
+  DLC_RETURN_IF_ERROR(checkState());
   DLC_RETURN_IF_ERROR(checkKernels());
   uint64_t ranks = 1;
   DLC_RETURN_IF_ERROR(checkMeshAndCollectives(&ranks));
@@ -620,6 +668,7 @@ Status LoadedModule::init() {
   inputs_ = std::move(facts.inputs);
   outputs_ = std::move(facts.outputs);
   weights_ = std::move(facts.weights);
+  state_ = std::move(facts.state);
   if (facts.weightSection >= 0)
     weightSection_ = sectionData(static_cast<uint32_t>(facts.weightSection));
   if (rt::logEnabled())

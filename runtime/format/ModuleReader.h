@@ -45,6 +45,12 @@ struct TensorInfo {
   uint64_t bytes = 0;
 };
 
+/// A state tensor (format 1.1): its initial value is zeros, or the weight
+/// `initialWeight` (>= 0).
+struct StateInfo : TensorInfo {
+  int64_t initialWeight = -1;
+};
+
 /// A module that passed every check against its file. Immutable and
 /// thread-safe to read; share it through shared_ptr.
 class LoadedModule {
@@ -62,6 +68,7 @@ public:
   const std::vector<TensorInfo> &inputs() const { return inputs_; }
   const std::vector<TensorInfo> &outputs() const { return outputs_; }
   const std::vector<TensorInfo> &weights() const { return weights_; }
+  const std::vector<StateInfo> &state() const { return state_; }
   /// The bytes of weight `i` (64-byte aligned in memory).
   ByteSpan weightData(uint32_t i) const;
   /// The bytes of Module.sections[i].
@@ -82,6 +89,7 @@ private:
   uint16_t minor_ = 0;
   const fb::Module *root_ = nullptr;
   std::vector<TensorInfo> inputs_, outputs_, weights_;
+  std::vector<StateInfo> state_;
   ByteSpan weightSection_;
 };
 

@@ -33,6 +33,11 @@ uint32_t ModuleWriter::addOutput(TensorDesc tensor) {
   return static_cast<uint32_t>(outputs_.size() - 1);
 }
 
+uint32_t ModuleWriter::addState(StateDesc state) {
+  state_.push_back(std::move(state));
+  return static_cast<uint32_t>(state_.size() - 1);
+}
+
 uint32_t ModuleWriter::addWeight(TensorDesc tensor, std::vector<uint8_t> bytes) {
   weights_.push_back({std::move(tensor), std::move(bytes)});
   return static_cast<uint32_t>(weights_.size() - 1);
@@ -143,6 +148,13 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
                                              weightOffsets[i], w.bytes.size()));
   }
 
+  std::vector<flatbuffers::Offset<fb::StateSpec>> state;
+  for (const StateDesc &s : state_)
+    state.push_back(fb::CreateStateSpecDirect(
+        b, s.tensor.name.c_str(), wireDType(s.tensor.dtype), &s.tensor.shape,
+        s.initialWeight >= 0 ? fb::StateInit::weight : fb::StateInit::zeros,
+        s.initialWeight >= 0 ? static_cast<uint32_t>(s.initialWeight) : 0));
+
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   for (const KernelDesc &k : kernels_) {
     std::vector<flatbuffers::Offset<fb::KernelBinary>> binaries;
@@ -195,7 +207,7 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
   const uint16_t major = overrides_.setFormatMajor ? overrides_.formatMajor : kFormatMajor;
   auto root = fb::CreateModuleDirect(b, major, name_.c_str(), producer_.c_str(), &inputs, &outputs,
                                      &weights, &kernels, &plans, &mesh, &collectives,
-                                     collectivesHash(collectives_), &sectionTable);
+                                     collectivesHash(collectives_), &sectionTable, &state);
   b.Finish(root, fb::ModuleIdentifier());
 
   // Layout: prelude, header, then each section 64-aligned.

@@ -86,6 +86,16 @@ inline BufferRef outputRef(uint32_t index, uint64_t offset, uint64_t bytes) {
 inline BufferRef weightRef(uint32_t index, uint64_t offset, uint64_t bytes) {
   return BufferRef(fb::BufferSpace::weight, index, offset, bytes);
 }
+inline BufferRef stateRef(uint32_t index, uint64_t offset, uint64_t bytes) {
+  return BufferRef(fb::BufferSpace::state, index, offset, bytes);
+}
+
+/// A state tensor: zeros at first, or the weight `initialWeight` (an id
+/// from addWeight, of the same dtype and shape).
+struct StateDesc {
+  TensorDesc tensor;
+  int64_t initialWeight = -1;
+};
 
 struct LaunchDesc {
   uint32_t kernel = 0;
@@ -126,6 +136,8 @@ public:
   /// Each returns the new entry's index.
   uint32_t addInput(TensorDesc tensor);
   uint32_t addOutput(TensorDesc tensor);
+  /// A tensor that persists across runs (module.fbs StateSpec).
+  uint32_t addState(StateDesc state);
   /// `bytes` are the weight's contents, row-major (placed 64-aligned).
   uint32_t addWeight(TensorDesc tensor, std::vector<uint8_t> bytes);
   /// Compiled code stored in its own section named `name`; returns the id a
@@ -164,6 +176,7 @@ private:
   };
   std::string name_, producer_ = "dlc";
   std::vector<TensorDesc> inputs_, outputs_;
+  std::vector<StateDesc> state_;
   std::vector<Weight> weights_;
   std::vector<Binary> binaries_;
   std::vector<KernelDesc> kernels_;

@@ -155,7 +155,7 @@ INSTANTIATE_TEST_SUITE_P(
     Variants, HostileModule,
     ::testing::Values(
         Expected{"bad-identifier", "section 'prelude' at byte 0: identifier 'XLCM' is not 'DLCM'"},
-        Expected{"bad-version", "section 'prelude' at byte 4: format version 2.0 is not supported"},
+        Expected{"bad-version", "section 'prelude' at byte 4: format version 2.1 is not supported"},
         Expected{"huge-dims", "inputs[0] ('x'): shape [1099511627776, 1099511627776] of f32 is "
                               "over the 2^48-byte limit"},
         Expected{"negative-dim", "inputs[0] ('x'): dimension 1 is negative (-5)"},

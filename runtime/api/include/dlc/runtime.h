@@ -57,7 +57,7 @@ extern "C" {
 #endif
 
 /* Bumped when a function's meaning changes; additions keep it. */
-#define DLC_RUNTIME_API_VERSION 1
+#define DLC_RUNTIME_API_VERSION 1 /* 1.1: state */
 
 /* DLPack 0.6 has no boolean type code; this is the value later DLPack
  * versions gave kDLBool. The runtime reports i1 tensors as
@@ -92,7 +92,7 @@ DLC_API int dlc_status_exit_code(dlc_status_t status);
 /* Accepts NULL. */
 DLC_API void dlc_status_free(dlc_status_t status);
 
-/* "0.1.0 (module format 1.0)" */
+/* "0.1.0 (module format 1.1)" */
 DLC_API const char *dlc_runtime_version(void);
 
 /*===----------------------------------------------------------------------===
@@ -183,6 +183,36 @@ DLC_API void dlc_session_destroy(dlc_session_t *session);
 DLC_API dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inputs,
                                      size_t num_inputs, const DLTensor *const *outputs,
                                      size_t num_outputs);
+
+/*===----------------------------------------------------------------------===
+ * State (module format 1.1)
+ *
+ * A module may declare state: tensors that persist across runs, such as the
+ * parameters and optimizer moments of a training module (`dlc train`
+ * compiles one; each run is one train step). A session owns one buffer per
+ * state tensor on its device, initialised when the session is created (to
+ * the compiled initial values: the parameters' initialisers, zeros for
+ * moments and counters); every run reads and updates them in place, with no
+ * copy to the host. Read them to save a checkpoint, write them to resume
+ * one. Tensors are passed as for dlc_session_run (compact, host memory, or
+ * on a "cuda:N" session also device memory of device N); the state is copied.
+ *===----------------------------------------------------------------------===*/
+
+DLC_API size_t dlc_module_state_count(const dlc_module_t *module);
+DLC_API dlc_status_t dlc_module_state_info(const dlc_module_t *module, size_t index,
+                                           dlc_tensor_info_t *out_info);
+/* The index of the state tensor called `name`, or DLC_INVALID_ARGUMENT
+ * naming the tensors there are. */
+DLC_API dlc_status_t dlc_module_state_index(const dlc_module_t *module, const char *name,
+                                            size_t *out_index);
+/* Copies state tensor `index` of the session into `out` (its dtype and
+ * shape must match dlc_module_state_info), or `value` into it. */
+DLC_API dlc_status_t dlc_session_read_state(dlc_session_t *session, size_t index,
+                                            const DLTensor *out);
+DLC_API dlc_status_t dlc_session_write_state(dlc_session_t *session, size_t index,
+                                             const DLTensor *value);
+/* Every state tensor back to its initial value. */
+DLC_API dlc_status_t dlc_session_reset_state(dlc_session_t *session);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,0 +1,43 @@
+//===- CompiledStep.h - dlc train's step on compiled modules ----*- C++ -*-===//
+//
+// The TrainStep and Evaluator of driver/train/TrainStep.h for a .dlg model:
+// its train block's loss graph differentiated into the train step
+// (dlc-differentiate) and its evaluation graph (loss and correct count),
+// both compiled for the device and run through the runtime's C API. The
+// step's state (parameters, moments, step counter) lives in the session on
+// the device between steps (docs/design/2026-11-25-training.md).
+//
+// Modules have static shapes: the batch dimension is bound to
+// --batch-size, and a batch of another size (an epoch's last) runs on a
+// module compiled for that size on first use, with the state copied to it
+// and back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DRIVER_COMPILEDSTEP_H
+#define DLC_DRIVER_COMPILEDSTEP_H
+
+#include "driver/Commands.h"
+#include "driver/train/TrainStep.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <memory>
+
+namespace dlc {
+
+/// Parses `options.modelPath` (a .dlg with a train block), applies the
+/// optimizer overrides of `train`, and compiles the train step and its
+/// evaluator for `train.device` at batch size `train.batchSize`. Errors are
+/// reported through `context` and their exit code returned.
+ExitCode buildCompiledTraining(const CommonOptions &options,
+                               const TrainOptions &train,
+                               mlir::MLIRContext &context,
+                               llvm::SourceMgr &sourceMgr,
+                               std::unique_ptr<train::TrainStep> &step,
+                               std::unique_ptr<train::Evaluator> &evaluator);
+
+} // namespace dlc
+
+#endif // DLC_DRIVER_COMPILEDSTEP_H
