@@ -72,6 +72,10 @@ struct RunOptions {
   uint64_t seed = 0;
   /// Where to save every parameter's value (.npz or .safetensors).
   std::string saveParams;
+  /// `--params FILE`: every parameter's value from this .safetensors or
+  /// .npz (a `dlc train` checkpoint, or `--save-params`), by name, instead of
+  /// its initialiser.
+  std::string params;
   /// Run the train block's loss graph differentiated instead of the graph
   /// and save the loss and every parameter's gradient (`grad.<param>`) to
   /// this .npz or .safetensors file.

@@ -54,13 +54,15 @@ static unsigned stageLimit(Operation *op, SmallVectorImpl<Value> &whole,
   int64_t rank = shapeOf(op->getResult(0)).size();
   switch (kernelRoleOf(op)) {
   case KernelRole::Contraction: {
-    // Row m of the result reads row m of lhs and all of rhs (per batch).
+    // Row m of the result reads row m of lhs (column m when it is
+    // transposed, or all of a broadcast lhs) and all of rhs, per batch:
+    // rows split either way, with lhs whole unless its rows align.
     auto matmul = cast<MatmulOp>(op);
     whole.push_back(matmul.getRhs());
     bool lhsAligned = shapeOf(matmul.getLhs()).size() == (size_t)rank &&
                       !matmul.getTransposeA();
     (lhsAligned ? rowwise : whole).push_back(matmul.getLhs());
-    return lhsAligned ? rank - 1 : 0;
+    return rank - 1;
   }
   case KernelRole::Convolution:
     // Images are independent; weights and bias are read by every one.

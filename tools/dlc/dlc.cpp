@@ -77,6 +77,11 @@ static cl::opt<std::string> saveParams(
     "save-params",
     cl::desc("run: save every parameter's value to a .npz/.safetensors file"),
     cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> paramsFile(
+    "params",
+    cl::desc("run: every parameter's value from this .safetensors or .npz "
+             "(a dlc train checkpoint), by name"),
+    cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<std::string> gradients(
     "gradients",
     cl::desc("run: evaluate the train block's loss and every parameter's "
@@ -277,6 +282,7 @@ int main(int argc, char **argv) {
     run.seed = seed;
     run.saveParams = saveParams;
     run.gradients = gradients;
+    run.params = paramsFile;
     run.showValues = showValues;
     run.stage = stage;
     return runRun(common, run, context, sourceMgr, llvm::outs());
