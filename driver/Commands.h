@@ -48,6 +48,9 @@ struct CompileOptions {
   bool stats = false;
   /// `--target`: what the module's kernels run on.
   std::string target = "cpu";
+  /// `--train`: the train block's train step instead of the graph (its
+  /// state: parameters, moments, step; inputs: the data and `lr`).
+  bool train = false;
 };
 
 /// `dlc compile M --emit=...`: prints a stage of the pipeline; with

@@ -47,10 +47,15 @@ ExitCode runCompile(const CommonOptions &options,
   if (compile.emit == "mlir" || compile.emit == "fused") {
     dlg::BuildOptions build;
     build.dims = options.dims;
+    build.buildTraining = compile.train;
     ExitCode code;
     auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
     if (!model)
       return code;
+    if (compile.train &&
+        failed(trainingFunction(*model->built.module,
+                                entryGraph(*model->built.module), false)))
+      return kExitBadInput;
     if (compile.emit == "fused" &&
         failed(runFusionPipeline(*model->built.module)))
       return kExitInternalError;
@@ -83,11 +88,14 @@ ExitCode runCompile(const CommonOptions &options,
                 "to print one (ast, mlir, fused, cpp)");
   dlg::BuildOptions build;
   build.dims = options.dims;
+  build.buildTraining = compile.train;
   ExitCode code;
   auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
   if (!model)
     return code;
   ModuleOp module = *model->built.module;
+  if (compile.train && failed(trainingFunction(module, entryGraph(module), false)))
+    return kExitBadInput;
   if (failed(runCompilePipeline(module)))
     return kExitInternalError;
   func::FuncOp func = entryGraph(module);

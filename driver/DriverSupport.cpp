@@ -67,4 +67,24 @@ buildCuda(MLIRContext &context, ModuleOp module, func::FuncOp func,
   return built;
 }
 
+FailureOr<func::FuncOp> trainingFunction(ModuleOp module, func::FuncOp graph,
+                                         bool gradientsOnly) {
+  auto loss = module.lookupSymbol<func::FuncOp>(graph.getSymName().str() +
+                                                "_train");
+  if (!loss)
+    return graph.emitError("graph '")
+           << graph.getSymName()
+           << "' has no train block (its loss and optimizer)";
+  for (auto other : llvm::to_vector(module.getOps<func::FuncOp>()))
+    if (other != loss)
+      other.erase();
+  PassManager pm(module.getContext());
+  DlcDifferentiateOptions options;
+  options.gradientsOnly = gradientsOnly;
+  pm.addNestedPass<func::FuncOp>(createDlcDifferentiate(options));
+  if (failed(pm.run(module)))
+    return failure();
+  return loss;
+}
+
 } // namespace dlc

@@ -45,6 +45,14 @@ mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module);
 /// dlc-tile for `arch` on every function: the CUDA schedules.
 mlir::LogicalResult runCudaTile(mlir::ModuleOp module, const std::string &arch);
 
+/// `graph`'s train block differentiated (dlc-differentiate): the train step,
+/// or with `gradientsOnly` the loss and the parameters' gradients. The
+/// module must have been built with `buildTraining`; every other function
+/// is erased. An error at the graph when it has no train block.
+mlir::FailureOr<mlir::func::FuncOp>
+trainingFunction(mlir::ModuleOp module, mlir::func::FuncOp graph,
+                 bool gradientsOnly);
+
 /// Builds the CUDA module of a planned `func`: sources for the newest of
 /// `archs` (NVRTC compiles them for each), plus the cuda-emu object when
 /// `emulation`.

@@ -106,27 +106,6 @@ static bool useParamsFile(ModuleOp module, const std::string &path,
   return false;
 }
 
-/// `--gradients`: the entry graph's loss graph differentiated
-/// (dlc-differentiate, gradients only), left alone in the module.
-static FailureOr<func::FuncOp> lossGradients(ModuleOp module,
-                                             func::FuncOp graph) {
-  auto loss = module.lookupSymbol<func::FuncOp>(graph.getSymName().str() +
-                                                "_train");
-  if (!loss)
-    return graph.emitError("--gradients needs a train block for graph '")
-           << graph.getSymName() << "' (its loss)";
-  for (auto other : llvm::to_vector(module.getOps<func::FuncOp>()))
-    if (other != loss)
-      other.erase();
-  PassManager pm(module.getContext());
-  DlcDifferentiateOptions options;
-  options.gradientsOnly = true;
-  pm.addNestedPass<func::FuncOp>(createDlcDifferentiate(options));
-  if (failed(pm.run(module)))
-    return failure();
-  return loss;
-}
-
 ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os) {
@@ -212,7 +191,8 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
         return fail(context, kExitBadInput, "--params " + run.params + ": " + error);
     }
     if (!run.gradients.empty()) {
-      auto differentiated = lossGradients(*model->built.module, func);
+      auto differentiated =
+          trainingFunction(*model->built.module, func, /*gradientsOnly=*/true);
       if (failed(differentiated))
         return kExitBadInput;
       func = *differentiated;

@@ -77,6 +77,11 @@ static cl::opt<std::string> saveParams(
     "save-params",
     cl::desc("run: save every parameter's value to a .npz/.safetensors file"),
     cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<bool> compileTrain(
+    "train",
+    cl::desc("compile: the train block's train step (a module with state: "
+             "parameters, optimizer moments, step) instead of the graph"),
+    cl::cat(category));
 static cl::opt<std::string> paramsFile(
     "params",
     cl::desc("run: every parameter's value from this .safetensors or .npz "
@@ -263,7 +268,8 @@ int main(int argc, char **argv) {
     return runCheck(common, context, sourceMgr, llvm::outs());
   if (command == "compile")
     return runCompile(common,
-                      {emit, outputPath, llvm::AreStatisticsEnabled(), target},
+                      {emit, outputPath, llvm::AreStatisticsEnabled(), target,
+                       compileTrain},
                       context, sourceMgr);
   if (command == "plan")
     return runPlan(common, context, sourceMgr, llvm::outs());
