@@ -145,6 +145,31 @@ case("losses", {"logits": logits, "labels": labels, "pred": pred, "target": targ
     m = mse(pred, target, reduction="sum")
 """, ce=(f32, ()), ces=(f32, (6,)), m=(f32, ()))
 
+# i8 and u8 are data: moved, selected, concatenated, gathered and cast (to
+# them: truncated toward zero, wrapped modulo 256).
+f = np.concatenate([randn(12) * 300, [127.5, 128.5, 255.7, 256.2, -129.3, -0.5]]).astype(f32)
+u, s8 = ints(0, 256, 6, dtype=np.uint8), ints(-128, 128, 6, dtype=np.int8)
+m = ints(0, 2, 6, dtype=np.bool_)
+case("data_only_dtypes", {"f": f, "u": u, "s8": s8, "m": m}, """
+    to_u8 = cast(f, to=u8)
+    to_i8 = cast(f, to=i8)
+    from_u8 = cast(u, to=f32) / 255
+    from_i8 = cast(s8, to=f16)
+    u_as_i8 = cast(u, to=i8)
+    i8_as_u8 = cast(s8, to=u8)
+    i8_as_i1 = cast(s8, to=i1)
+    moved = concat(transpose(reshape(u, shape=[2, 3]), perm=[1, 0]), reshape(u, shape=[3, 2]), axis=1)
+    picked = gather(s8, iota(shape=[3], axis=0) * 2 + 1)
+    chosen = select(m, u, slice(u, starts=[0], ends=[1]))
+    padded = pad(s8, low=[1], high=[2], value=-7)
+    table = embedding(reshape(u, shape=[3, 2]), iota(shape=[4], axis=0) / 2)
+    same = eq(u, cast(s8, to=u8))
+""", to_u8=(np.uint8, (18,)), to_i8=(np.int8, (18,)), from_u8=(f32, (6,)),
+     from_i8=(np.float16, (6,)), u_as_i8=(np.int8, (6,)), i8_as_u8=(np.uint8, (6,)),
+     i8_as_i1=(np.bool_, (6,)), moved=(np.uint8, (3, 4)), picked=(np.int8, (3,)),
+     chosen=(np.uint8, (6,)), padded=(np.int8, (9,)), table=(np.uint8, (4, 2)),
+     same=(np.bool_, (6,)))
+
 x, idx, table, ids = randn(4, 6, 3), ints(-6, 6, 2, 2), randn(10, 4), ints(0, 10, 3)
 case("data_movement", {"x": x, "idx": idx, "table": table, "ids": ids}, """
     t = transpose(x, perm=[2, 0, 1])

@@ -96,6 +96,20 @@ graph f(x: f32[8, 10], t: f32[8, 10], l: i32[8]) -> (ce: f32[], ms: f32[], each:
   ms = mse(x, t, reduction="sum")
   each = cross_entropy(x, l, reduction="none")
 }""",
+    "data_only_dtypes": """
+graph f(x: f32[4, 6], u: u8[4, 6], s: i8[6], m: i1[4, 6], i: i32[3]) -> (
+    to_u8: u8[4, 6], to_i8: i8[4, 6], from_u8: f32[6, 4], from_i8: f16[4, 6],
+    moved: u8[4, 7], picked: i8[4, 3], chosen: u8[4, 6], padded: i8[9], same: i1[4, 6]) {
+  to_u8 = cast(x * 300, to=u8)
+  to_i8 = cast(x * 300, to=i8)
+  from_u8 = transpose(cast(u, to=f32), perm=[1, 0]) / 255
+  from_i8 = cast(to_i8, to=f16)
+  moved = concat(to_u8, slice(u, starts=[0], ends=[1], axes=[1]), axis=1)
+  picked = gather(to_i8, i / 2, axis=1)
+  chosen = select(m, u, cast(x * 1000, to=u8))
+  padded = pad(s, low=[1], high=[2], value=-7)
+  same = eq(cast(to_i8, to=u8), to_u8)
+}""",
     "attention": """
 graph f(x: f32[2, 24, 32]) -> (y: f32[2, 24, 32]) {
   param wq: f32[32, 32] = normal(std=0.3, seed=10)
@@ -158,7 +172,8 @@ def check(name, model, tmp):
 
 checked = 0
 with tempfile.TemporaryDirectory() as tmp:
-    for example in sorted(glob.glob(os.path.join(EXAMPLES, "*.dlg"))):
+    for example in sorted(glob.glob(os.path.join(EXAMPLES, "*.dlg")) +
+                          glob.glob(os.path.join(EXAMPLES, "fashion_mnist", "*.dlg"))):
         name = os.path.splitext(os.path.basename(example))[0]
         randomised = os.path.join(tmp, name + ".dlg")
         with open(example) as f, open(randomised, "w") as g:

@@ -4,8 +4,9 @@
 # same parameters and inputs, in float32. dlc computes them with
 # `dlc run M --gradients` (dlc-differentiate, gradients only) on the CPU
 # backend; every parameter's gradient must agree with JAX's within 1e-4 of
-# its largest magnitude. Models: the MNIST MLP, LeNet, and a GPT-2 block
-# (B=2, T=16) with an MSE loss.
+# its largest magnitude. Models: the MNIST MLP, LeNet, a GPT-2 block
+# (B=2, T=16) with an MSE loss, heads with the other losses (bce_with_logits,
+# nll), and the Fashion-MNIST MLP on u8 images.
 import os
 import subprocess
 import tempfile
@@ -178,3 +179,16 @@ compare("bce_with_logits + nll", heads, LOSSES,
         {"x": rng.standard_normal((8, 5)).astype(np.float32),
          "t": rng.uniform(0, 1, (8, 3)).astype(np.float32),
          "label": rng.integers(0, 3, 8).astype(np.int32)}, {})
+
+# --- the Fashion-MNIST MLP: u8 images, normalised in the graph --------------
+
+
+def fashion_mlp(p, image, label):
+    x = ((image.astype(jnp.float32) / 255 - 0.5) / 0.5).reshape(image.shape[0], 784)
+    h = jax.nn.relu(x @ p["w1"] + p["b1"])
+    return cross_entropy(h @ p["w2"] + p["b2"], label)
+
+
+compare("fashion_mnist/mlp", fashion_mlp, open(example("fashion_mnist/mlp")).read(),
+        {"image": rng.integers(0, 256, (N, 28, 28)).astype(np.uint8),
+         "label": rng.integers(0, 10, N).astype(np.int32)}, {"N": N})

@@ -246,6 +246,29 @@ case("losses", {"logits": logits, "labels": labels, "logits3": logits3, "labels3
      ce_none=ref.cross_entropy(logits3, labels3, "none"), ce_mean=ref.cross_entropy(logits3, labels3, "mean"),
      se=ref.mse(pred, target), se_sum=ref.mse(pred, target, "sum"), se_none=ref.mse(pred, target, "none"))
 
+#--- i8 and u8: data only, moved and cast ---------------------------------------
+# Float to i8/u8 truncates toward zero and wraps modulo 256 (NumPy's integer
+# casts of the truncated value); i8/u8 to float is exact.
+f = np.array([0.0, 1.9, -1.9, 127.5, 128.5, 255.7, 256.2, -129.3, -300.8, 1000.0], np.float32)
+u = np.array([0, 1, 127, 128, 200, 255], np.uint8)
+s8 = np.array([-128, -1, 0, 1, 100, 127], np.int8)
+wrapped = np.trunc(f64(f)).astype(np.int64)
+case("data_only_dtypes", {"f": f, "u": u, "s8": s8}, """
+    to_u8   = cast(f, to=u8)
+    to_i8   = cast(f, to=i8)
+    from_u8 = cast(u, to=f32) / 255
+    from_i8 = cast(s8, to=f32)
+    u_as_i8 = cast(u, to=i8)
+    i8_as_u8 = cast(s8, to=u8)
+    moved   = concat(transpose(reshape(u, shape=[2, 3]), perm=[1, 0]), reshape(u, shape=[3, 2]), axis=1)
+    picked  = gather(s8, iota(shape=[3], axis=0) * 2 + 1)
+    padded  = pad(s8, low=[1], high=[2], value=-7)
+""", to_u8=(wrapped % 256).astype(np.uint8), to_i8=((wrapped + 128) % 256 - 128).astype(np.int8),
+     from_u8=f64(u) / 255, from_i8=s8.astype(np.float32), u_as_i8=u.astype(np.int8),
+     i8_as_u8=s8.astype(np.uint8),
+     moved=np.concatenate([u.reshape(2, 3).T, u.reshape(3, 2)], axis=1),
+     picked=s8[[1, 3, 5]], padded=np.pad(s8, (1, 2), constant_values=-7))
+
 #--- unary element-wise --------------------------------------------------------
 x = np.concatenate([randn(60, scale=3), [-30, -10, 0, 10, 30]]).astype(np.float32)
 case("unary", {"x": x}, """

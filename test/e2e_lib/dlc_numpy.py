@@ -203,7 +203,8 @@ def check_equal(name, got, want):
 
 
 DLG_TYPES = {np.float64: "f64", np.float32: "f32", np.float16: "f16",
-             np.int64: "i64", np.int32: "i32", np.bool_: "i1"}
+             np.int64: "i64", np.int32: "i32", np.int8: "i8", np.uint8: "u8",
+             np.bool_: "i1"}
 
 
 def dlg_type(dtype, shape):
