@@ -2,15 +2,15 @@
 //
 // One function per op of the dialect, each using its op once on small
 // shapes (the op is the function's name), and variants of some ops named
-// `@<op>_<variant>` (the data-only dtypes i8 and u8).
-// test/unit/ir/OpFactsTest.cpp reads this file: every registered op must
-// have a sample here, and every sample must declare its facts (role, FLOPs,
-// scalar function) and give the same values on the oracle and the CPU code
-// generator; test/unit/ir/VjpTest.cpp checks each derivative rule on its
-// samples. Inputs are drawn by those tests: floats in [0.5, 1.5], integers
-// in {0, 1}.
+// `@<op>_<variant>`: the data-only dtypes i8 and u8, an attribute's other
+// cases. test/unit/ir/OpFactsTest.cpp reads this file: every registered op
+// must have a sample here, and every sample must declare its facts (role,
+// FLOPs, scalar function) and give the same values on the oracle and the
+// CPU code generator; test/unit/ir/VjpTest.cpp checks each derivative rule
+// on its samples. Inputs are drawn by those tests: floats in [0.5, 1.5],
+// integers in {0, 1}.
 //
-// CHECK-COUNT-65: func.func @
+// CHECK-COUNT-67: func.func @
 
 // ----- Sources
 
@@ -286,6 +286,16 @@ func.func @transpose_u8(%x: tensor<2x3x4xui8>) -> tensor<4x2x3xui8> {
 func.func @cross_entropy(%logits: tensor<4x3xf32>, %labels: tensor<4xi32>) -> tensor<f32> {
   %0 = dlc.cross_entropy %logits, %labels : (tensor<4x3xf32>, tensor<4xi32>) -> tensor<f32>
   return %0 : tensor<f32>
+}
+// Label smoothing, and the positions labelled 1 ignored (not counted by
+// the mean).
+func.func @cross_entropy_smoothed(%logits: tensor<8x3xf32>, %labels: tensor<8xi32>) -> tensor<f32> {
+  %0 = dlc.cross_entropy %logits, %labels {label_smoothing = 0.2 : f64, ignore_index = 1 : i64} : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @cross_entropy_smoothed_each(%logits: tensor<2x4x3xf32>, %labels: tensor<2x4xi64>) -> tensor<2x4xf32> {
+  %0 = dlc.cross_entropy %logits, %labels {reduction = #dlc<reduction none>, label_smoothing = 0.2 : f64, ignore_index = 0 : i64} : (tensor<2x4x3xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
 }
 func.func @mse(%p: tensor<4x3xf32>, %t: tensor<4x3xf32>) -> tensor<f32> {
   %0 = dlc.mse %p, %t : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<f32>
