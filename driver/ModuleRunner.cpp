@@ -53,7 +53,9 @@ static DType dtypeOf(DLDataType t) {
   if (t.code == kDLBfloat)
     return DType::BF16;
   if (t.code == kDLInt)
-    return t.bits == 64 ? DType::I64 : DType::I32;
+    return t.bits == 64 ? DType::I64 : t.bits == 32 ? DType::I32 : DType::I8;
+  if (t.code == kDLUInt)
+    return DType::U8;
   return DType::I1;
 }
 

@@ -598,16 +598,31 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor,
   let summary = "Softmax cross-entropy against integer class labels.";
   let description = [{
     `logits: [..., C]`, integer `labels: [...]` with values in `[0, C)`; per
-    position `-log_softmax(logits)[label]`, then `mean` (the default) or
-    `sum` to a scalar, or `none` to keep `labels.shape`.
+    position the cross-entropy of `softmax(logits)` against a target
+    distribution, then `mean` (the default) or `sum` to a scalar, or `none`
+    to keep `labels.shape`. As PyTorch's `F.cross_entropy`:
+
+    - `label_smoothing` `ε` in `[0, 1)` (default 0): the target is
+      `(1 - ε) · onehot(label) + ε / C`, so the loss of a position is
+      `(1 - ε) · -log_softmax[label] + ε · mean_c(-log_softmax[c])`;
+      with `ε = 0`, `-log_softmax(logits)[label]`.
+    - `ignore_index` (default -100): a position whose label equals it has
+      loss 0 and is not counted, so `mean` divides the sum by the number of
+      the other positions (NaN when every position is ignored). Any other
+      label outside `[0, C)` is an error of the data (the oracle reports
+      it; compiled kernels clamp it into range).
 
     ```mlir
     %l = dlc.cross_entropy %logits, %labels : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+    %s = dlc.cross_entropy %logits, %labels {label_smoothing = 1.0e-01 : f64, ignore_index = 0 : i64}
+        : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Dlc_FloatTensor:$logits, Dlc_IndexTensor:$labels,
       DefaultValuedAttr<Dlc_LossReductionAttr,
-                        "LossReduction::mean">:$reduction);
+                        "LossReduction::mean">:$reduction,
+      DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing,
+      DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` "
                        "functional-type(operands, results)";

@@ -178,6 +178,16 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
                    formatShape(logits.getRank() ? logits.getShape().drop_back()
                                                 : ArrayRef<int64_t>()),
                    " (one class index per row), got ", formatType(labels));
+  if (auto ignore = adaptor.getIgnoreIndexAttr()) {
+    unsigned bits = labels.getElementType().getIntOrFloatBitWidth();
+    if (ignore.getValue().getSignificantBits() > bits)
+      return opError(loc, opName, "ignore_index ", ignore.getInt(),
+                     " is not an i", bits, " label");
+  }
+  double smoothing = floatOr(adaptor.getLabelSmoothingAttr(), 0.0);
+  if (!(smoothing >= 0 && smoothing < 1))
+    return opError(loc, opName, "label_smoothing must be in [0, 1), got ",
+                   smoothing);
   types.push_back(lossResultType(labels.getShape(), logits.getElementType(),
                                  reductionOr(adaptor.getReductionAttr())));
   return success();
@@ -420,8 +430,10 @@ static Value perExample(VjpBuilder &b, Value g, LossReduction reduction,
   return b.broadcastTo(g, examples);
 }
 
-/// d logits = (softmax(logits) - onehot(label)) times each example's
-/// gradient; labels get none.
+/// d logits = (softmax(logits) - target) times each example's gradient,
+/// where target = (1 - label_smoothing) onehot(label) + label_smoothing / C;
+/// zero for the examples whose label is ignore_index, which `mean` does not
+/// count either. Labels get none.
 LogicalResult CrossEntropyOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
                                        SmallVectorImpl<Value> &grads) {
   Value g = resultGrads[0], logits = getLogits(), labels = getLabels();
@@ -431,20 +443,41 @@ LogicalResult CrossEntropyOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrad
   ArrayRef<int64_t> full = shapeOfValue(logits);
   int64_t rank = full.size();
   ArrayRef<int64_t> examples = shapeOfValue(labels);
-  double count = double(std::max<int64_t>(1, numElementsOf(labels)));
-  Value ge = perExample(b, g, getReduction(), examples, count);
+  SmallVector<int64_t> kept(examples);
+  kept.push_back(1);
+  auto perRow = [&](Value perExample) {
+    return b.broadcastTo(b.reshape(perExample, kept), full);
+  };
+  Type element = cast<RankedTensorType>(logits.getType()).getElementType();
+  // (ODS hands I64Attr out as uint64_t.)
+  int64_t ignored = static_cast<int64_t>(getIgnoreIndex());
+  Value counted = b.compare(ComparePredicate::ne, labels,
+                            b.like(labels, double(ignored)));
+  Value ge;
+  if (getReduction() == LossReduction::mean) {
+    // g / (the number of examples not ignored), a value of the data.
+    Value count = b.cast(counted, element);
+    SmallVector<int64_t> all;
+    for (size_t d = 0; d < examples.size(); ++d)
+      all.push_back(d);
+    if (!all.empty())
+      count = b.reduceSum(count, all, false);
+    ge = b.broadcastTo(b.div(g, count), examples);
+  } else {
+    ge = perExample(b, g, getReduction(), examples, 1);
+  }
   OpBuilder &o = b.builder();
   Value probs = b.create<SoftmaxOp>(
       {logits}, {o.getNamedAttr("axis", o.getI64IntegerAttr(-1))});
   Type labelType = cast<RankedTensorType>(labels.getType()).getElementType();
   Value classes = b.iota(full, rank - 1, labelType);
-  SmallVector<int64_t> kept(examples);
-  kept.push_back(1);
-  Value isLabel = b.compare(ComparePredicate::eq, classes,
-                            b.broadcastTo(b.reshape(labels, kept), full));
-  Value onehot = b.select(isLabel, b.like(logits, 1), b.like(logits, 0));
-  Value gRow = b.broadcastTo(b.reshape(ge, kept), full);
-  grads[0] = b.mul(b.sub(probs, onehot), gRow);
+  Value isLabel = b.compare(ComparePredicate::eq, classes, perRow(labels));
+  double smoothing = getLabelSmoothing().convertToDouble();
+  double others = smoothing / double(full.back());
+  Value target = b.select(isLabel, b.like(logits, 1 - smoothing + others),
+                          b.like(logits, others));
+  Value d = b.mul(b.sub(probs, target), perRow(ge));
+  grads[0] = b.select(perRow(counted), d, b.like(logits, 0));
   return success();
 }
 

@@ -200,7 +200,9 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
       .Case([&](CrossEntropyOp o) -> Result {
         return crossEntropy(in(o.getLogits()), in(o.getLabels()),
                             reductionOf(o.getReduction()),
-                            dtypeOf(o.getType().getElementType()));
+                            dtypeOf(o.getType().getElementType()),
+                            o.getLabelSmoothing().convertToDouble(),
+                            static_cast<int64_t>(o.getIgnoreIndex()));
       })
       .Case([&](MseOp o) -> Result {
         return mse(in(o.getPred()), in(o.getTarget()),

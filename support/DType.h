@@ -20,7 +20,8 @@
 
 namespace dlc {
 
-/// i8 and u8 occur only in weight files; the IR computes with the others.
+/// i8 and u8 are data only (weights, images as stored): the IR moves and
+/// casts them and computes with the others.
 enum class DType { F64, F32, F16, BF16, I64, I32, I8, U8, I1 };
 
 /// "f64", "f32", "f16", "bf16", "i64", "i32", "i8", "u8", "i1".

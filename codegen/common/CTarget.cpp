@@ -2,7 +2,6 @@
 
 #include "codegen/common/CTarget.h"
 
-#include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -13,29 +12,25 @@
 using namespace dlc;
 using namespace dlc::codegen;
 
-void dlc::codegen::unsupportedDType(DType dtype) {
-  llvm::report_fatal_error(llvm::Twine("codegen: no code generation for ") +
-                           dtypeName(dtype) + " tensors");
-}
-
 CTarget::~CTarget() = default;
 
 std::string CTarget::computeType(DType dtype) const {
   switch (dtype) {
   case DType::F64: return "double";
   case DType::F32: case DType::F16: case DType::BF16: return "float";
-  case DType::I64: case DType::I32: return "int64_t";
+  case DType::I64: case DType::I32: case DType::I8: case DType::U8:
+    return "int64_t";
   case DType::I1: return "bool";
-  case DType::I8: case DType::U8: break;
   }
-  unsupportedDType(dtype);
+  llvm_unreachable("invalid dtype");
 }
 
 std::string CTarget::load(DType dtype, llvm::StringRef stored) const {
   switch (dtype) {
   case DType::F16: return ("(float)" + stored).str();
   case DType::BF16: return ("dlc_bf16_to_float(" + stored + ")").str();
-  case DType::I32: return ("(int64_t)" + stored).str();
+  case DType::I32: case DType::I8: case DType::U8:
+    return ("(int64_t)" + stored).str();
   case DType::I1: return ("(" + stored + " != 0)").str();
   default: return stored.str();
   }
@@ -45,7 +40,11 @@ std::string CTarget::store(DType dtype, llvm::StringRef value) const {
   switch (dtype) {
   case DType::F16: return ("(" + storageType(dtype) + ")(" + value + ")").str();
   case DType::BF16: return ("dlc_float_to_bf16(" + value + ")").str();
+  // Integers wrap modulo 2^bits (the oracle's roundTo): through the
+  // unsigned type of the width, then its two's-complement reading.
   case DType::I32: return ("(int32_t)(uint32_t)(uint64_t)(" + value + ")").str();
+  case DType::I8: return ("(int8_t)(uint8_t)(uint64_t)(" + value + ")").str();
+  case DType::U8: return ("(uint8_t)(uint64_t)(" + value + ")").str();
   case DType::I1: return ("(uint8_t)(" + value + ")").str();
   default: return value.str();
   }
@@ -56,6 +55,8 @@ std::string CTarget::round(DType dtype, llvm::StringRef value) const {
   case DType::F16:
   case DType::BF16:
   case DType::I32:
+  case DType::I8:
+  case DType::U8:
     return load(dtype, store(dtype, value));
   default:
     return value.str();

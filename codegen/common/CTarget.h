@@ -7,14 +7,13 @@
 // functions, and the conversions between stored and computed elements.
 //
 // Element types are the project's one DType (support/DType.h), the IR's
-// through ir/ParamSpec.h's dtypeOf. i8 and u8 (data-only dtypes) have no
-// code generation yet: a kernel that meets one stops with a fatal error
-// (unsupportedDType). Every other dtype has a storage type (how it sits in
-// memory) and a compute type (what element-wise math runs in): f64 in
-// double; f32, f16 and bf16 in float, rounded to the storage type at every
-// op's result as the oracle rounds; integers in int64_t, wrapped to i32 at
-// every op's result; i1 in bool. Reductions and normalisations accumulate
-// in double.
+// through ir/ParamSpec.h's dtypeOf. Every dtype has a storage type (how it
+// sits in memory) and a compute type (what element-wise math runs in): f64
+// in double; f32, f16 and bf16 in float, rounded to the storage type at
+// every op's result as the oracle rounds; integers (i64, i32 and the
+// data-only i8 and u8) in int64_t, wrapped to i32, i8 or u8 at every op's
+// result as the oracle's roundTo wraps; i1 in bool. Reductions and
+// normalisations accumulate in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,9 +27,6 @@
 #include <string>
 
 namespace dlc::codegen {
-
-/// Stops code generation on a dtype it has no types for (i8, u8).
-[[noreturn]] void unsupportedDType(DType dtype);
 
 class CTarget {
 public:
@@ -53,7 +49,7 @@ public:
   virtual std::string rangeEnd() const = 0;
 
   /// How an element sits in memory: `float`, `_Float16` / `__half`,
-  /// `uint16_t` / `__nv_bfloat16`, `uint8_t` for i1.
+  /// `uint16_t` / `__nv_bfloat16`, `int8_t` for i8, `uint8_t` for u8 and i1.
   virtual std::string storageType(DType dtype) const = 0;
   /// What element-wise math runs in (see the file comment).
   virtual std::string computeType(DType dtype) const;
@@ -62,7 +58,8 @@ public:
   /// A compute-type value as the stored type.
   virtual std::string store(DType dtype, llvm::StringRef value) const;
   /// A computed value rounded as the op's result dtype rounds it (f16/bf16
-  /// round-trip through the storage type; i32 wraps; others unchanged).
+  /// round-trip through the storage type; i32, i8 and u8 wrap; others
+  /// unchanged).
   virtual std::string round(DType dtype, llvm::StringRef value) const;
   /// A math function of the compute type: ("exp", F32) -> "expf".
   virtual std::string math(llvm::StringRef function, DType dtype) const;

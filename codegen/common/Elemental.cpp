@@ -174,9 +174,11 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
     auto asDouble = [&](int64_t i) -> double {
       if (isFloat(dtype))
         return (*(dense.getValues<APFloat>().begin() + i)).convertToDouble();
+      APInt v = *(dense.getValues<APInt>().begin() + i);
       if (dtype == DType::I1)
-        return (*(dense.getValues<APInt>().begin() + i)).getBoolValue();
-      return (double)(*(dense.getValues<APInt>().begin() + i)).getSExtValue();
+        return v.getBoolValue();
+      return dtype == DType::U8 ? (double)v.getZExtValue()
+                                : (double)v.getSExtValue();
     };
     if (dense.isSplat())
       return target.literal(dtype, asDouble(0));

@@ -3,6 +3,7 @@
 #include "codegen/cpu/CpuTarget.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace dlc::codegen;
 
@@ -280,8 +281,8 @@ std::string CpuTarget::storageType(DType dtype) const {
   case DType::BF16: return "uint16_t";
   case DType::I64: return "int64_t";
   case DType::I32: return "int32_t";
-  case DType::I1: return "uint8_t";
-  case DType::I8: case DType::U8: break;
+  case DType::I8: return "int8_t";
+  case DType::U8: case DType::I1: return "uint8_t";
   }
-  unsupportedDType(dtype);
+  llvm_unreachable("invalid dtype");
 }

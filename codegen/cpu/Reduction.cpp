@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
+#include <cstdio>
 
 using namespace mlir;
 using namespace dlc;
@@ -207,32 +208,59 @@ void dlc::codegen::emitNorm(Operation *op, StageContext &ctx) {
 
 void dlc::codegen::emitLoss(Operation *op, StageContext &ctx) {
   CodeWriter &out = ctx.out;
-  LossReduction reduction = isa<CrossEntropyOp>(op)
-                                ? cast<CrossEntropyOp>(op).getReduction()
-                                : cast<MseOp>(op).getReduction();
+  auto ce = dyn_cast<CrossEntropyOp>(op);
+  LossReduction reduction =
+      ce ? ce.getReduction() : cast<MseOp>(op).getReduction();
   std::vector<int64_t> first = shapeOf(op->getOperand(0));
   Buffer A = ctx.operand(op->getOperand(0)), B = ctx.operand(op->getOperand(1));
   int64_t positions = 1;
-  std::string loss;
-  out.line("double total = 0;");
-  if (isa<CrossEntropyOp>(op)) {
+  // What a mean divides by: every position, or the counted ones.
+  std::string count;
+  if (reduction != LossReduction::none)
+    out.line("double total = 0;");
+  if (ce) {
     int64_t C = first.back();
     for (size_t d = 0; d + 1 < first.size(); ++d)
       positions *= first[d];
+    int64_t ignored = ce.getIgnoreIndex();
+    double smoothing = ce.getLabelSmoothing().convertToDouble();
+    if (reduction == LossReduction::mean) {
+      count = "counted";
+      out.line("int64_t counted = 0; // the positions not ignored");
+    }
+    auto logit = [&](const std::string &c) {
+      return loadAt(ctx.target, A, "p * " + str(C) + " + " + c);
+    };
     out.open("for (int64_t p = 0; p < " + str(positions) + "; ++p)");
-    out.line("const int64_t label = dlc_clamp_index(" + loadAt(ctx.target, B, "p") +
-             ", " + str(C) + "); // out of range: an error in the oracle");
-    out.line("double maxValue = -INFINITY, sum = 0;");
+    out.line("const int64_t rawLabel = " + loadAt(ctx.target, B, "p") + ";");
+    out.line("double loss = 0; // where the label is " + str(ignored) +
+             " (ignore_index)");
+    out.open("if (rawLabel != INT64_C(" + str(ignored) + "))");
+    if (!count.empty())
+      out.line("++counted;");
+    out.line("const int64_t label = dlc_clamp_index(rawLabel, " + str(C) +
+             "); // out of range: an error in the oracle");
+    out.line(std::string("double maxValue = -INFINITY, sum = 0") +
+             (smoothing != 0 ? ", rowSum = 0;" : ";"));
     out.open("for (int64_t c = 0; c < " + str(C) + "; ++c)");
-    out.line("const double v = " + loadAt(ctx.target, A, "p * " + str(C) + " + c") + ";");
+    out.line("const double v = " + logit("c") + ";");
     out.line("maxValue = v > maxValue ? v : maxValue;");
     out.close();
     out.open("for (int64_t c = 0; c < " + str(C) + "; ++c)");
-    out.line("sum += exp((double)" + loadAt(ctx.target, A, "p * " + str(C) + " + c") +
-             " - maxValue);");
+    out.line("sum += exp((double)" + logit("c") + " - maxValue);");
+    if (smoothing != 0)
+      out.line("rowSum += " + logit("c") + ";");
     out.close();
-    out.line("const double loss = log(sum) + maxValue - (double)" +
-             loadAt(ctx.target, A, "p * " + str(C) + " + label") + ";");
+    out.line("const double logSumExp = log(sum) + maxValue;");
+    out.line("loss = logSumExp - (double)" + logit("label") + ";");
+    if (smoothing != 0) {
+      char eps[64];
+      snprintf(eps, sizeof eps, "%.17g", smoothing);
+      out.line("// label_smoothing: (1 - e) loss + e mean_c(logSumExp - x[c])");
+      out.line("loss = (1 - " + std::string(eps) + ") * loss + " + eps +
+               " * (logSumExp - rowSum / " + str(C) + ");");
+    }
+    out.close();
   } else {
     for (int64_t d : first)
       positions *= d;
@@ -247,7 +275,9 @@ void dlc::codegen::emitLoss(Operation *op, StageContext &ctx) {
     out.line("total += loss;");
   out.close();
   if (reduction == LossReduction::mean)
-    out.line(storeAt(ctx.target, ctx.result, "0", "total / " + str(positions)));
+    out.line(storeAt(ctx.target, ctx.result, "0",
+                     "total / " + (count.empty() ? str(positions)
+                                                 : "(double)" + count)));
   else if (reduction == LossReduction::sum)
     out.line(storeAt(ctx.target, ctx.result, "0", "total"));
 }

@@ -3,6 +3,7 @@
 #include "codegen/cuda/CudaTarget.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace dlc::codegen;
 
@@ -20,6 +21,7 @@ typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef unsigned short uint16_t;
 typedef unsigned char uint8_t;
+typedef signed char int8_t;
 #define INT64_C(c) c##LL
 #define INT64_MAX 9223372036854775807LL
 #define INT64_MIN (-INT64_MAX - 1)
@@ -122,10 +124,10 @@ std::string CudaTarget::storageType(DType dtype) const {
   case DType::BF16: return "__nv_bfloat16";
   case DType::I64: return "int64_t";
   case DType::I32: return "int32_t";
-  case DType::I1: return "uint8_t";
-  case DType::I8: case DType::U8: break;
+  case DType::I8: return "int8_t";
+  case DType::U8: case DType::I1: return "uint8_t";
   }
-  unsupportedDType(dtype);
+  llvm_unreachable("invalid dtype");
 }
 
 std::string CudaTarget::load(DType dtype, llvm::StringRef stored) const {

@@ -23,6 +23,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace dlc;
 using namespace dlc::codegen;
@@ -271,40 +273,62 @@ void RowEmitter::reduce(Operation *op) {
 
 void RowEmitter::loss(Operation *op) {
   Value result = op->getResult(0);
-  std::string reduction;
   Value a = op->getOperand(0), b = op->getOperand(1);
-  if (auto ce = dyn_cast<CrossEntropyOp>(op))
-    reduction = stringifyLossReduction(ce.getReduction()).str();
-  else
-    reduction = stringifyLossReduction(cast<MseOp>(op).getReduction()).str();
+  auto ce = dyn_cast<CrossEntropyOp>(op);
+  std::string reduction = stringifyLossReduction(
+      ce ? ce.getReduction() : cast<MseOp>(op).getReduction()).str();
   std::vector<int64_t> positions = shapeOf(b);
-  bool ce = isa<CrossEntropyOp>(op);
   int64_t C = ce ? shapeOf(a).back() : 1;
   int64_t P = product(positions);
+  // A cross_entropy mean divides by the positions whose label is counted.
+  bool counts = ce && reduction == "mean";
   out.line("// " + describeOp(op) + ": a thread per position, reduction " + reduction);
-  out.line("double total = 0;");
+  if (reduction != "none")
+    out.line("double total = 0;");
+  if (counts)
+    out.line("double counted = 0;");
   openStrided("p", P);
   Index pi = decompose(out, "p", positions);
-  out.line("double l;");
+  out.line("double l = 0;");
   if (ce) {
-    out.line("double mx = -INFINITY, sum = 0;");
+    int64_t ignored = ce.getIgnoreIndex();
+    double smoothing = ce.getLabelSmoothing().convertToDouble();
     auto at = [&](const std::string &c) {
       Index index = pi;
       index.push_back(c);
       return index;
     };
+    out.line("const int64_t raw = (int64_t)" + read(b, pi) + ";");
+    out.line("// ignore_index " + std::to_string(ignored) + ": loss 0" +
+             (counts ? ", not counted" : ""));
+    out.open("if (raw != INT64_C(" + std::to_string(ignored) + "))");
+    elemental.pushScope();
+    if (counts)
+      out.line("counted += 1;");
+    out.line(std::string("double mx = -INFINITY, sum = 0") +
+             (smoothing != 0 ? ", rowSum = 0;" : ";"));
     openSerial("c", "0", C);
     out.line("mx = fmax(mx, (double)" + read(a, at("c")) + ");");
     close();
     openSerial("c", "0", C);
     out.line("sum += exp((double)" + read(a, at("c")) + " - mx);");
+    if (smoothing != 0)
+      out.line("rowSum += (double)" + read(a, at("c")) + ";");
     close();
-    std::string label = read(b, pi);
-    out.line("const int64_t lab = dlc_clamp_index((int64_t)" + label + ", " +
-             std::to_string(C) + ");");
+    out.line("const int64_t lab = dlc_clamp_index(raw, " + std::to_string(C) + ");");
+    out.line("const double lse = log(sum) + mx;");
     out.open("");
     elemental.pushScope();
-    out.line("l = -((double)" + read(a, at("lab")) + " - mx - log(sum));");
+    out.line("l = lse - (double)" + read(a, at("lab")) + ";");
+    elemental.popScope();
+    out.close();
+    if (smoothing != 0) {
+      char eps[64];
+      snprintf(eps, sizeof eps, "%.17g", smoothing);
+      out.line("// label_smoothing: (1 - e) l + e mean_c(lse - x[c])");
+      out.line("l = (1 - " + std::string(eps) + ") * l + " + eps +
+               " * (lse - rowSum / " + std::to_string(C) + ");");
+    }
     elemental.popScope();
     out.close();
   } else {
@@ -319,9 +343,13 @@ void RowEmitter::loss(Operation *op) {
   close();
   if (reduction != "none") {
     out.line("total = dlc_block_sum(total);");
+    if (counts)
+      out.line("counted = dlc_block_sum(counted);");
     out.open("if (threadIdx.x == 0)");
-    write(result, {}, "(" + ct + ")(total" +
-                          (reduction == "mean" ? " / " + std::to_string(P) : "") + ")");
+    std::string divisor = counts ? " / counted"
+                          : reduction == "mean" ? " / " + std::to_string(P)
+                                                : "";
+    write(result, {}, "(" + ct + ")(total" + divisor + ")");
     out.close();
   }
 }

@@ -1,8 +1,10 @@
 //===- Losses.cpp - ONNX NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ===//
 //
-// Both pick the log-probability of each target class along axis 1 (a
-// one-hot selection), weight it by the class weight (0 for `ignore_index`)
-// and reduce: `mean` divides by the sum of the weights used.
+// SoftmaxCrossEntropyLoss without class weights is `dlc.cross_entropy`
+// (classes moved to the last axis), whose `ignore_index` and `mean` are
+// ONNX's. Otherwise both pick the log-probability of each target class
+// along axis 1 (a one-hot selection), weight it by the class weight (0 for
+// `ignore_index`) and reduce: `mean` divides by the sum of the weights used.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,6 +81,28 @@ static LogicalResult importNll(NodeImporter &n) {
       0, nllLoss(n, n.input(0), n.input(1), weight, ignore, *reduction));
 }
 
+/// `dlc.cross_entropy` of `scores` [N, C, d...] against `labels` [N, d...].
+static Value crossEntropy(NodeImporter &n, Value scores, Value labels,
+                          std::optional<int64_t> ignoreIndex,
+                          StringRef reduction) {
+  if (!scores || !labels)
+    return {};
+  int64_t rank = shapeOf(scores).size();
+  if (rank > 2) { // [N, d..., C]
+    SmallVector<int64_t> perm{0};
+    for (int64_t d = 2; d < rank; ++d)
+      perm.push_back(d);
+    perm.push_back(1);
+    scores = n.transpose(scores, perm);
+  }
+  SmallVector<NamedAttribute> attrs{n.named(
+      "reduction", LossReductionAttr::get(scores.getContext(),
+                                          *symbolizeLossReduction(reduction)))};
+  if (ignoreIndex)
+    attrs.push_back(n.i64("ignore_index", *ignoreIndex));
+  return n.create<CrossEntropyOp>({scores, labels}, attrs);
+}
+
 static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
   std::optional<int64_t> ignore;
   auto reduction = readReduction(n, ignore);
@@ -87,9 +111,13 @@ static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
   Value weight = n.hasInput(2) ? n.input(2) : Value();
   if (n.hasInput(2) && !weight)
     return failure();
-  Value logp = n.create<LogSoftmaxOp>({n.input(0)}, {n.i64("axis", 1)});
-  if (failed(n.setOutput(0, nllLoss(n, logp, n.input(1), weight, ignore,
-                                    *reduction))))
+  Value logp;
+  if (weight || n.wantsOutput(1))
+    logp = n.create<LogSoftmaxOp>({n.input(0)}, {n.i64("axis", 1)});
+  Value loss = weight ? nllLoss(n, logp, n.input(1), weight, ignore, *reduction)
+                      : crossEntropy(n, n.input(0), n.input(1), ignore,
+                                     *reduction);
+  if (failed(n.setOutput(0, loss)))
     return failure();
   if (n.wantsOutput(1))
     return n.setOutput(1, logp);

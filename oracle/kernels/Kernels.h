@@ -27,6 +27,7 @@
 #include <array>
 #include <string_view>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace dlc::oracle {
@@ -121,11 +122,16 @@ Tensor rmsNorm(const Tensor &x, const Tensor &scale, int64_t axis,
 enum class Reduction { None, Mean, Sum };
 
 /// logits [..., C], labels [...] (= logits.shape[:-1], integer values).
-/// Per position: -log_softmax(logits)[label].  None: shape labels.shape;
-/// Mean/Sum: rank 0.  Label outside [0, C) -> EvalError; Mean over zero
-/// positions -> EvalError.  Result dtype `out`.
+/// Per position: -log_softmax(logits)[label], or with label smoothing e
+/// (in [0, 1)) the cross-entropy against (1 - e) onehot(label) + e / C:
+/// (1 - e) (-log_softmax[label]) + e mean_c(-log_softmax[c]).  A position
+/// whose label is `ignoreIndex` has loss 0 and is not counted: Mean is the
+/// sum over the counted positions (NaN when there are none).  None: shape
+/// labels.shape; Mean/Sum: rank 0.  Any other label outside [0, C) ->
+/// EvalError; Mean over zero positions -> EvalError.  Result dtype `out`.
 Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
-                    Reduction reduction, DType out);
+                    Reduction reduction, DType out, double labelSmoothing = 0,
+                    std::optional<int64_t> ignoreIndex = std::nullopt);
 
 /// (pred - target)^2, same shapes; None keeps the shape, Mean/Sum give
 /// rank 0.  dtype pred.dtype.  Mean over zero elements -> EvalError.

@@ -151,38 +151,52 @@ Tensor softmaxImpl(const Tensor &x, int64_t axis, bool logarithmic) {
   return out;
 }
 
-/// Per-position cross-entropy losses (unrounded doubles).
+/// Per-position cross-entropy losses (unrounded doubles); `counted` is the
+/// number of positions whose label is not `ignoreIndex`.
 std::vector<double> crossEntropyLosses(const Tensor &logits,
-                                       const Tensor &labels) {
+                                       const Tensor &labels, double smoothing,
+                                       std::optional<int64_t> ignoreIndex,
+                                       int64_t &counted) {
   assert(logits.rank() >= 1 && "cross_entropy logits need rank >= 1");
   const int64_t C = logits.shape.back();
   assert(labels.shape == std::vector<int64_t>(logits.shape.begin(),
                                               logits.shape.end() - 1) &&
          "cross_entropy labels shape must be logits.shape[:-1]");
   const int64_t positions = labels.numel();
-  std::vector<double> losses(static_cast<size_t>(positions));
+  std::vector<double> losses(static_cast<size_t>(positions), 0.0);
+  counted = 0;
   for (int64_t p = 0; p < positions; ++p) {
     const int64_t label = toInt64(labels.data[p]);
+    if (ignoreIndex && label == *ignoreIndex)
+      continue;
     if (label < 0 || label >= C)
       throw EvalError("cross_entropy: label " + std::to_string(label) +
                       " at position " + std::to_string(p) +
                       " out of range [0, " + std::to_string(C) + ")");
+    ++counted;
     const double *row = logits.data.data() + p * C;
     double maxV = -std::numeric_limits<double>::infinity();
     for (int64_t c = 0; c < C; ++c)
       maxV = std::max(maxV, row[c]);
-    double sum = 0.0;
-    for (int64_t c = 0; c < C; ++c)
+    double sum = 0.0, rowSum = 0.0;
+    for (int64_t c = 0; c < C; ++c) {
       sum += std::exp(row[c] - maxV);
-    // -log_softmax[label] = log(sum exp(x - max)) + max - x[label]
-    losses[p] = std::log(sum) + maxV - row[label];
+      rowSum += row[c];
+    }
+    // -log_softmax[c] = log(sum exp(x - max)) + max - x[c]
+    const double logSumExp = std::log(sum) + maxV;
+    losses[p] = logSumExp - row[label];
+    if (smoothing != 0)
+      losses[p] = (1 - smoothing) * losses[p] +
+                  smoothing * (logSumExp - rowSum / static_cast<double>(C));
   }
   return losses;
 }
 
+/// `losses` reduced; `counted` of them count towards a mean.
 Tensor reduceLosses(const char *name, const std::vector<double> &losses,
-                    const std::vector<int64_t> &shape, Reduction reduction,
-                    DType out) {
+                    int64_t counted, const std::vector<int64_t> &shape,
+                    Reduction reduction, DType out) {
   if (reduction == Reduction::None)
     return Tensor::fromValues(out, shape, losses);
   double sum = 0.0;
@@ -192,7 +206,7 @@ Tensor reduceLosses(const char *name, const std::vector<double> &losses,
     return Tensor::scalar(out, sum);
   if (losses.empty())
     throw EvalError(std::string(name) + ": mean over zero elements");
-  return Tensor::scalar(out, sum / static_cast<double>(losses.size()));
+  return Tensor::scalar(out, sum / static_cast<double>(counted));
 }
 
 } // namespace
@@ -258,9 +272,13 @@ Tensor rmsNorm(const Tensor &x, const Tensor &scale, int64_t axis,
 }
 
 Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
-                    Reduction reduction, DType out) {
-  return reduceLosses("cross_entropy", crossEntropyLosses(logits, labels),
-                      labels.shape, reduction, out);
+                    Reduction reduction, DType out, double labelSmoothing,
+                    std::optional<int64_t> ignoreIndex) {
+  int64_t counted = 0;
+  std::vector<double> losses = crossEntropyLosses(
+      logits, labels, labelSmoothing, ignoreIndex, counted);
+  return reduceLosses("cross_entropy", losses, counted, labels.shape,
+                      reduction, out);
 }
 
 Tensor mse(const Tensor &pred, const Tensor &target, Reduction reduction) {
@@ -270,7 +288,8 @@ Tensor mse(const Tensor &pred, const Tensor &target, Reduction reduction) {
     const double d = pred.data[i] - target.data[i];
     losses[i] = d * d;
   }
-  return reduceLosses("mse", losses, pred.shape, reduction, pred.dtype);
+  return reduceLosses("mse", losses, static_cast<int64_t>(losses.size()),
+                      pred.shape, reduction, pred.dtype);
 }
 
 } // namespace dlc::oracle

@@ -31,7 +31,8 @@ SmallVector<StateArgument> paramsToState(func::FuncOp func) {
 }
 
 /// The number of examples whose label's logit is the largest of its row
-/// (ties count as correct), as an f32 scalar.
+/// (ties count as correct), as an f32 scalar; an example whose label is the
+/// loss's ignore_index is never correct.
 static Value correctCount(VjpBuilder &b, CrossEntropyOp ce) {
   Value logits = ce.getLogits(), labels = ce.getLabels();
   ArrayRef<int64_t> full = shapeOfValue(logits);
@@ -46,9 +47,13 @@ static Value correctCount(VjpBuilder &b, CrossEntropyOp ce) {
   Value best = b.create<ReduceMaxOp>(
       {logits}, {b.builder().getNamedAttr(
                      "axes", b.builder().getDenseI64ArrayAttr({last}))});
+  Value zero = b.scalar(0, b.builder().getF32Type());
   Value hit = b.select(b.compare(ComparePredicate::ge, picked, best),
-                       b.scalar(1, b.builder().getF32Type()),
-                       b.scalar(0, b.builder().getF32Type()));
+                       b.scalar(1, b.builder().getF32Type()), zero);
+  // (ODS hands I64Attr out as uint64_t.)
+  double ignored = double(static_cast<int64_t>(ce.getIgnoreIndex()));
+  hit = b.select(b.compare(ComparePredicate::ne, labels, b.like(labels, ignored)),
+                 hit, zero);
   SmallVector<int64_t> all;
   for (int64_t d = 0; d < (int64_t)shapeOfValue(hit).size(); ++d)
     all.push_back(d);

@@ -11,7 +11,9 @@ from dlc_numpy import example, rel_error
 
 CASES = [("mnist_mlp", {"N": 16}, "logits"),
          ("lenet", {"N": 4}, "logits"),
-         ("gpt2_block", {"B": 2, "T": 32}, "y")]
+         ("gpt2_block", {"B": 2, "T": 32}, "y"),
+         ("fashion_mnist/mlp", {"N": 4}, "logits"),  # u8 images
+         ("fashion_mnist/cnn", {"N": 4}, "logits")]
 
 
 def run(args):
@@ -24,14 +26,15 @@ with tempfile.TemporaryDirectory(prefix="dlc-cpu-") as tmp:
     for name, dims, output in CASES:
         model = str(example(name))
         dim_args = [f"--dim={k}={v}" for k, v in dims.items()]
+        stem = os.path.join(tmp, name.replace("/", "-"))
         paths = {}
         for device in ("cpu", "reference"):
-            paths[device] = os.path.join(tmp, f"{name}-{device}.npy")
+            paths[device] = f"{stem}-{device}.npy"
             run(["run", model, "--seed=3", f"--device={device}",
                  f"--output={output}=@{paths[device]}"] + dim_args)
-        module = os.path.join(tmp, f"{name}.dlcm")
+        module = f"{stem}.dlcm"
         run(["compile", model, "-o", module] + dim_args)
-        paths["dlcm"] = os.path.join(tmp, f"{name}-dlcm.npy")
+        paths["dlcm"] = f"{stem}-dlcm.npy"
         run(["run", module, "--seed=3", f"--output={output}=@{paths['dlcm']}"])
         cpu, ref, dlcm = (np.load(paths[k]) for k in ("cpu", "reference", "dlcm"))
         err = rel_error(cpu, ref)

@@ -38,7 +38,8 @@ def dims(model):
 
 models = {}
 with tempfile.TemporaryDirectory() as tmp:
-    for example in sorted(glob.glob(os.path.join(EXAMPLES, "*.dlg"))):
+    for example in sorted(glob.glob(os.path.join(EXAMPLES, "*.dlg")) +
+                          glob.glob(os.path.join(EXAMPLES, "fashion_mnist", "*.dlg"))):
         models[os.path.splitext(os.path.basename(example))[0]] = example
     for name, text in PATTERNS.items():
         path = os.path.join(tmp, name + ".dlg")

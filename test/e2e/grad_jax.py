@@ -4,8 +4,10 @@
 # same parameters and inputs, in float32. dlc computes them with
 # `dlc run M --gradients` (dlc-differentiate, gradients only) on the CPU
 # backend; every parameter's gradient must agree with JAX's within 1e-4 of
-# its largest magnitude. Models: the MNIST MLP, LeNet, and a GPT-2 block
-# (B=2, T=16) with an MSE loss.
+# its largest magnitude. Models: the MNIST MLP, LeNet, a GPT-2 block
+# (B=2, T=16) with an MSE loss, heads with the other losses (bce_with_logits,
+# nll; cross_entropy with label smoothing and ignored labels, written by hand
+# in jax.numpy as PyTorch defines it), and the Fashion-MNIST MLP on u8 images.
 import os
 import subprocess
 import tempfile
@@ -178,3 +180,50 @@ compare("bce_with_logits + nll", heads, LOSSES,
         {"x": rng.standard_normal((8, 5)).astype(np.float32),
          "t": rng.uniform(0, 1, (8, 3)).astype(np.float32),
          "label": rng.integers(0, 3, 8).astype(np.int32)}, {})
+
+# --- cross_entropy with label smoothing and ignored labels (PyTorch's
+# semantics, written by hand in jax.numpy) ----------------------------------
+SMOOTHED = """
+graph heads(x: f32[8, 5]) -> (logits: f32[8, 4]) {
+  param w: f32[5, 4] = normal(std=1, seed=7)
+  param b: f32[4] = normal(std=0.1, seed=8)
+  logits = x @ w + b
+}
+train heads(label: i32[8], other: i64[8]) {
+  loss = cross_entropy(logits, label, label_smoothing=0.1, ignore_index=-1) + cross_entropy(
+      logits, other, reduction="sum", label_smoothing=0.3, ignore_index=2) * 0.1
+}
+"""
+
+
+def smoothed_cross_entropy(logits, labels, eps, ignore, reduction="mean"):
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    kept = labels != ignore
+    nll = -jnp.take_along_axis(logp, jnp.where(kept, labels, 0)[:, None], axis=-1)[:, 0]
+    per = jnp.where(kept, (1 - eps) * nll - eps * logp.mean(axis=-1), 0.0)
+    return per.sum() / (kept.sum() if reduction == "mean" else 1)
+
+
+def smoothed_heads(p, x, label, other):
+    logits = x @ p["w"] + p["b"]
+    return (smoothed_cross_entropy(logits, label, 0.1, -1)
+            + smoothed_cross_entropy(logits, other, 0.3, 2, "sum") * 0.1)
+
+
+compare("cross_entropy smoothed, ignored labels", smoothed_heads, SMOOTHED,
+        {"x": rng.standard_normal((8, 5)).astype(np.float32),
+         "label": np.array([0, -1, 3, 2, -1, 1, 2, 0], np.int32),
+         "other": np.array([2, 1, 3, 2, 0, 1, 2, 3], np.int64)}, {})
+
+# --- the Fashion-MNIST MLP: u8 images, normalised in the graph --------------
+
+
+def fashion_mlp(p, image, label):
+    x = ((image.astype(jnp.float32) / 255 - 0.5) / 0.5).reshape(image.shape[0], 784)
+    h = jax.nn.relu(x @ p["w1"] + p["b1"])
+    return cross_entropy(h @ p["w2"] + p["b2"], label)
+
+
+compare("fashion_mnist/mlp", fashion_mlp, open(example("fashion_mnist/mlp")).read(),
+        {"image": rng.integers(0, 256, (N, 28, 28)).astype(np.uint8),
+         "label": rng.integers(0, 10, N).astype(np.int32)}, {"N": N})

@@ -246,6 +246,49 @@ case("losses", {"logits": logits, "labels": labels, "logits3": logits3, "labels3
      ce_none=ref.cross_entropy(logits3, labels3, "none"), ce_mean=ref.cross_entropy(logits3, labels3, "mean"),
      se=ref.mse(pred, target), se_sum=ref.mse(pred, target, "sum"), se_none=ref.mse(pred, target, "none"))
 
+#--- cross_entropy: PyTorch's label_smoothing and ignore_index -----------------
+# Labels -100 (the default ignore_index) and 7 are ignored: loss 0, not
+# counted by the mean; every position ignored gives NaN, as PyTorch.
+logits, labels = randn(6, 5, scale=2), np.array([0, 4, -100, 2, 3, -100], np.int32)
+logits3, labels3 = randn(2, 3, 4), np.array([[1, 7, 0], [7, 3, 7]], np.int64)
+case("cross_entropy_smoothing_ignore", {"logits": logits, "labels": labels,
+                                        "logits3": logits3, "labels3": labels3}, """
+    smooth      = cross_entropy(logits, labels, label_smoothing=0.1)
+    smooth_sum  = cross_entropy(logits, labels, reduction="sum", label_smoothing=0.25)
+    smooth_none = cross_entropy(logits, labels, reduction="none", label_smoothing=0.1)
+    ignored     = cross_entropy(logits3, labels3, ignore_index=7)
+    both_none   = cross_entropy(logits3, labels3, reduction="none", ignore_index=7, label_smoothing=0.5)
+    all_ignored = cross_entropy(logits3, labels3 * 0 + 7, ignore_index=7, label_smoothing=0.5)
+""", smooth=ref.cross_entropy(logits, labels, label_smoothing=0.1),
+     smooth_sum=ref.cross_entropy(logits, labels, "sum", label_smoothing=0.25),
+     smooth_none=ref.cross_entropy(logits, labels, "none", label_smoothing=0.1),
+     ignored=ref.cross_entropy(logits3, labels3, ignore_index=7),
+     both_none=ref.cross_entropy(logits3, labels3, "none", label_smoothing=0.5, ignore_index=7),
+     all_ignored=np.float32("nan"))
+
+#--- i8 and u8: data only, moved and cast ---------------------------------------
+# Float to i8/u8 truncates toward zero and wraps modulo 256 (NumPy's integer
+# casts of the truncated value); i8/u8 to float is exact.
+f = np.array([0.0, 1.9, -1.9, 127.5, 128.5, 255.7, 256.2, -129.3, -300.8, 1000.0], np.float32)
+u = np.array([0, 1, 127, 128, 200, 255], np.uint8)
+s8 = np.array([-128, -1, 0, 1, 100, 127], np.int8)
+wrapped = np.trunc(f64(f)).astype(np.int64)
+case("data_only_dtypes", {"f": f, "u": u, "s8": s8}, """
+    to_u8   = cast(f, to=u8)
+    to_i8   = cast(f, to=i8)
+    from_u8 = cast(u, to=f32) / 255
+    from_i8 = cast(s8, to=f32)
+    u_as_i8 = cast(u, to=i8)
+    i8_as_u8 = cast(s8, to=u8)
+    moved   = concat(transpose(reshape(u, shape=[2, 3]), perm=[1, 0]), reshape(u, shape=[3, 2]), axis=1)
+    picked  = gather(s8, iota(shape=[3], axis=0) * 2 + 1)
+    padded  = pad(s8, low=[1], high=[2], value=-7)
+""", to_u8=(wrapped % 256).astype(np.uint8), to_i8=((wrapped + 128) % 256 - 128).astype(np.int8),
+     from_u8=f64(u) / 255, from_i8=s8.astype(np.float32), u_as_i8=u.astype(np.int8),
+     i8_as_u8=s8.astype(np.uint8),
+     moved=np.concatenate([u.reshape(2, 3).T, u.reshape(3, 2)], axis=1),
+     picked=s8[[1, 3, 5]], padded=np.pad(s8, (1, 2), constant_values=-7))
+
 #--- unary element-wise --------------------------------------------------------
 x = np.concatenate([randn(60, scale=3), [-30, -10, 0, 10, 30]]).astype(np.float32)
 case("unary", {"x": x}, """
@@ -356,6 +399,12 @@ ERRORS = [  # (what, signature, statement, inputs, exit code, message)
      {"t": l3, "n": n4}, 3, "out of range"),
     ("label out of range", "t: f32[2, 4], n: i32[2]) -> (y: f32[]", "cross_entropy(t, n + 3)",
      {"t": l3, "n": np.array([0, 1], np.int32)}, 3, "range"),
+    ("label out of range beside an ignored one", "t: f32[2, 4], n: i32[2]) -> (y: f32[]",
+     "cross_entropy(t, n + 4, ignore_index=4)", {"t": l3, "n": np.array([0, 1], np.int32)}, 3,
+     "label 5 at position 1 out of range"),
+    ("label smoothing of 1", "t: f32[2, 4], n: i32[2]) -> (y: f32[]",
+     "cross_entropy(t, n, label_smoothing=1)", {"t": l3, "n": np.array([0, 1], np.int32)}, 2,
+     "label_smoothing must be in [0, 1), got 1"),
 ]
 for what, signature, statement, inputs, want_code, message in ERRORS:
     code, err = dlc_error(f"graph g({signature}) {{\n  y = {statement}\n}}\n", inputs)

@@ -203,7 +203,8 @@ def check_equal(name, got, want):
 
 
 DLG_TYPES = {np.float64: "f64", np.float32: "f32", np.float16: "f16",
-             np.int64: "i64", np.int32: "i32", np.bool_: "i1"}
+             np.int64: "i64", np.int32: "i32", np.int8: "i8", np.uint8: "u8",
+             np.bool_: "i1"}
 
 
 def dlg_type(dtype, shape):
@@ -401,11 +402,19 @@ def _reduce(values, reduction):
     return values.mean()
 
 
-def cross_entropy(logits, labels, reduction="mean"):
-    """-log_softmax(logits)[..., label] per position, then reduced."""
+def cross_entropy(logits, labels, reduction="mean", label_smoothing=0.0, ignore_index=-100):
+    """PyTorch's F.cross_entropy with class-index targets: per position the
+    cross-entropy against (1 - e) onehot(label) + e / C, 0 where the label
+    is ignore_index; `mean` divides by the positions not ignored."""
     lsm = log_softmax(logits, axis=-1)
-    picked = np.take_along_axis(lsm, np.asarray(labels, np.int64)[..., None], axis=-1)[..., 0]
-    return _reduce(-picked, reduction)
+    labels = np.asarray(labels, np.int64)
+    kept = labels != ignore_index
+    picked = np.take_along_axis(lsm, np.where(kept, labels, 0)[..., None], axis=-1)[..., 0]
+    e = label_smoothing
+    losses = np.where(kept, -(1 - e) * picked - e * lsm.mean(axis=-1), 0.0)
+    if reduction == "mean":
+        return losses.sum() / kept.sum() if kept.sum() else np.float64("nan")
+    return _reduce(losses, reduction)
 
 
 def mse(pred, target, reduction="mean"):

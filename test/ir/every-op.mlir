@@ -1,13 +1,16 @@
 // RUN: dlc-opt %s | dlc-opt | FileCheck %s
 //
 // One function per op of the dialect, each using its op once on small
-// shapes (the op is the function's name). test/unit/ir/OpFactsTest.cpp
-// reads this file: every registered op must have a sample here, and every
-// sample must declare its facts (role, FLOPs, scalar function) and give the
-// same values on the oracle and the CPU code generator. Inputs are drawn by
-// that test: floats in [0.5, 1.5], integers in {0, 1}.
+// shapes (the op is the function's name), and variants of some ops named
+// `@<op>_<variant>`: the data-only dtypes i8 and u8, an attribute's other
+// cases. test/unit/ir/OpFactsTest.cpp reads this file: every registered op
+// must have a sample here, and every sample must declare its facts (role,
+// FLOPs, scalar function) and give the same values on the oracle and the
+// CPU code generator; test/unit/ir/VjpTest.cpp checks each derivative rule
+// on its samples. Inputs are drawn by those tests: floats in [0.5, 1.5],
+// integers in {0, 1}.
 //
-// CHECK-COUNT-56: func.func @
+// CHECK-COUNT-67: func.func @
 
 // ----- Sources
 
@@ -134,6 +137,24 @@ func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xf16> {
   %0 = dlc.cast %x : tensor<2x3xf32> -> tensor<2x3xf16>
   return %0 : tensor<2x3xf16>
 }
+// The data-only dtypes: u8 to float is exact; float to i8 or u8 truncates
+// and wraps modulo 256 (x * 170 is in [85, 255], x * -170 in [-255, -85]).
+func.func @cast_from_u8(%x: tensor<2x3xui8>) -> tensor<2x3xf32> {
+  %0 = dlc.cast %x : tensor<2x3xui8> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+func.func @cast_to_i8(%x: tensor<2x3xf32>) -> tensor<2x3xi8> {
+  %c = dlc.constant dense<170.0> : tensor<f32>
+  %s = dlc.mul %x, %c : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %0 = dlc.cast %s : tensor<2x3xf32> -> tensor<2x3xi8>
+  return %0 : tensor<2x3xi8>
+}
+func.func @cast_to_u8(%x: tensor<2x3xf32>) -> tensor<2x3xui8> {
+  %c = dlc.constant dense<-170.0> : tensor<f32>
+  %s = dlc.mul %x, %c : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %0 = dlc.cast %s : tensor<2x3xf32> -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
+}
 func.func @compare(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xi1> {
   %0 = dlc.compare lt, %a, %b : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
   return %0 : tensor<2x3xi1>
@@ -141,6 +162,10 @@ func.func @compare(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xi1> {
 func.func @select(%c: tensor<2x3xi1>, %a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
   %0 = dlc.select %c, %a, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
+}
+func.func @select_u8(%c: tensor<2x3xi1>, %a: tensor<2x3xui8>, %b: tensor<3xui8>) -> tensor<2x3xui8> {
+  %0 = dlc.select %c, %a, %b : (tensor<2x3xi1>, tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
 }
 
 // ----- Contraction, convolution, pooling
@@ -211,6 +236,10 @@ func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> tensor<2x4xf32> {
   %0 = dlc.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+func.func @concat_i8(%a: tensor<2x3xi8>, %b: tensor<2x1xi8>) -> tensor<2x4xi8> {
+  %0 = dlc.concat %a, %b {axis = 1 : i64} : (tensor<2x3xi8>, tensor<2x1xi8>) -> tensor<2x4xi8>
+  return %0 : tensor<2x4xi8>
+}
 func.func @embedding(%t: tensor<4x3xf32>, %ids: tensor<2x2xi32>) -> tensor<2x2x3xf32> {
   %0 = dlc.embedding %t, %ids : (tensor<4x3xf32>, tensor<2x2xi32>) -> tensor<2x2x3xf32>
   return %0 : tensor<2x2x3xf32>
@@ -219,9 +248,21 @@ func.func @gather(%x: tensor<2x4xf32>, %i: tensor<3xi64>) -> tensor<2x3xf32> {
   %0 = dlc.gather %x, %i {axis = 1 : i64} : (tensor<2x4xf32>, tensor<3xi64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+func.func @gather_u8(%x: tensor<2x4xui8>, %i: tensor<3xi64>) -> tensor<2x3xui8> {
+  %0 = dlc.gather %x, %i {axis = 1 : i64} : (tensor<2x4xui8>, tensor<3xi64>) -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
+}
 func.func @pad(%x: tensor<2x3xf32>) -> tensor<2x6xf32> {
   %0 = dlc.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = 0.5 : f64} : tensor<2x3xf32> -> tensor<2x6xf32>
   return %0 : tensor<2x6xf32>
+}
+func.func @pad_i8(%x: tensor<2x3xi8>) -> tensor<2x6xi8> {
+  %0 = dlc.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = -3.0 : f64} : tensor<2x3xi8> -> tensor<2x6xi8>
+  return %0 : tensor<2x6xi8>
+}
+func.func @pad_u8(%x: tensor<2x3xui8>) -> tensor<3x3xui8> {
+  %0 = dlc.pad %x {low = array<i64: 1, 0>, high = array<i64: 0, 0>, value = 200.0 : f64} : tensor<2x3xui8> -> tensor<3x3xui8>
+  return %0 : tensor<3x3xui8>
 }
 func.func @reshape(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %0 = dlc.reshape %x : tensor<2x3xf32> -> tensor<3x2xf32>
@@ -235,12 +276,26 @@ func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
   %0 = dlc.transpose %x {perm = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
   return %0 : tensor<4x2x3xf32>
 }
+func.func @transpose_u8(%x: tensor<2x3x4xui8>) -> tensor<4x2x3xui8> {
+  %0 = dlc.transpose %x {perm = array<i64: 2, 0, 1>} : tensor<2x3x4xui8> -> tensor<4x2x3xui8>
+  return %0 : tensor<4x2x3xui8>
+}
 
 // ----- Losses
 
 func.func @cross_entropy(%logits: tensor<4x3xf32>, %labels: tensor<4xi32>) -> tensor<f32> {
   %0 = dlc.cross_entropy %logits, %labels : (tensor<4x3xf32>, tensor<4xi32>) -> tensor<f32>
   return %0 : tensor<f32>
+}
+// Label smoothing, and the positions labelled 1 ignored (not counted by
+// the mean).
+func.func @cross_entropy_smoothed(%logits: tensor<8x3xf32>, %labels: tensor<8xi32>) -> tensor<f32> {
+  %0 = dlc.cross_entropy %logits, %labels {label_smoothing = 0.2 : f64, ignore_index = 1 : i64} : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @cross_entropy_smoothed_each(%logits: tensor<2x4x3xf32>, %labels: tensor<2x4xi64>) -> tensor<2x4xf32> {
+  %0 = dlc.cross_entropy %logits, %labels {reduction = #dlc<reduction none>, label_smoothing = 0.2 : f64, ignore_index = 0 : i64} : (tensor<2x4x3xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
 }
 func.func @mse(%p: tensor<4x3xf32>, %t: tensor<4x3xf32>) -> tensor<f32> {
   %0 = dlc.mse %p, %t : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<f32>

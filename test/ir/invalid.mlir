@@ -1019,6 +1019,33 @@ func.func @cross_entropy_unreduced_result_is_per_example(%logits: tensor<64x10xf
 
 // -----
 
+func.func @cross_entropy_label_smoothing_of_one(%logits: tensor<64x10xf32>, %labels: tensor<64xi32>) {
+  // expected-error @+2 {{'dlc.cross_entropy' op label_smoothing must be in [0, 1), got 1.000000e+00}}
+  // expected-error @+1 {{'dlc.cross_entropy' op failed to infer returned types}}
+  %0 = dlc.cross_entropy %logits, %labels {label_smoothing = 1.0 : f64} : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_negative_label_smoothing(%logits: tensor<64x10xf32>, %labels: tensor<64xi32>) {
+  // expected-error @+2 {{'dlc.cross_entropy' op label_smoothing must be in [0, 1), got -1.000000e-01}}
+  // expected-error @+1 {{'dlc.cross_entropy' op failed to infer returned types}}
+  %0 = dlc.cross_entropy %logits, %labels {label_smoothing = -0.1 : f64} : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_ignore_index_beyond_the_label_type(%logits: tensor<64x10xf32>, %labels: tensor<64xi32>) {
+  // expected-error @+2 {{'dlc.cross_entropy' op ignore_index 4294967296 is not an i32 label}}
+  // expected-error @+1 {{'dlc.cross_entropy' op failed to infer returned types}}
+  %0 = dlc.cross_entropy %logits, %labels {ignore_index = 4294967296 : i64} : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @cross_entropy_unknown_reduction(%logits: tensor<64x10xf32>, %labels: tensor<64xi32>) {
   // expected-error @+2 {{expected ::dlc::LossReduction to be one of: none, mean, sum}}
   // expected-error @+1 {{failed to parse Dlc_LossReductionAttr parameter 'value' which is to be a `::dlc::LossReduction`}}

@@ -353,6 +353,11 @@ func.func @cross_entropy(%logits: tensor<64x10xf32>, %labels: tensor<64xi32>, %s
   %1 = dlc.cross_entropy %seq, %tok {reduction = #dlc<reduction sum>} : (tensor<2x16x100xbf16>, tensor<2x16xi64>) -> tensor<bf16>
   // CHECK: dlc.cross_entropy %[[SEQ]], %[[TOK]] {reduction = #dlc<reduction none>} : (tensor<2x16x100xbf16>, tensor<2x16xi64>) -> tensor<2x16xbf16>
   %2 = dlc.cross_entropy %seq, %tok {reduction = #dlc<reduction none>} : (tensor<2x16x100xbf16>, tensor<2x16xi64>) -> tensor<2x16xbf16>
+  // The default label_smoothing (0.0) and ignore_index (-100) are elided.
+  // CHECK: dlc.cross_entropy %[[LOGITS]], %[[LABELS]] : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+  %3 = dlc.cross_entropy %logits, %labels {label_smoothing = 0.0 : f64, ignore_index = -100 : i64} : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+  // CHECK: dlc.cross_entropy %[[LOGITS]], %[[LABELS]] {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64} : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
+  %4 = dlc.cross_entropy %logits, %labels {label_smoothing = 0.1 : f64, ignore_index = 0 : i64} : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<f32>
   return
 }
 

@@ -55,12 +55,17 @@ protected:
     ASSERT_TRUE(module) << "cannot parse " << path;
   }
 
-  /// The op each sample is about: the one named like its function.
+  /// The op each sample is about: the one named like its function, or
+  /// for a variant sample `@<op>_<variant>` (`@cast_from_u8`), that op.
   Operation *sampleOp(func::FuncOp func) {
     Operation *found = nullptr;
+    StringRef sample = func.getSymName();
     func.walk([&](Operation *op) {
-      if (op->getName().stripDialect() == func.getSymName() &&
-          isa<DlcDialect>(op->getDialect()))
+      StringRef name = op->getName().stripDialect();
+      if (isa<DlcDialect>(op->getDialect()) &&
+          (sample == name ||
+           (sample.starts_with(name) && sample[name.size()] == '_' &&
+            (!found || name.size() > found->getName().stripDialect().size()))))
         found = op;
     });
     return found;

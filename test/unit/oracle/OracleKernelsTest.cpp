@@ -670,6 +670,39 @@ TEST(OracleLoss, CrossEntropyLabelOutOfRange) {
                EvalError);
 }
 
+// Label smoothing e: (1 - e) nll + e mean_c(-log_softmax[c]). Row 0: the
+// mean is lse - mean(x) = 1.40760596444438, so with e = 0.3 the loss is
+// 0.40760596444438 + 0.3 (1.40760596444438 - 0.40760596444438). Row 1:
+// every class has log 3, whatever e.
+TEST(OracleLoss, CrossEntropyLabelSmoothing) {
+  Tensor logits = F({2, 3}, {1, 2, 3, 1, 1, 1});
+  Tensor labels = I({2}, {2, 0});
+  expectTensor(crossEntropy(logits, labels, Reduction::None, DType::F64, 0.3),
+               {2}, {0.7076059644443804, 1.0986122886681098}, 1e-14);
+  expectTensor(crossEntropy(logits, labels, Reduction::Mean, DType::F64, 0.3),
+               {}, {(0.7076059644443804 + 1.0986122886681098) / 2}, 1e-14);
+}
+
+// A position labelled ignore_index has loss 0 and is not counted by the
+// mean, even where the label is outside [0, C); every position ignored
+// gives NaN.
+TEST(OracleLoss, CrossEntropyIgnoreIndex) {
+  Tensor logits = F({2, 3}, {1, 2, 3, 1, 1, 1});
+  Tensor labels = I({2}, {2, 7});
+  expectTensor(crossEntropy(logits, labels, Reduction::None, DType::F64, 0, 7),
+               {2}, {0.4076059644443804, 0}, 1e-14);
+  expectTensor(crossEntropy(logits, labels, Reduction::Mean, DType::F64, 0, 7),
+               {}, {0.4076059644443804}, 1e-14);
+  expectTensor(crossEntropy(logits, labels, Reduction::Sum, DType::F64, 0.3, 7),
+               {}, {0.7076059644443804}, 1e-14);
+  Tensor none = crossEntropy(logits, I({2}, {7, 7}), Reduction::Mean,
+                             DType::F64, 0, 7);
+  EXPECT_TRUE(std::isnan(none.data[0]));
+  EXPECT_THROW(crossEntropy(logits, I({2}, {7, 3}), Reduction::Mean,
+                            DType::F64, 0, 7),
+               EvalError);
+}
+
 TEST(OracleLoss, Mse) {
   Tensor p = F({3}, {1, 2, 3});
   Tensor t = F({3}, {1, 0, 5});

@@ -125,6 +125,22 @@ def unary_chain(path):
     onnx.save(m, path)
 
 
+def softmax_cross_entropy(path):
+    """SoftmaxCrossEntropyLoss without class weights, on [N, C, d] scores
+    with an ignore_index: `loss` alone, and `each` with the log-probabilities
+    too."""
+    nodes = [helper.make_node("SoftmaxCrossEntropyLoss", ["scores", "labels"], ["loss"],
+                              name="sce", ignore_index=-1),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["scores", "labels"], ["each", "logp"],
+                              name="sce_none", reduction="none")]
+    m = model(nodes, [helper.make_tensor_value_info("scores", F, [2, 5, 3]),
+                      helper.make_tensor_value_info("labels", TensorProto.INT64, [2, 3])],
+              [helper.make_tensor_value_info("loss", F, []),
+               helper.make_tensor_value_info("each", F, [2, 3]),
+               helper.make_tensor_value_info("logp", F, [2, 5, 3])])
+    onnx.save(m, path)
+
+
 def external(path, location):
     """`add` with `b` (100 floats) stored externally at `location`; the data
     file itself is written next to the model as weights.bin."""
