@@ -59,11 +59,23 @@ ExitCode runCompile(const CommonOptions &options,
                     const CompileOptions &compile, mlir::MLIRContext &context,
                     llvm::SourceMgr &sourceMgr);
 
+struct PlanOptions {
+  /// `--train`: plan the train step of the graph's train block (built,
+  /// differentiated by dlc-differentiate) instead of the graph.
+  bool train = false;
+  /// `--memory-budget`: with `train`, rematerialise to fit an arena of this
+  /// many bytes (dlc-rematerialize).
+  std::optional<int64_t> memoryBudget;
+};
+
 /// `dlc plan M`: runs the dlc-compile pipeline (the plan verifier included)
 /// and prints kernels before and after fusion, the arena against its lower
-/// bound and the naive sum, and the weights (driver/PlanReport.h).
-ExitCode runPlan(const CommonOptions &options, mlir::MLIRContext &context,
-                 llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os);
+/// bound and the naive sum, and the weights (driver/PlanReport.h); with
+/// `--train`, of the train step, adding its state, what is live at the
+/// peak, FLOPs per part, and the trade a memory budget made.
+ExitCode runPlan(const CommonOptions &options, const PlanOptions &plan,
+                 mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                 llvm::raw_ostream &os);
 
 struct RunOptions {
   /// `cpu` (compile, then run through the runtime) or `reference` (the

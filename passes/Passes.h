@@ -6,6 +6,7 @@
 #include "ir/DlcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace dlc {
@@ -22,8 +23,10 @@ namespace dlc {
 void buildFusionPipeline(mlir::OpPassManager &graph);
 
 /// The graph → planned-kernels pipeline that `dlc compile` runs: canonicalise,
-/// fold constants, CSE, fuse, schedule, plan memory, verify the plan.
-void buildCompilePipeline(mlir::OpPassManager &pm);
+/// fold constants, CSE, fuse, schedule, plan memory, verify the plan. With a
+/// positive `memoryBudget` (bytes), dlc-rematerialize runs on train steps
+/// between CSE and fusion.
+void buildCompilePipeline(mlir::OpPassManager &pm, int64_t memoryBudget = 0);
 
 /// Registers every dlc pass and the `dlc-compile` pipeline with the global
 /// registry (for dlc-opt).

@@ -93,6 +93,70 @@ def DlcFoldConstants : Pass<"dlc-fold-constants", "mlir::func::FuncOp"> {
   ];
 }
 
+def DlcRematerialize : Pass<"dlc-rematerialize", "mlir::ModuleOp"> {
+  let summary = "Recomputes saved activations in the backward pass to fit a memory budget.";
+  let description = [{
+    On every train step (a function with `dlc.train_step`, from
+    `dlc-differentiate`), after CSE and before `dlc-fuse`: while the arena
+    that the rest of `dlc-compile` would plan (`dlc-fuse`, `dlc-schedule`,
+    `dlc-plan-memory`, measured on a copy of the function) exceeds
+    `budget` bytes, frees a *saved activation* (a forward value that the
+    backward pass reads, passes/analysis/TrainStep.h) by cloning the forward
+    ops that compute it just before its first backward reader and giving
+    the clone to every backward reader, so that the forward value dies with
+    its last forward reader. A clone reads what the backward has anyway:
+    inputs, state, constants, and saved activations that stay saved; a
+    forward value that is neither is recomputed too, or read where it was
+    (then kept alive, which counts against the bytes freed).
+
+    The rule: candidates are tried cheapest first, in three tiers, by the
+    most expensive op they recompute: (1) element-wise and layout ops only,
+    (2) reductions, normalisations, pooling, data movement and losses as
+    well, (3) matmul and conv2d too, which are recomputed only when the
+    cheaper tiers cannot meet the budget. Within a tier, by recomputed
+    FLOPs per byte freed. A candidate is kept when the measured arena
+    shrinks (or, at an equal arena, the largest sum of live bytes or the
+    live bytes summed over the steps do); once the budget is met or every
+    candidate is tried, the kept ones are undone one by one, latest first,
+    where undoing grows neither the arena nor that largest sum. An op two
+    recomputations need is cloned once. The clones carry `dlc.recompute`,
+    and `dlc-fuse` never puts one in the kernel of the forward op it reads.
+    Recomputing runs the same ops on the same operands, so no value
+    changes. (The measurements are nested pipelines on the copies: MLIR's
+    IR printing shows them.)
+
+    The function records what was done in `dlc.rematerialization`:
+    `{budget, arena_before, arena_after, peak_before, peak_after, met,
+    values, ops, flops}` (the arenas and the largest sums of live bytes at
+    one step, values freed, ops cloned, FLOPs added); a budget that cannot
+    be met is a warning giving the smallest arena reached. A budget of 0
+    leaves the graph alone.
+
+    Before (`budget=600000`; the derivatives of exp and mul read %a and
+    %e, and w2's gradient reads %m: all three are saved):
+    ```mlir
+    %a = dlc.matmul %x, %w1 : (tensor<1024x16xf32>, tensor<16x64xf32>) -> tensor<1024x64xf32>
+    %e = dlc.exp %a : tensor<1024x64xf32>
+    %m = dlc.mul %a, %e : (tensor<1024x64xf32>, tensor<1024x64xf32>) -> tensor<1024x64xf32>
+    ...
+    %dm = dlc.matmul %dy, %w2 {transpose_b = true} : ...
+    %da = dlc.mul %dm, %e : (tensor<1024x64xf32>, tensor<1024x64xf32>) -> tensor<1024x64xf32>
+    ```
+    After (%a stays saved; %e now dies in the forward pass, and fusion
+    computes %e2 inside the kernel that reads it):
+    ```mlir
+    %dm = dlc.matmul %dy, %w2 {transpose_b = true} : ...
+    %e2 = dlc.exp %a {dlc.recompute} : tensor<1024x64xf32>
+    %da = dlc.mul %dm, %e2 : (tensor<1024x64xf32>, tensor<1024x64xf32>) -> tensor<1024x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::dlc::DlcDialect"];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "The arena to fit in, in bytes (0: leave the graph alone)">,
+  ];
+}
+
 def DlcFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Groups ops into dlc.fusion regions, one region per kernel.";
   let description = [{

@@ -11,19 +11,31 @@ using namespace mlir;
 
 namespace dlc {
 
-void buildFusionPipeline(OpPassManager &graph) {
+/// Canonicalise, fold constants, CSE: the graph before fusion.
+static void buildSimplifyPipeline(OpPassManager &graph) {
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createDlcFoldConstants());
   graph.addPass(createCSEPass());
+}
+
+void buildFusionPipeline(OpPassManager &graph) {
+  buildSimplifyPipeline(graph);
   graph.addPass(createDlcFuse());
 }
 
-void buildCompilePipeline(OpPassManager &pm) {
-  OpPassManager &graph = pm.nest<func::FuncOp>();
-  buildFusionPipeline(graph);
-  graph.addPass(createDlcSchedule());
-  graph.addPass(createDlcPlanMemory());
-  graph.addPass(createDlcVerifyMemoryPlan());
+void buildCompilePipeline(OpPassManager &pm, int64_t memoryBudget) {
+  OpPassManager *graph = &pm.nest<func::FuncOp>();
+  buildSimplifyPipeline(*graph);
+  if (memoryBudget > 0) {
+    // After CSE, which would merge the clones back; it measures fusion and
+    // the rest on copies.
+    pm.addPass(createDlcRematerialize(DlcRematerializeOptions{memoryBudget}));
+    graph = &pm.nest<func::FuncOp>();
+  }
+  graph->addPass(createDlcFuse());
+  graph->addPass(createDlcSchedule());
+  graph->addPass(createDlcPlanMemory());
+  graph->addPass(createDlcVerifyMemoryPlan());
 }
 
 void buildCudaCompilePipeline(OpPassManager &pm, StringRef target) {
@@ -33,11 +45,24 @@ void buildCudaCompilePipeline(OpPassManager &pm, StringRef target) {
   pm.nest<func::FuncOp>().addPass(createDlcTile(options));
 }
 
+namespace {
+struct CompilePipelineOptions
+    : public PassPipelineOptions<CompilePipelineOptions> {
+  Option<int64_t> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("Rematerialise train steps to fit an arena of this many "
+                     "bytes (dlc-rematerialize; 0: no budget)"),
+      llvm::cl::init(0)};
+};
+} // namespace
+
 void registerDlcPassesAndPipelines() {
   registerDlcPasses();
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CompilePipelineOptions>(
       "dlc-compile", "The graph-to-planned-kernels pipeline of `dlc compile`",
-      buildCompilePipeline);
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        buildCompilePipeline(pm, options.memoryBudget);
+      });
   PassPipelineRegistration<>(
       "dlc-compile-cuda",
       "dlc-compile, then dlc-tile for cuda:sm_90 (`dlc compile --target cuda`)",

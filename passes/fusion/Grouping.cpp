@@ -1,17 +1,19 @@
 //===- Grouping.cpp - partition a graph's ops into kernels ----------------===//
 //
 // Greedy merging over a graph of groups, every op starting alone. A merge
-// happens only when the union is a legal kernel (Legality.h) and leaves the
-// group graph acyclic; nothing is ever duplicated. Merges are tried in
-// priority order: the attention pattern, then each expensive anchor grows
-// its epilogue (matmul, conv2d, pooling, in program order), then each row op
-// its prologue and epilogue, then what is left (element-wise and layout
-// chains) grows in program order.
+// happens only when the union is a legal kernel (Legality.h), puts no op
+// recomputed for the backward pass (dlc-rematerialize) in the kernel of a
+// forward op it reads, and leaves the group graph acyclic; nothing is ever
+// duplicated. Merges are tried in priority order: the attention pattern,
+// then each expensive anchor grows its epilogue (matmul, conv2d, pooling, in
+// program order), then each row op its prologue and epilogue, then what is
+// left (element-wise and layout chains) grows in program order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/fusion/Grouping.h"
 
+#include "passes/analysis/TrainStep.h"
 #include "passes/fusion/Legality.h"
 
 #include "ir/DlcDialect.h"
@@ -19,10 +21,25 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
 namespace dlc::fusion {
+
+/// True when an op recomputed for the backward pass (dlc-rematerialize's
+/// kRecomputeAttr) would share a kernel with a forward op it reads: the
+/// kernel would compute it in the forward pass again, and keep it alive.
+static bool recomputesInProducer(ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  return llvm::any_of(ops, [&](Operation *op) {
+    return op->hasAttr(kRecomputeAttr) &&
+           llvm::any_of(op->getOperands(), [&](Value v) {
+             Operation *def = v.getDefiningOp();
+             return members.contains(def) && !def->hasAttr(kRecomputeAttr);
+           });
+  });
+}
 
 namespace {
 
@@ -73,7 +90,8 @@ public:
     llvm::sort(merged, [&](Operation *a, Operation *b) {
       return position.lookup(a) < position.lookup(b);
     });
-    if (!regionKind(merged) || createsCycle(unique.getArrayRef()))
+    if (!regionKind(merged) || recomputesInProducer(merged) ||
+        createsCycle(unique.getArrayRef()))
       return std::nullopt;
     unsigned target = unique[0];
     for (unsigned g : unique)

@@ -211,3 +211,26 @@ func.func @existing_regions_stay(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// An op dlc-rematerialize recomputed for the backward pass never joins the
+// kernel of the forward op it reads (the matmul's epilogue would compute it
+// in the forward pass again, and keep it): it joins its reader's.
+
+// CHECK-LABEL: func.func @recomputed_op_stays_out_of_its_producer
+//       CHECK:   %[[F:.+]]:2 = dlc.fusion %{{.+}}, %{{.+}} {kind = "contraction"}
+//       CHECK:     dlc.matmul
+//  CHECK-NEXT:     dlc.exp
+//   CHECK-NOT:     dlc.recompute
+//       CHECK:   dlc.fusion %[[F]]#0, %{{.+}} :
+//  CHECK-NEXT:   ^bb0
+//  CHECK-NEXT:     dlc.exp %{{.+}} {dlc.recompute}
+//  CHECK-NEXT:     dlc.mul
+func.func @recomputed_op_stays_out_of_its_producer(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %g: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %a = dlc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %e = dlc.exp %a : tensor<4x8xf32>
+  %f = dlc.exp %a {dlc.recompute} : tensor<4x8xf32>
+  %d = dlc.mul %g, %f : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %e, %d : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -77,10 +77,11 @@ static cl::opt<std::string> saveParams(
     "save-params",
     cl::desc("run: save every parameter's value to a .npz/.safetensors file"),
     cl::value_desc("FILE"), cl::cat(category));
-static cl::opt<bool> compileTrain(
+static cl::opt<bool> trainStep(
     "train",
-    cl::desc("compile: the train block's train step (a module with state: "
-             "parameters, optimizer moments, step) instead of the graph"),
+    cl::desc("compile, plan: the train block's train step (forward, "
+             "backward, update; state: parameters, optimizer moments, step) "
+             "instead of the graph"),
     cl::cat(category));
 static cl::opt<std::string> paramsFile(
     "params",
@@ -98,6 +99,11 @@ static cl::opt<std::string> stage(
     cl::desc("run: the IR the oracle evaluates: graph (as built) or fused "
              "(after canonicalisation, constant folding, CSE and dlc-fuse)"),
     cl::init("graph"), cl::cat(category));
+static cl::opt<int64_t> memoryBudget(
+    "memory-budget",
+    cl::desc("plan --train: recompute activations in the backward pass "
+             "(dlc-rematerialize) to fit an arena of this many bytes"),
+    cl::value_desc("BYTES"), cl::cat(category));
 static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
                                     cl::init(8), cl::cat(category));
 
@@ -225,6 +231,8 @@ int main(int argc, char **argv) {
           "plan's figures\n"
           "  dlc plan M.dlg [--dim N=64]          kernels, arena, lower "
           "bound, weights\n"
+          "  dlc plan M.dlg --train [--memory-budget BYTES]  the train step: "
+          "state, peak, FLOPs\n"
           "  dlc run M.dlg|M.dlcm [--device cpu|reference] [--input x=@x.npy]\n"
           "            [--output y=@y.npy]\n"
           "            [--expected-output y=@y.npy --rtol R --atol A] "
@@ -269,10 +277,15 @@ int main(int argc, char **argv) {
   if (command == "compile")
     return runCompile(common,
                       {emit, outputPath, llvm::AreStatisticsEnabled(), target,
-                       compileTrain},
+                       trainStep},
                       context, sourceMgr);
-  if (command == "plan")
-    return runPlan(common, context, sourceMgr, llvm::outs());
+  if (command == "plan") {
+    PlanOptions plan;
+    plan.train = trainStep;
+    if (memoryBudget.getNumOccurrences())
+      plan.memoryBudget = memoryBudget;
+    return runPlan(common, plan, context, sourceMgr, llvm::outs());
+  }
   if (command == "run") {
     RunOptions run;
     run.device = device;

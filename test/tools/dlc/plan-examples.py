@@ -4,6 +4,9 @@
 # as 3: `dlc plan` succeeds and reports an arena no smaller than the lower
 # bound and no larger than the naive sum; and the IR `dlc compile
 # --emit=mlir` prints passes `dlc-opt --dlc-compile` (the verifier again).
+# An example with a train block has its train step planned and proved too
+# (`dlc plan --train`), also with every recomputation that helps
+# (`--memory-budget=1`: dlc-rematerialize, then the verifier).
 import glob
 import os
 import re
@@ -38,4 +41,13 @@ for path in examples:
                                  capture_output=True, text=True)
         assert planned.returncode == 0, (path, size, planned.stderr)
         assert "dlc.arena_size" in planned.stdout, path
+        with open(path) as f:
+            if not re.search(r"^train ", f.read(), re.M):
+                continue
+        for budget in ([], ["--memory-budget=1"]):
+            step = subprocess.run(["dlc", "plan", path, "--train"] + args + budget,
+                                  capture_output=True, text=True)
+            assert step.returncode == 0, (path, size, budget, step.stderr)
+            arena, bound = number(step.stdout, "arena"), number(step.stdout, "lower bound")
+            assert 0 < bound <= arena <= number(step.stdout, "naive"), (path, size, step.stdout)
     print(f"{os.path.basename(path)}: planned and proved at {dims or 'static shapes'}")
