@@ -135,6 +135,8 @@ unsigned CpuKernelEmitter::openLoops(const std::vector<int64_t> &shape,
   unsigned opened = 0;
   size_t first = 0;
   if (rows) {
+    if (analysis.parallelDims == shape.size())
+      body.line("#pragma GCC ivdep");
     body.open(target.parallelLoop("p", str(analysis.rows)));
     ++opened;
     int64_t stride = analysis.rows;
@@ -151,6 +153,14 @@ unsigned CpuKernelEmitter::openLoops(const std::vector<int64_t> &shape,
   }
   for (size_t d = first; d < shape.size(); ++d) {
     std::string name = body.fresh("i");
+    // Every caller stores element `index` of a result or a scratch buffer
+    // from elements of other buffers, or of the one it writes in place at
+    // the same index (dlc.inplace): no iteration depends on another's
+    // store. GCC cannot see that through the buffer pointers and, where
+    // a kernel also reads a scalar (a learning rate, a bias-correction
+    // factor), reloads it each iteration and keeps the loop scalar.
+    if (d + 1 == shape.size())
+      body.line("#pragma GCC ivdep");
     body.open("for (int64_t " + name + " = 0; " + name + " < " + str(shape[d]) +
               "; ++" + name + ")");
     index.push_back(name);

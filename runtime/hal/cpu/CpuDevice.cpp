@@ -5,6 +5,7 @@
 #include "runtime/base/Log.h"
 #include "runtime/base/Memory.h"
 #include "runtime/format/HostArch.h"
+#include "runtime/hal/cpu/Denormals.h"
 #include "runtime/hal/cpu/ThreadPool.h"
 
 #include <dlfcn.h>
@@ -182,7 +183,8 @@ private:
 
 class CpuDevice final : public Device {
 public:
-  CpuDevice(uint32_t threads, uint64_t maxMemory) : pool_(threads) {
+  CpuDevice(uint32_t threads, uint64_t maxMemory)
+      : pool_(threads, flushDenormalsByDefault()) {
     limits_.maxAllocationBytes = maxMemory;
     limits_.concurrency = pool_.threadCount();
   }

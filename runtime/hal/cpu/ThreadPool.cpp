@@ -2,11 +2,14 @@
 
 #include "runtime/hal/cpu/ThreadPool.h"
 
+#include "runtime/hal/cpu/Denormals.h"
+
 #include <algorithm>
 
 namespace dlc::rt::hal::cpu {
 
-ThreadPool::ThreadPool(uint32_t threads) {
+ThreadPool::ThreadPool(uint32_t threads, bool flushDenormals)
+    : flushDenormals_(flushDenormals) {
   for (uint32_t i = 1; i < std::max<uint32_t>(threads, 1); ++i)
     workers_.emplace_back([this] { workerLoop(); });
 }
@@ -32,6 +35,7 @@ void ThreadPool::parallelFor(int64_t extent, int64_t grain,
                              const std::function<void(int64_t, int64_t)> &fn) {
   if (extent <= 0)
     return;
+  ScopedFlushDenormals mode(flushDenormals_);
   grain = std::max<int64_t>(grain, 1);
   const int64_t chunk = chunkSize(extent, grain, threadCount());
   const int64_t chunkCount = (extent + chunk - 1) / chunk;
@@ -81,6 +85,7 @@ void ThreadPool::runChunks() {
 }
 
 void ThreadPool::workerLoop() {
+  ScopedFlushDenormals mode(flushDenormals_);
   uint64_t seen = 0;
   for (;;) {
     {

@@ -12,9 +12,11 @@ namespace dlc::rt::hal::cpu {
 
 /// `threads` workers in all, the calling thread being one of them (so a pool
 /// of 1 starts no thread). parallelFor is called by one thread at a time.
+/// With `flushDenormals`, every chunk runs with denormal floats flushed to
+/// zero (Denormals.h); the calling thread's mode is restored on return.
 class ThreadPool {
 public:
-  explicit ThreadPool(uint32_t threads);
+  explicit ThreadPool(uint32_t threads, bool flushDenormals = true);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
@@ -35,6 +37,7 @@ private:
   void workerLoop();
   void runChunks();
 
+  bool flushDenormals_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
