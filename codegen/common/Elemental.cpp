@@ -163,6 +163,20 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
     return define(dtype, target.round(dtype, *expr), op);
   }
   if (auto castOp = dyn_cast<CastOp>(op)) {
+    DType from = elementDType(castOp.getX());
+    auto stored = buffers.find(castOp.getX());
+    if (stored != buffers.end() && isInteger(from) && from != DType::I64 &&
+        from != DType::I1 &&
+        isFloat(dtype) && dtype != DType::F16 && dtype != DType::BF16) {
+      // A narrow integer straight from memory converts from its storage
+      // type: the same value as through int64_t, and the loop vectorises
+      // (u8 -> i64 -> f32 does not).
+      const Buffer &buffer = stored->second;
+      return define(dtype,
+                    "(" + target.computeType(dtype) + ")" +
+                        elementAt(buffer, flatIndex(buffer.shape, index)),
+                    op);
+    }
     std::string x = emit(castOp.getX(), index);
     return define(dtype,
                   target.round(dtype, cast(x, elementDType(castOp.getX()), dtype)), op);
@@ -205,6 +219,16 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
     return emit(transpose.getX(), in);
   }
   if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    // Row-major data keeps its order through a reshape: a buffer's element
+    // is at the result's flat index, with no division or remainder that
+    // would keep the loop scalar.
+    auto stored = buffers.find(reshape.getX());
+    if (stored != buffers.end()) {
+      const Buffer &buffer = stored->second;
+      return define(buffer.dtype,
+                    target.load(buffer.dtype, elementAt(buffer, flatIndex(shape, index))),
+                    nullptr);
+    }
     std::vector<int64_t> inShape = shapeOf(reshape.getX());
     // Leading dimensions both shapes share pass through; the rest goes
     // through the flat index of the remaining dimensions.

@@ -1,6 +1,7 @@
 //===- ThreadPool.h - Split a range over worker threads ---------*- C++ -*-===//
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -41,13 +42,17 @@ private:
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  uint64_t generation_ = 0;
+  /// Bumped (under mutex_) for each job and at shutdown; polled unlocked.
+  std::atomic<uint64_t> generation_{0};
   bool stopping_ = false;
+  int sleepers_ = 0;            ///< workers waiting on wake_, guarded by mutex_
+  bool callerSleeping_ = false; ///< guarded by mutex_
   // The job of the current generation.
   const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
   int64_t extent_ = 0, chunk_ = 1, chunkCount_ = 0;
   int64_t nextChunk_ = 0; ///< guarded by mutex_
-  int64_t pending_ = 0;   ///< chunks not yet finished, guarded by mutex_
+  /// Chunks not yet finished: changed under mutex_, polled unlocked.
+  std::atomic<int64_t> pending_{0};
 };
 
 } // namespace dlc::rt::hal::cpu
