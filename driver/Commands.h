@@ -51,6 +51,11 @@ struct CompileOptions {
   /// `--train`: the train block's train step instead of the graph (its
   /// state: parameters, moments, step; inputs: the data and `lr`).
   bool train = false;
+  /// `--params FILE`: the parameters' values from a checkpoint (.safetensors
+  /// or .npz), by name (bindParameterFile), instead of their initialisers.
+  std::string params;
+  /// `--memory-budget` with `train`: rematerialise to fit (dlc-rematerialize).
+  std::optional<int64_t> memoryBudget;
 };
 
 /// `dlc compile M --emit=...`: prints a stage of the pipeline; with
@@ -135,8 +140,17 @@ struct TrainOptions {
   int64_t keepCheckpoints = 3;
   bool resume = false;
   std::string logJson;
-  /// Bit-reproducible kernels (fixed reduction orders).
+  /// `--deterministic`: a resume must run on the same execution
+  /// configuration (device, threads) as the checkpoint's, or it is refused;
+  /// the kernels themselves are deterministic on every device.
   bool deterministic = false;
+  /// `--memory-budget`: the train step rematerialises activations to fit an
+  /// arena of this many bytes (dlc-rematerialize).
+  std::optional<int64_t> memoryBudget;
+  /// `--export FILE.dlcm`: after training, the model's graph with the
+  /// trained parameters compiled for the training device, batch dimension
+  /// bound to the batch size.
+  std::string exportPath;
   std::optional<int64_t> maxSteps;
   bool dropLast = false;
   /// TEST-ONLY (hidden `--fake-step`): train driver/train/FakeStep.h's

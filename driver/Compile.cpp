@@ -15,15 +15,35 @@
 #include "driver/PlanReport.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
 namespace dlc {
 
+/// `--params`: the checkpoint's values in place of the initialisers.
+static ExitCode bindParams(const CompileOptions &compile, ModuleOp module,
+                           MLIRContext &context) {
+  std::string error;
+  if (!compile.params.empty() && !bindParameterFile(module, compile.params, error))
+    return fail(context, kExitBadInput, "--params " + compile.params + ": " + error);
+  return kExitSuccess;
+}
+
 ExitCode runCompile(const CommonOptions &options,
                     const CompileOptions &compile, MLIRContext &context,
                     llvm::SourceMgr &sourceMgr) {
+  if (compile.memoryBudget && (*compile.memoryBudget <= 0 || !compile.train))
+    return fail(context, kExitBadInput,
+                "--memory-budget expects a number of bytes, at least 1, "
+                "and applies to a train step (--train)");
+  if (!compile.params.empty() &&
+      llvm::sys::path::extension(options.modelPath) == ".dlcm")
+    return fail(context, kExitBadInput,
+                "--params replaces a model's parameter values before it is "
+                "compiled: give the model's source (.dlg or .onnx), not a "
+                ".dlcm");
   if (compile.stats && compile.emit.empty())
     return planAndReport(options, false, context, sourceMgr, llvm::outs());
   std::error_code ec;
@@ -52,6 +72,8 @@ ExitCode runCompile(const CommonOptions &options,
     auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
     if (!model)
       return code;
+    if (ExitCode c = bindParams(compile, *model->built.module, context))
+      return c;
     if (compile.train &&
         failed(trainingFunction(*model->built.module,
                                 entryGraph(*model->built.module), false)))
@@ -94,9 +116,11 @@ ExitCode runCompile(const CommonOptions &options,
   if (!model)
     return code;
   ModuleOp module = *model->built.module;
+  if (ExitCode c = bindParams(compile, module, context))
+    return c;
   if (compile.train && failed(trainingFunction(module, entryGraph(module), false)))
     return kExitBadInput;
-  if (failed(runCompilePipeline(module)))
+  if (failed(runCompilePipeline(module, compile.memoryBudget.value_or(0))))
     return kExitInternalError;
   func::FuncOp func = entryGraph(module);
   if (cuda) {

@@ -15,6 +15,7 @@
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/PlanReport.h"
+#include "driver/TensorFiles.h"
 #include "ir/DlcDialect.h"
 #include "passes/Passes.h"
 #include "passes/autodiff/TrainingGraphs.h"
@@ -22,11 +23,14 @@
 #include "dlc/runtime.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 using namespace mlir;
 
@@ -318,7 +322,7 @@ ExitCode Compiler::compile(int64_t batch, Variant &out) {
       optimizer.learningRate = lr.getValueAsDouble();
   if (optimizer.learningRate == 0)
     optimizer.learningRate = optimizer.kind == "sgd" ? 1e-2 : 1e-3;
-  if (failed(runCompilePipeline(module)))
+  if (failed(runCompilePipeline(module, train.memoryBudget.value_or(0))))
     return kExitInternalError;
 
   // 3. Code, modules, sessions.
@@ -373,6 +377,15 @@ public:
   std::string modelName() const override { return compiler->modelName; }
   std::string lossKind() const override { return compiler->lossKind; }
   train::OptimizerInfo optimizer() const override { return compiler->optimizer; }
+  std::string execution() const override {
+    // The sessions are created with the runtime's default: one CPU thread
+    // per core.
+    const std::string &device = compiler->train.device;
+    if (device != "cpu")
+      return device;
+    return "cpu, " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) +
+           " threads";
+  }
   const std::vector<data::TensorSpec> &inputs() const override { return specs; }
   const std::vector<data::TensorSpec> &state() const override { return state_; }
 
@@ -517,6 +530,44 @@ ExitCode buildCompiledTraining(const CommonOptions &options,
   evaluator = std::make_unique<CompiledEvaluator>(*compiled);
   step = std::move(compiled);
   return kExitSuccess;
+}
+
+ExitCode exportTrainedModel(const CommonOptions &options,
+                            const TrainOptions &train, train::TrainStep &step,
+                            MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  // The trained state, through a checkpoint-like file that --params reads
+  // (bindParameterFile ignores the moments and the step).
+  std::map<std::string, HostTensor> state;
+  for (const data::TensorSpec &spec : step.state()) {
+    HostTensor value;
+    if (Status s = step.readState(spec.name, value); !s.ok())
+      return fail(context, s.code, "--export: " + s.message);
+    state.emplace(spec.name, std::move(value));
+  }
+  llvm::SmallString<128> params;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "dlc-export", "safetensors", params))
+    return fail(context, kExitRuntimeFault,
+                "--export: cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removeParams(params);
+  std::string error;
+  if (!writeTensorArchive(params.str().str(), state, error))
+    return fail(context, kExitRuntimeFault, "--export: " + error);
+
+  CommonOptions exported = options;
+  ExitCode code;
+  std::optional<dlg::Module> ast =
+      parseModelFile(options.modelPath, context, sourceMgr, code);
+  if (!ast)
+    return code;
+  std::string batchDim = batchDimension(*ast);
+  if (!batchDim.empty())
+    exported.dims[batchDim] = train.batchSize;
+  CompileOptions compile;
+  compile.output = train.exportPath;
+  compile.target = train.device == "cpu" ? "cpu" : "cuda:sm_80,sm_90";
+  compile.params = params.str().str();
+  return runCompile(exported, compile, context, sourceMgr);
 }
 
 } // namespace dlc

@@ -38,6 +38,15 @@ ExitCode buildCompiledTraining(const CommonOptions &options,
                                std::unique_ptr<train::TrainStep> &step,
                                std::unique_ptr<train::Evaluator> &evaluator);
 
+/// `dlc train --export FILE.dlcm`: compiles the model's graph (not the
+/// train step) for `train.device` with the batch dimension bound to
+/// `train.batchSize` and every parameter's value read from `step`'s state,
+/// and writes the module to `train.exportPath`.
+ExitCode exportTrainedModel(const CommonOptions &options,
+                            const TrainOptions &train, train::TrainStep &step,
+                            mlir::MLIRContext &context,
+                            llvm::SourceMgr &sourceMgr);
+
 } // namespace dlc
 
 #endif // DLC_DRIVER_COMPILEDSTEP_H

@@ -4,6 +4,11 @@
 
 #include "frontend/onnx/OnnxImporter.h"
 #include "frontend/text/Parser.h"
+#include "ir/DlcDialect.h"
+#include "ir/ParamSpec.h"
+#include "support/weights/WeightFiles.h"
+
+#include "mlir/IR/Builders.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -116,6 +121,46 @@ std::optional<LoadedModel> loadModel(const std::string &path,
     return std::nullopt;
   }
   return model;
+}
+
+// Every parameter of `module` reads its value from
+// FILE under its own name (a checkpoint's other tensors, moments and the
+// step counter, are ignored). Every parameter must be there with its
+// dtype and shape; the error lists each one that is not.
+bool bindParameterFile(ModuleOp module, const std::string &path,
+                          std::string &error) {
+  std::map<std::string, HostTensor> tensors;
+  bool read = llvm::StringRef(path).ends_with(".npz")
+                  ? weights::readNpz(path, tensors, error)
+                  : weights::readSafetensors(path, tensors, error);
+  if (!read)
+    return false;
+  std::vector<std::string> problems;
+  module.walk([&](ParamOp p) {
+    std::string name = p.getName().str();
+    std::string declared = dtypeName(dtypeOf(p.getType().getElementType())) +
+                           formatShape(std::vector<int64_t>(p.getType().getShape()));
+    auto found = tensors.find(name);
+    if (found == tensors.end()) {
+      problems.push_back("'" + name + "' (" + declared + ") is missing");
+      return;
+    }
+    std::string held = dtypeName(found->second.dtype()) + formatShape(found->second.shape());
+    if (held != declared) {
+      problems.push_back("'" + name + "' is " + held + ", the model declares " + declared);
+      return;
+    }
+    OpBuilder b(p);
+    p.setInitAttr(b.getDictionaryAttr({b.getNamedAttr("kind", b.getStringAttr("file")),
+                                       b.getNamedAttr("path", b.getStringAttr(path)),
+                                       b.getNamedAttr("key", b.getStringAttr(name))}));
+  });
+  if (problems.empty())
+    return true;
+  error = "the file does not fit the model: ";
+  for (auto [i, p] : llvm::enumerate(problems))
+    error += (i ? "; " : "") + p;
+  return false;
 }
 
 } // namespace dlc

@@ -13,6 +13,7 @@
 #include "frontend/text/AST.h"
 #include "frontend/text/MLIRGen.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -41,6 +42,14 @@ std::optional<LoadedModel> loadModel(const std::string &path,
                                      llvm::SourceMgr &sourceMgr,
                                      dlg::BuildOptions options,
                                      ExitCode &failureCode);
+
+/// `--params FILE` (dlc run, dlc compile): every parameter of `module`
+/// takes its value from FILE (.safetensors or .npz: a dlc train checkpoint,
+/// or --save-params) under its own name; a checkpoint's other tensors
+/// (optimizer moments, the step) are ignored. Every parameter must be there
+/// with its dtype and shape: `error` lists each one that is not.
+bool bindParameterFile(mlir::ModuleOp module, const std::string &path,
+                       std::string &error);
 
 } // namespace dlc
 

@@ -66,46 +66,6 @@ static oracle::Tensor randomInput(DType dtype,
   return oracle::Tensor::fromValues(dtype, shape, std::move(values));
 }
 
-/// `--params FILE`: every float parameter of `module` reads its value from
-/// FILE under its own name (a checkpoint's other tensors, moments and the
-/// step counter, are ignored). Every parameter must be there with its
-/// dtype and shape; the error lists each one that is not.
-static bool useParamsFile(ModuleOp module, const std::string &path,
-                          std::string &error) {
-  std::map<std::string, HostTensor> tensors;
-  bool read = llvm::StringRef(path).ends_with(".npz")
-                  ? weights::readNpz(path, tensors, error)
-                  : weights::readSafetensors(path, tensors, error);
-  if (!read)
-    return false;
-  std::vector<std::string> problems;
-  module.walk([&](ParamOp p) {
-    std::string name = p.getName().str();
-    std::string declared = dtypeName(dtypeOf(p.getType().getElementType())) +
-                           formatShape(std::vector<int64_t>(p.getType().getShape()));
-    auto found = tensors.find(name);
-    if (found == tensors.end()) {
-      problems.push_back("'" + name + "' (" + declared + ") is missing");
-      return;
-    }
-    std::string held = dtypeName(found->second.dtype()) + formatShape(found->second.shape());
-    if (held != declared) {
-      problems.push_back("'" + name + "' is " + held + ", the model declares " + declared);
-      return;
-    }
-    OpBuilder b(p);
-    p.setInitAttr(b.getDictionaryAttr({b.getNamedAttr("kind", b.getStringAttr("file")),
-                                       b.getNamedAttr("path", b.getStringAttr(path)),
-                                       b.getNamedAttr("key", b.getStringAttr(name))}));
-  });
-  if (problems.empty())
-    return true;
-  error = "the file does not fit the model: ";
-  for (auto [i, p] : llvm::enumerate(problems))
-    error += (i ? "; " : "") + p;
-  return false;
-}
-
 ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os) {
@@ -187,7 +147,7 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     func = entryGraph(*model->built.module);
     if (!run.params.empty()) {
       std::string error;
-      if (!useParamsFile(*model->built.module, run.params, error))
+      if (!bindParameterFile(*model->built.module, run.params, error))
         return fail(context, kExitBadInput, "--params " + run.params + ": " + error);
     }
     if (!run.gradients.empty()) {

@@ -119,6 +119,21 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
                 "--lr-schedule must be constant, step or cosine, not '" +
                     train.lrSchedule + "'");
 
+  if (!train.exportPath.empty() &&
+      llvm::sys::path::extension(train.exportPath) != ".dlcm")
+    return fail(context, kExitBadInput,
+                llvm::sys::path::extension(train.exportPath) == ".onnx"
+                    ? "--export writes a .dlcm module; writing ONNX is not "
+                      "supported yet (the trained parameters are in the "
+                      "checkpoint's .safetensors, which `dlc run --params` "
+                      "and `dlc compile --params` read)"
+                    : "--export expects a FILE.dlcm, not '" + train.exportPath + "'");
+  if (!train.exportPath.empty() && !train.fakeStep.empty())
+    return fail(context, kExitBadInput, "--export needs a compiled model, not --fake-step");
+  if (train.memoryBudget && *train.memoryBudget <= 0)
+    return fail(context, kExitBadInput,
+                "--memory-budget expects a number of bytes, at least 1");
+
   // 2. The step, then the data its inputs ask for.
   std::unique_ptr<train::TrainStep> step;
   std::unique_ptr<train::Evaluator> evaluator;
@@ -162,6 +177,7 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
   loop.checkpointDir = train.checkpointDir;
   loop.keepCheckpoints = train.keepCheckpoints;
   loop.resume = train.resume;
+  loop.deterministic = train.deterministic;
   loop.logJsonPath = train.logJson;
   loop.progress = ::isatty(STDERR_FILENO) ? &std::cerr : nullptr;
   loop.interrupt = &interruptRequested;
@@ -177,6 +193,11 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
                                       std::cout, std::cerr);
   sigaction(SIGINT, &previous, nullptr);
   std::cout.flush();
+  if (code == kExitSuccess && !train.exportPath.empty()) {
+    if (ExitCode c = exportTrainedModel(options, train, *step, context, sourceMgr))
+      return c;
+    std::cout << "exported: " << train.exportPath << "\n";
+  }
   return code;
 }
 

@@ -121,6 +121,7 @@ bool writeCheckpoint(const std::string &dir, const CheckpointInfo &info,
       {"data_order", kDataOrder},
       {"epoch_loss_sum", hexDouble(info.epochLossSum)},
       {"epoch_samples", std::to_string(info.epochSamples)},
+      {"execution", info.execution},
   };
   std::string name = checkpointFileName(info.globalStep);
   std::string finalPath = (fs::path(dir) / name).string();
@@ -201,6 +202,8 @@ bool readCheckpoint(const std::string &path, CheckpointInfo &info,
       !field("epoch_loss_sum", lossSum) || !integer("epoch_samples", info.epochSamples))
     return false;
   info.dropLast = dropLast == "true";
+  if (auto it = metadata.find("execution"); it != metadata.end())
+    info.execution = it->second;
   if (order != kDataOrder) {
     error = path + ": checkpoint data order '" + order + "' is not " + kDataOrder;
     return false;

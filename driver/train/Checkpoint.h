@@ -55,6 +55,9 @@ struct CheckpointInfo {
   /// and the rows: the epoch's train loss survives an interruption.
   double epochLossSum = 0;
   int64_t epochSamples = 0;
+  /// Where the steps ran (TrainStep::execution(): "cpu, 2 threads",
+  /// "cuda-emu", ...); empty in a checkpoint written before it was recorded.
+  std::string execution;
 };
 
 /// "ckpt-<step>.safetensors".

@@ -154,6 +154,18 @@ ExitCode Loop::restore(bool &restored) {
           options_.dropLast ? "on" : "off");
   differs("the number of ranks", std::to_string(info.worldSize),
           std::to_string(options_.worldSize));
+  // The kernels are deterministic, but a GEMM split over another number of
+  // threads, or another device, rounds differently: --deterministic (a run
+  // that must end bit for bit as an uninterrupted one) refuses that.
+  if (!info.execution.empty() && info.execution != step_.execution()) {
+    if (options_.deterministic)
+      differs("where it ran (--deterministic)", "'" + info.execution + "'",
+              "'" + step_.execution() + "'");
+    else
+      note(path + " was written running on '" + info.execution +
+           "', this run is on '" + step_.execution() +
+           "': it continues, but not bit for bit as the first would have");
+  }
   std::string stateProblems = checkState(step_.state(), tensors);
   if (!stateProblems.empty())
     problems.push_back("its tensors do not match the model's state:\n    " +
@@ -213,6 +225,7 @@ ExitCode Loop::saveCheckpoint() {
   info.batchSize = options_.batchSize;
   info.dropLast = options_.dropLast;
   info.worldSize = options_.worldSize;
+  info.execution = step_.execution();
   info.epochLossSum = pos_.lossSum;
   info.epochSamples = pos_.samples;
   std::string path, error;

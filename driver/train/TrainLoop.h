@@ -62,6 +62,9 @@ struct TrainLoopOptions {
   std::string checkpointDir;
   int64_t keepCheckpoints = 3;
   bool resume = false;
+  /// --deterministic: resuming under another execution configuration
+  /// (TrainStep::execution) is an error rather than a note.
+  bool deterministic = false;
   /// One JSON object per line per epoch, appended when resuming.
   std::string logJsonPath;
   /// Data parallelism: this rank's shard of each batch; rank 0 writes

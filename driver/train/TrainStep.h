@@ -71,6 +71,10 @@ public:
   /// reported for cross_entropy.
   virtual std::string lossKind() const = 0;
   virtual OptimizerInfo optimizer() const = 0;
+  /// Where the steps run, as far as it decides their bits: the device and,
+  /// on the CPU, the threads ("cpu, 2 threads"). Checkpoints record it;
+  /// --deterministic refuses to resume under another.
+  virtual std::string execution() const { return "host"; }
 
   /// The loss graph's data inputs in argument order (the graph's inputs,
   /// then the train block's), each shape per sample, without the batch

@@ -85,8 +85,8 @@ static cl::opt<bool> trainStep(
     cl::cat(category));
 static cl::opt<std::string> paramsFile(
     "params",
-    cl::desc("run: every parameter's value from this .safetensors or .npz "
-             "(a dlc train checkpoint), by name"),
+    cl::desc("run, compile: every parameter's value from this .safetensors "
+             "or .npz (a dlc train checkpoint), by name"),
     cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<std::string> gradients(
     "gradients",
@@ -101,8 +101,9 @@ static cl::opt<std::string> stage(
     cl::init("graph"), cl::cat(category));
 static cl::opt<int64_t> memoryBudget(
     "memory-budget",
-    cl::desc("plan --train: recompute activations in the backward pass "
-             "(dlc-rematerialize) to fit an arena of this many bytes"),
+    cl::desc("plan --train, compile --train, train: recompute activations "
+             "in the backward pass (dlc-rematerialize) to fit an arena of "
+             "this many bytes"),
     cl::value_desc("BYTES"), cl::cat(category));
 static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
                                     cl::init(8), cl::cat(category));
@@ -172,13 +173,20 @@ static cl::opt<std::string>
             cl::value_desc("FILE"), cl::cat(trainCategory));
 static cl::opt<bool> deterministic(
     "deterministic",
-    cl::desc("train: bit-reproducible kernels (fixed reduction orders)"),
+    cl::desc("train: refuse to --resume on another device or thread count "
+             "than the checkpoint's (runs are bit-reproducible on the same "
+             "configuration: the kernels use fixed reduction orders)"),
     cl::cat(trainCategory));
 static cl::opt<int64_t>
     maxSteps("max-steps",
              cl::desc("train: stop (and checkpoint) once N steps are taken "
                       "in all"),
              cl::value_desc("N"), cl::cat(trainCategory));
+static cl::opt<std::string> exportPath(
+    "export",
+    cl::desc("train: after training, write the model's graph with the "
+             "trained parameters as a module for the training device"),
+    cl::value_desc("FILE.dlcm"), cl::cat(trainCategory));
 static cl::opt<bool>
     dropLast("drop-last",
              cl::desc("train: drop each epoch's last batch when it is partial"),
@@ -220,12 +228,17 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
+  // --help lists dlc's options; LLVM's and MLIR's stay under --help-hidden.
+  cl::HideUnrelatedOptions({&category, &trainCategory});
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "dlc: a dataflow graph compiler for deep-learning models\n\n"
           "  dlc check M.dlg [--dim N=64]         inputs, outputs, "
           "parameters, FLOPs\n"
-          "  dlc compile M.dlg -o M.dlcm [--target cpu]  write a module\n"
+          "  dlc compile M.dlg -o M.dlcm [--target cpu] [--params CKPT]  "
+          "write a module\n"
+          "  dlc compile M.dlg --train -o S.dlcm [--memory-budget BYTES]  "
+          "the train step as a module\n"
           "  dlc compile M.dlg --emit=ast|mlir|fused|cpp  print a stage\n"
           "  dlc compile M.dlg --stats            compile; print the memory "
           "plan's figures\n"
@@ -242,7 +255,12 @@ int main(int argc, char **argv) {
           "            [--lr X] [--optimizer adam|adamw|sgd] [--lr-schedule "
           "constant|step|cosine]\n"
           "            [--checkpoint-dir D [--resume]] [--log-json F] "
-          "[--max-steps N]\n",
+          "[--max-steps N]\n"
+          "            [--device cpu|cuda|cuda-emu] [--memory-budget BYTES] "
+          "[--deterministic]\n"
+          "            [--export M.dlcm]\n"
+          "  dlc run M.dlg --params CKPT.safetensors  run with trained "
+          "parameters\n",
           &llvm::errs()))
     return kExitBadInput;
 
@@ -274,11 +292,13 @@ int main(int argc, char **argv) {
 
   if (command == "check")
     return runCheck(common, context, sourceMgr, llvm::outs());
-  if (command == "compile")
-    return runCompile(common,
-                      {emit, outputPath, llvm::AreStatisticsEnabled(), target,
-                       trainStep},
-                      context, sourceMgr);
+  if (command == "compile") {
+    CompileOptions compile{emit, outputPath, llvm::AreStatisticsEnabled(),
+                           target, trainStep, paramsFile, std::nullopt};
+    if (memoryBudget.getNumOccurrences())
+      compile.memoryBudget = memoryBudget;
+    return runCompile(common, compile, context, sourceMgr);
+  }
   if (command == "plan") {
     PlanOptions plan;
     plan.train = trainStep;
@@ -330,6 +350,9 @@ int main(int argc, char **argv) {
     if (maxSteps.getNumOccurrences())
       train.maxSteps = maxSteps;
     train.dropLast = dropLast;
+    train.exportPath = exportPath;
+    if (memoryBudget.getNumOccurrences())
+      train.memoryBudget = memoryBudget;
     train.fakeStep = fakeStep;
     return runTrain(common, train, context, sourceMgr);
   }

@@ -8,7 +8,11 @@
 #     --max-steps then --resume ends bit for bit where one run ends, also
 #     when a run is killed (SIGKILL) while writing a checkpoint;
 #  4. `dlc run --params` of a checkpoint runs inference with the trained
-#     weights, and refuses a checkpoint of another model, naming the tensors.
+#     weights, and refuses a checkpoint of another model, naming the tensors;
+#  6. (below 5) a checkpoint records where it ran: resuming on another device
+#     is refused under --deterministic and noted otherwise;
+#  5. `--export` writes the trained model as a .dlcm that computes what the
+#     checkpoint does, and so does `dlc compile --params`.
 import os
 import re
 import subprocess
@@ -48,7 +52,9 @@ def epochs(out):
 
 
 # 1. It learns.
-cpu = run(BASE + ["--epochs", "4", "--checkpoint-dir", f"{tmp}/cpu"])
+cpu = run(BASE + ["--epochs", "4", "--checkpoint-dir", f"{tmp}/cpu",
+                  "--export", f"{tmp}/trained.dlcm"])
+assert f"exported: {tmp}/trained.dlcm" in cpu.stdout, cpu.stdout
 lines = epochs(cpu.stdout)
 assert len(lines) == 4, cpu.stdout
 assert lines[-1][0] < lines[0][0] and lines[-1][1] < lines[0][1], cpu.stdout
@@ -88,4 +94,25 @@ assert abs(accuracy - lines[-1][2]) <= 0.2, (accuracy, lines[-1])
 other = run(["dlc", "run", os.path.join(root, "examples", "lenet.dlg"), "--dim", "N=2",
              "--params", f"{tmp}/cpu/ckpt-40.safetensors"], expect=2)
 assert "does not fit the model: 'conv1_w' (f32[6, 1, 5, 5]) is missing" in other.stderr, other.stderr
-print("trained, cuda-emu equal, bit-exact resume, inference with the checkpoint: ok")
+
+# 5. The exported module, and one compiled with --params, equal the checkpoint.
+run(["dlc", "run", f"{tmp}/trained.dlcm", "--input", f"x=@{tmp}/x.npy",
+     "--expected-output", f"logits=@{tmp}/logits.npy", "--rtol", "1e-6", "--atol", "1e-6"])
+run(["dlc", "compile", model, "--dim", "N=50", "--params", f"{tmp}/cpu/ckpt-40.safetensors",
+     "-o", f"{tmp}/compiled.dlcm"])
+run(["dlc", "run", f"{tmp}/compiled.dlcm", "--input", f"x=@{tmp}/x.npy",
+     "--expected-output", f"logits=@{tmp}/logits.npy", "--rtol", "1e-6", "--atol", "1e-6"])
+bad = run(BASE + ["--epochs", "1", "--export", f"{tmp}/trained.onnx"], expect=2)
+assert "writing ONNX is not supported" in bad.stderr, bad.stderr
+
+# 6. Another execution configuration on resume.
+run(BASE + ["--epochs", "2", "--checkpoint-dir", f"{tmp}/moved", "--max-steps", "5"])
+refused = run(BASE + ["--epochs", "2", "--checkpoint-dir", f"{tmp}/moved", "--resume",
+                      "--device", "cuda-emu", "--deterministic"], expect=2)
+assert "where it ran (--deterministic) is 'cpu, " in refused.stderr, refused.stderr
+assert "this run's 'cuda-emu'" in refused.stderr, refused.stderr
+moved = run(BASE + ["--epochs", "2", "--checkpoint-dir", f"{tmp}/moved", "--resume",
+                    "--device", "cuda-emu"])
+assert "this run is on 'cuda-emu': it continues, but not bit for bit" in moved.stderr, moved.stderr
+print("trained, cuda-emu equal, bit-exact resume, inference with the checkpoint, export, "
+      "execution recorded: ok")
