@@ -151,6 +151,9 @@ struct TrainOptions {
   /// trained parameters compiled for the training device, batch dimension
   /// bound to the batch size.
   std::string exportPath;
+  /// `--compile-only DIR`: write the training job (driver/train/
+  /// TrainingJob.h) for dlc-train-job instead of training.
+  std::string compileOnly;
   std::optional<int64_t> maxSteps;
   bool dropLast = false;
   /// TEST-ONLY (hidden `--fake-step`): train driver/train/FakeStep.h's

@@ -19,6 +19,8 @@
 #include "ir/DlcDialect.h"
 #include "passes/Passes.h"
 #include "passes/autodiff/TrainingGraphs.h"
+#include "driver/train/ModuleStep.h"
+#include "driver/train/TrainingJob.h"
 
 #include "dlc/runtime.h"
 
@@ -41,171 +43,6 @@ using train::Status;
 namespace {
 
 //===----------------------------------------------------------------------===//
-// DLPack
-//===----------------------------------------------------------------------===//
-
-DLDataType dlpackOf(DType dtype) {
-  switch (dtype) {
-  case DType::F64: return {kDLFloat, 64, 1};
-  case DType::F32: return {kDLFloat, 32, 1};
-  case DType::F16: return {kDLFloat, 16, 1};
-  case DType::BF16: return {kDLBfloat, 16, 1};
-  case DType::I64: return {kDLInt, 64, 1};
-  case DType::I32: return {kDLInt, 32, 1};
-  case DType::I8: return {kDLInt, 8, 1};
-  case DType::U8: return {kDLUInt, 8, 1};
-  case DType::I1: return {DLC_DL_BOOL, 8, 1};
-  }
-  return {kDLFloat, 32, 1};
-}
-
-DType dtypeOfDLPack(DLDataType t) {
-  switch (t.code) {
-  case kDLFloat:
-    return t.bits == 64 ? DType::F64 : t.bits == 32 ? DType::F32 : DType::F16;
-  case kDLBfloat:
-    return DType::BF16;
-  case kDLInt:
-    return t.bits == 64 ? DType::I64 : t.bits == 32 ? DType::I32 : DType::I8;
-  case kDLUInt:
-    return DType::U8;
-  default:
-    return DType::I1;
-  }
-}
-
-/// A host tensor as a DLTensor viewing its bytes (which must outlive it).
-struct View {
-  DLTensor tensor{};
-  std::vector<int64_t> shape;
-  explicit View(const HostTensor &t) : shape(t.shape()) {
-    tensor.data = const_cast<uint8_t *>(t.data());
-    tensor.device = {kDLCPU, 0};
-    tensor.ndim = static_cast<int32_t>(shape.size());
-    tensor.dtype = dlpackOf(t.dtype());
-    tensor.shape = shape.data();
-  }
-};
-
-/// A runtime status as the loop's; consumes it.
-Status statusOf(dlc_status_t status, const std::string &what) {
-  if (!status)
-    return Status::success();
-  Status s = Status::failure(static_cast<ExitCode>(dlc_status_exit_code(status)),
-                             what + ": " + dlc_status_message(status));
-  dlc_status_free(status);
-  return s;
-}
-
-//===----------------------------------------------------------------------===//
-// A compiled module in a session
-//===----------------------------------------------------------------------===//
-
-class Session {
-public:
-  ~Session() {
-    dlc_session_destroy(session);
-    dlc_module_release(module);
-  }
-
-  static Status open(const std::vector<uint8_t> &bytes, const std::string &device,
-                     std::unique_ptr<Session> &out) {
-    auto s = std::make_unique<Session>();
-    if (Status st = statusOf(dlc_module_load_memory(bytes.data(), bytes.size(),
-                                                    &s->module),
-                             "the compiled train module does not load");
-        !st.ok())
-      return st;
-    if (Status st = statusOf(dlc_session_create(s->module, device.c_str(), nullptr,
-                                                &s->session),
-                             "device '" + device + "'");
-        !st.ok())
-      return st;
-    auto infos = [&](size_t n, auto query) {
-      std::vector<data::TensorSpec> specs;
-      for (size_t i = 0; i < n; ++i) {
-        dlc_tensor_info_t info;
-        dlc_status_free(query(s->module, i, &info));
-        specs.push_back({info.name, dtypeOfDLPack(info.dtype),
-                         std::vector<int64_t>(info.shape, info.shape + info.ndim)});
-      }
-      return specs;
-    };
-    s->inputs = infos(dlc_module_input_count(s->module), dlc_module_input_info);
-    s->outputs = infos(dlc_module_output_count(s->module), dlc_module_output_info);
-    s->state = infos(dlc_module_state_count(s->module), dlc_module_state_info);
-    for (size_t i = 0; i < s->state.size(); ++i)
-      s->stateIndex[s->state[i].name] = i;
-    out = std::move(s);
-    return Status::success();
-  }
-
-  /// Runs on host tensors; allocates the outputs.
-  Status run(const std::vector<const HostTensor *> &in, std::vector<HostTensor> &out) {
-    std::vector<View> inViews, outViews;
-    inViews.reserve(in.size());
-    for (const HostTensor *t : in)
-      inViews.emplace_back(*t);
-    out.clear();
-    for (const data::TensorSpec &spec : outputs)
-      out.emplace_back(spec.dtype, spec.shape);
-    outViews.reserve(out.size());
-    for (HostTensor &t : out)
-      outViews.emplace_back(t);
-    std::vector<const DLTensor *> inPtrs, outPtrs;
-    for (View &v : inViews)
-      inPtrs.push_back(&v.tensor);
-    for (View &v : outViews)
-      outPtrs.push_back(&v.tensor);
-    return statusOf(dlc_session_run(session, inPtrs.data(), inPtrs.size(),
-                                    outPtrs.data(), outPtrs.size()),
-                    "running the compiled step");
-  }
-
-  Status readState(const std::string &name, HostTensor &out) {
-    auto found = stateIndex.find(name);
-    if (found == stateIndex.end())
-      return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
-    const data::TensorSpec &spec = state[found->second];
-    out = HostTensor(spec.dtype, spec.shape);
-    View view(out);
-    return statusOf(dlc_session_read_state(session, found->second, &view.tensor),
-                    "reading state '" + name + "'");
-  }
-
-  Status writeState(const std::string &name, const HostTensor &value) {
-    auto found = stateIndex.find(name);
-    if (found == stateIndex.end())
-      return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
-    View view(value);
-    return statusOf(dlc_session_write_state(session, found->second, &view.tensor),
-                    "writing state '" + name + "'");
-  }
-
-  /// Every state tensor of `from` that this session has too.
-  Status copyStateFrom(Session &from) {
-    for (const data::TensorSpec &spec : state) {
-      HostTensor value;
-      if (Status s = from.readState(spec.name, value); !s.ok())
-        return s;
-      if (Status s = writeState(spec.name, value); !s.ok())
-        return s;
-    }
-    return Status::success();
-  }
-
-  dlc_module_t *module = nullptr;
-  dlc_session_t *session = nullptr;
-  std::vector<data::TensorSpec> inputs, outputs, state;
-  std::map<std::string, size_t> stateIndex;
-};
-
-/// The train step and evaluation modules of one batch size.
-struct Variant {
-  std::unique_ptr<Session> train, eval;
-};
-
-//===----------------------------------------------------------------------===//
 // Compiling
 //===----------------------------------------------------------------------===//
 
@@ -218,8 +55,10 @@ public:
       : options(options), train(train), context(context), ast(std::move(ast)),
         batchDim(std::move(batchDim)) {}
 
-  /// Compiles both modules for `batch` rows and opens their sessions.
-  ExitCode compile(int64_t batch, Variant &out);
+  /// Compiles the train step and evaluation modules for `batch` rows.
+  ExitCode compile(int64_t batch, train::ModulePair &out);
+  /// What the step needs beyond the modules (set by the first compile).
+  train::ModuleStepInfo info() const;
 
   const CommonOptions &options;
   const TrainOptions &train;
@@ -278,7 +117,18 @@ FailureOr<std::vector<uint8_t>> Compiler::codegen(ModuleOp module, func::FuncOp 
   return std::move(built->bytes);
 }
 
-ExitCode Compiler::compile(int64_t batch, Variant &out) {
+train::ModuleStepInfo Compiler::info() const {
+  train::ModuleStepInfo info;
+  info.modelName = modelName;
+  info.lossKind = lossKind;
+  info.optimizer = optimizer;
+  info.lossIsMean = lossIsMean;
+  info.device = train.device;
+  info.batchSize = train.batchSize;
+  return info;
+}
+
+ExitCode Compiler::compile(int64_t batch, train::ModulePair &out) {
   // 1. The model with the loss graph, the batch dimension bound.
   dlg::BuildOptions build;
   build.dims = options.dims;
@@ -325,7 +175,7 @@ ExitCode Compiler::compile(int64_t batch, Variant &out) {
   if (failed(runCompilePipeline(module, train.memoryBudget.value_or(0))))
     return kExitInternalError;
 
-  // 3. Code, modules, sessions.
+  // 3. Code.
   ExitCode code;
   auto trainBytes = codegen(module, loss, code);
   if (failed(trainBytes))
@@ -333,153 +183,10 @@ ExitCode Compiler::compile(int64_t batch, Variant &out) {
   auto evalBytes = codegen(module, eval, code);
   if (failed(evalBytes))
     return code;
-  for (auto [bytes, session] : {std::make_pair(&*trainBytes, &out.train),
-                                std::make_pair(&*evalBytes, &out.eval)}) {
-    Status s = Session::open(*bytes, train.device, *session);
-    if (!s.ok())
-      return fail(context, s.code, s.message);
-  }
+  out.train = std::move(*trainBytes);
+  out.eval = std::move(*evalBytes);
   return kExitSuccess;
 }
-
-//===----------------------------------------------------------------------===//
-// The step and the evaluator
-//===----------------------------------------------------------------------===//
-
-/// Per-sample specs of a module's data inputs (all but `lr`).
-std::vector<data::TensorSpec> dataInputs(const Session &session) {
-  std::vector<data::TensorSpec> specs;
-  for (const data::TensorSpec &spec : session.inputs) {
-    if (spec.name == "lr")
-      continue;
-    data::TensorSpec perSample = spec;
-    perSample.shape.erase(perSample.shape.begin());
-    specs.push_back(perSample);
-  }
-  return specs;
-}
-
-/// The rows of a batch (its tensors' leading dimension).
-int64_t rowsOf(const std::vector<HostTensor> &batch) {
-  return batch.empty() || batch[0].shape().empty() ? 0 : batch[0].shape()[0];
-}
-
-class CompiledStep : public train::TrainStep {
-public:
-  CompiledStep(std::shared_ptr<Compiler> compiler,
-               std::shared_ptr<std::map<int64_t, Variant>> variants, int64_t batch)
-      : compiler(std::move(compiler)), variants(std::move(variants)), batch(batch) {
-    Session &main = *(*this->variants)[batch].train;
-    specs = dataInputs(main);
-    state_ = main.state;
-  }
-
-  std::string modelName() const override { return compiler->modelName; }
-  std::string lossKind() const override { return compiler->lossKind; }
-  train::OptimizerInfo optimizer() const override { return compiler->optimizer; }
-  std::string execution() const override {
-    // The sessions are created with the runtime's default: one CPU thread
-    // per core.
-    const std::string &device = compiler->train.device;
-    if (device != "cpu")
-      return device;
-    return "cpu, " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) +
-           " threads";
-  }
-  const std::vector<data::TensorSpec> &inputs() const override { return specs; }
-  const std::vector<data::TensorSpec> &state() const override { return state_; }
-
-  Status step(const std::vector<HostTensor> &data, float learningRate,
-              float &loss) override {
-    int64_t rows = rowsOf(data);
-    Session *session = nullptr;
-    if (Status s = sessionFor(rows, session); !s.ok())
-      return s;
-    Session &main = *(*variants)[batch].train;
-    // Another batch size runs on its own module: the state goes there and back.
-    if (session != &main)
-      if (Status s = session->copyStateFrom(main); !s.ok())
-        return s;
-    HostTensor lr(DType::F32, {});
-    lr.setDouble(0, learningRate);
-    std::vector<const HostTensor *> in;
-    size_t next = 0;
-    for (const data::TensorSpec &spec : session->inputs)
-      in.push_back(spec.name == "lr" ? &lr : &data[next++]);
-    std::vector<HostTensor> out;
-    if (Status s = session->run(in, out); !s.ok())
-      return s;
-    loss = static_cast<float>(out[0].getDouble(0));
-    if (session != &main)
-      return main.copyStateFrom(*session);
-    return Status::success();
-  }
-
-  Status readState(const std::string &name, HostTensor &out) override {
-    return (*variants)[batch].train->readState(name, out);
-  }
-  Status writeState(const std::string &name, const HostTensor &value) override {
-    return (*variants)[batch].train->writeState(name, value);
-  }
-
-  /// The train module of `rows` rows, compiled on first use.
-  Status sessionFor(int64_t rows, Session *&out) {
-    auto found = variants->find(rows);
-    if (found == variants->end()) {
-      Variant v;
-      if (ExitCode code = compiler->compile(rows, v))
-        return Status::failure(code, "compiling the train step for a batch of " +
-                                         std::to_string(rows));
-      found = variants->emplace(rows, std::move(v)).first;
-    }
-    out = found->second.train.get();
-    return Status::success();
-  }
-
-  std::shared_ptr<Compiler> compiler;
-  std::shared_ptr<std::map<int64_t, Variant>> variants;
-  int64_t batch;
-  std::vector<data::TensorSpec> specs, state_;
-};
-
-class CompiledEvaluator : public train::Evaluator {
-public:
-  explicit CompiledEvaluator(CompiledStep &step) : step(step) {}
-
-  Status loadParameters(train::TrainStep &) override {
-    parametersLoaded.clear();
-    return Status::success();
-  }
-
-  Status evaluate(const std::vector<HostTensor> &data, double &lossSum,
-                  int64_t &correct) override {
-    int64_t rows = rowsOf(data);
-    Session *trainSession = nullptr;
-    if (Status s = step.sessionFor(rows, trainSession); !s.ok())
-      return s;
-    Session &eval = *(*step.variants)[rows].eval;
-    // The parameters, from the train step's session, once per evaluation
-    // and batch size.
-    if (!parametersLoaded.count(rows)) {
-      if (Status s = eval.copyStateFrom(*(*step.variants)[step.batch].train); !s.ok())
-        return s;
-      parametersLoaded.insert(rows);
-    }
-    std::vector<const HostTensor *> in;
-    for (const HostTensor &t : data)
-      in.push_back(&t);
-    std::vector<HostTensor> out;
-    if (Status s = eval.run(in, out); !s.ok())
-      return s;
-    double loss = out[0].getDouble(0);
-    lossSum = step.compiler->lossIsMean ? loss * double(rows) : loss;
-    correct = out.size() > 1 ? static_cast<int64_t>(std::llround(out[1].getDouble(0))) : 0;
-    return Status::success();
-  }
-
-  CompiledStep &step;
-  std::set<int64_t> parametersLoaded;
-};
 
 /// The symbolic dimension that counts examples: the leading dimension of
 /// the entry graph's first input; empty when it is a number.
@@ -493,11 +200,10 @@ std::string batchDimension(const dlg::Module &ast) {
 
 } // namespace
 
-ExitCode buildCompiledTraining(const CommonOptions &options,
-                               const TrainOptions &train, MLIRContext &context,
-                               llvm::SourceMgr &sourceMgr,
-                               std::unique_ptr<train::TrainStep> &step,
-                               std::unique_ptr<train::Evaluator> &evaluator) {
+/// Parses the model and checks the batch dimension against --batch-size.
+static ExitCode makeCompiler(const CommonOptions &options, const TrainOptions &train,
+                             MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                             std::shared_ptr<Compiler> &compiler) {
   if (llvm::sys::path::extension(options.modelPath) != ".dlg")
     return fail(context, kExitBadInput,
                 "dlc train compiles a .dlg model with a train block; '" +
@@ -519,16 +225,59 @@ ExitCode buildCompiledTraining(const CommonOptions &options,
                 "--dim " + batchDim + "=" + std::to_string(options.dims.at(batchDim)) +
                     " disagrees with --batch-size " + std::to_string(train.batchSize) +
                     " (the batch dimension is bound to the batch size)");
-  auto compiler = std::make_shared<Compiler>(options, train, context,
-                                             std::move(*ast), batchDim);
-  auto variants = std::make_shared<std::map<int64_t, Variant>>();
-  Variant first;
+  compiler = std::make_shared<Compiler>(options, train, context, std::move(*ast),
+                                        batchDim);
+  return kExitSuccess;
+}
+
+ExitCode buildCompiledTraining(const CommonOptions &options,
+                               const TrainOptions &train, MLIRContext &context,
+                               llvm::SourceMgr &sourceMgr,
+                               std::unique_ptr<train::TrainStep> &step,
+                               std::unique_ptr<train::Evaluator> &evaluator) {
+  std::shared_ptr<Compiler> compiler;
+  if (ExitCode c = makeCompiler(options, train, context, sourceMgr, compiler))
+    return c;
+  train::ModulePair first;
   if (ExitCode c = compiler->compile(train.batchSize, first))
     return c;
-  variants->emplace(train.batchSize, std::move(first));
-  auto compiled = std::make_unique<CompiledStep>(compiler, variants, train.batchSize);
-  evaluator = std::make_unique<CompiledEvaluator>(*compiled);
-  step = std::move(compiled);
+  auto source = [compiler](int64_t rows, train::ModulePair &out) {
+    if (ExitCode code = compiler->compile(rows, out))
+      return Status::failure(code, "compiling the train step for a batch of " +
+                                       std::to_string(rows));
+    return Status::success();
+  };
+  Status s = train::openModuleTraining(compiler->info(), std::move(first), source,
+                                       step, evaluator);
+  if (!s.ok())
+    return fail(context, s.code, s.message);
+  return kExitSuccess;
+}
+
+ExitCode writeCompiledTrainingJob(
+    const CommonOptions &options, const TrainOptions &train, MLIRContext &context,
+    llvm::SourceMgr &sourceMgr, const std::string &dir,
+    const std::function<ExitCode(const std::vector<data::TensorSpec> &,
+                                 std::set<int64_t> &)> &batchSizes) {
+  std::shared_ptr<Compiler> compiler;
+  if (ExitCode c = makeCompiler(options, train, context, sourceMgr, compiler))
+    return c;
+  std::map<int64_t, train::ModulePair> modules;
+  if (ExitCode c = compiler->compile(train.batchSize, modules[train.batchSize]))
+    return c;
+  std::vector<data::TensorSpec> inputs;
+  if (Status s = train::moduleDataInputs(modules[train.batchSize].train, inputs); !s.ok())
+    return fail(context, s.code, s.message);
+  std::set<int64_t> rows;
+  if (ExitCode c = batchSizes(inputs, rows))
+    return c;
+  for (int64_t r : rows)
+    if (!modules.count(r))
+      if (ExitCode c = compiler->compile(r, modules[r]))
+        return c;
+  std::string error;
+  if (!train::writeTrainingJob(dir, compiler->info(), modules, error))
+    return fail(context, kExitBadInput, error);
   return kExitSuccess;
 }
 

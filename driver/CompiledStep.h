@@ -10,7 +10,7 @@
 // Modules have static shapes: the batch dimension is bound to
 // --batch-size, and a batch of another size (an epoch's last) runs on a
 // module compiled for that size on first use, with the state copied to it
-// and back.
+// and back (driver/train/ModuleStep.h runs them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +23,10 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <functional>
 #include <memory>
+#include <set>
+#include <vector>
 
 namespace dlc {
 
@@ -37,6 +40,19 @@ ExitCode buildCompiledTraining(const CommonOptions &options,
                                llvm::SourceMgr &sourceMgr,
                                std::unique_ptr<train::TrainStep> &step,
                                std::unique_ptr<train::Evaluator> &evaluator);
+
+/// `dlc train --compile-only DIR`: compiles the train step and evaluation
+/// modules for --batch-size and for every other batch size `batchSizes`
+/// names (given the step's per-sample data inputs: the data's remainders),
+/// and writes them with their job.json to DIR (driver/train/TrainingJob.h)
+/// for `dlc-train-job`, which runs them without the compiler. No session is
+/// opened: a CUDA job compiles on a machine without a GPU.
+ExitCode writeCompiledTrainingJob(
+    const CommonOptions &options, const TrainOptions &train,
+    mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+    const std::string &dir,
+    const std::function<ExitCode(const std::vector<data::TensorSpec> &,
+                                 std::set<int64_t> &)> &batchSizes);
 
 /// `dlc train --export FILE.dlcm`: compiles the model's graph (not the
 /// train step) for `train.device` with the batch dimension bound to

@@ -23,6 +23,7 @@
 #include <csignal>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,32 +64,57 @@ static ExitCode buildFakeStep(const CommonOptions &options,
   return kExitSuccess;
 }
 
-static bool isDirectory(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /// Loads `path` for the step's inputs: an IDX folder's `split`, or an .npz.
 static ExitCode loadDataset(const std::string &path, data::IdxSplit split,
                             const std::vector<data::TensorSpec> &inputs,
                             MLIRContext &context, data::Dataset &out) {
   std::string error;
-  if (isDirectory(path)) {
-    if (inputs.size() != 2) {
-      std::string names;
-      for (const data::TensorSpec &spec : inputs)
-        names += (names.empty() ? "" : ", ") + spec.name;
-      return fail(context, kExitBadInput,
-                  path + " is an IDX folder, which feeds a model of two "
-                         "inputs (images, labels); this one takes " +
-                      std::to_string(inputs.size()) + ": " + names);
-    }
-    if (!data::loadIdxDataset(path, split, inputs[0], inputs[1], out, error))
-      return fail(context, kExitBadInput, error);
-    return kExitSuccess;
-  }
-  if (!data::loadNpzDataset(path, inputs, out, error))
+  if (!data::loadTrainingData(path, split, inputs, out, error))
     return fail(context, kExitBadInput, error);
+  return kExitSuccess;
+}
+
+/// --compile-only DIR: the modules of the batch size and of the epochs'
+/// last batches (train and evaluation data), for dlc-train-job.
+static ExitCode compileTrainingJob(const CommonOptions &options,
+                                   const TrainOptions &train, MLIRContext &context,
+                                   llvm::SourceMgr &sourceMgr) {
+  if (!train.fakeStep.empty())
+    return fail(context, kExitBadInput, "--compile-only needs a compiled model, not --fake-step");
+  std::set<int64_t> written;
+  auto batchSizes = [&](const std::vector<data::TensorSpec> &inputs,
+                        std::set<int64_t> &rows) -> ExitCode {
+    data::Dataset trainData, evalData;
+    if (ExitCode c = loadDataset(train.data, data::IdxSplit::Train, inputs, context,
+                                 trainData))
+      return c;
+    if (!train.dropLast && trainData.numSamples % train.batchSize)
+      rows.insert(trainData.numSamples % train.batchSize);
+    std::string evalPath = train.eval;
+    if (evalPath.empty() && data::isDatasetFolder(train.data) &&
+        data::hasIdxSplit(train.data, data::IdxSplit::Test))
+      evalPath = train.data;
+    if (!evalPath.empty()) {
+      if (ExitCode c = loadDataset(evalPath, data::IdxSplit::Test, inputs, context,
+                                   evalData))
+        return c;
+      if (evalData.numSamples % train.batchSize)
+        rows.insert(evalData.numSamples % train.batchSize);
+    }
+    written = rows;
+    written.insert(train.batchSize);
+    return kExitSuccess;
+  };
+  if (ExitCode c = writeCompiledTrainingJob(options, train, context, sourceMgr,
+                                            train.compileOnly, batchSizes))
+    return c;
+  std::string sizes;
+  for (int64_t r : written)
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(r);
+  std::cout << "training job: " << train.compileOnly << " (" << train.device
+            << "; modules for batches of " << sizes << "); run it with "
+            << "dlc-train-job " << train.compileOnly << " --data " << train.data
+            << "\n";
   return kExitSuccess;
 }
 
@@ -134,6 +160,9 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
     return fail(context, kExitBadInput,
                 "--memory-budget expects a number of bytes, at least 1");
 
+  if (!train.compileOnly.empty())
+    return compileTrainingJob(options, train, context, sourceMgr);
+
   // 2. The step, then the data its inputs ask for.
   std::unique_ptr<train::TrainStep> step;
   std::unique_ptr<train::Evaluator> evaluator;
@@ -154,7 +183,7 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
                                     context, evalData))
       return code;
     haveEval = true;
-  } else if (isDirectory(train.data) &&
+  } else if (data::isDatasetFolder(train.data) &&
              data::hasIdxSplit(train.data, data::IdxSplit::Test)) {
     if (ExitCode code = loadDataset(train.data, data::IdxSplit::Test, inputs,
                                     context, evalData))

@@ -320,4 +320,26 @@ bool loadIdxDataset(const std::string &dir, IdxSplit split,
   return true;
 }
 
+bool isDatasetFolder(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool loadTrainingData(const std::string &path, IdxSplit split,
+                      const std::vector<TensorSpec> &inputs, Dataset &out,
+                      std::string &error) {
+  if (!isDatasetFolder(path))
+    return loadNpzDataset(path, inputs, out, error);
+  if (inputs.size() != 2) {
+    std::string names;
+    for (const TensorSpec &spec : inputs)
+      names += (names.empty() ? "" : ", ") + spec.name;
+    error = path + " is an IDX folder, which feeds a model of two inputs "
+                   "(images, labels); this one takes " +
+            std::to_string(inputs.size()) + ": " + names;
+    return false;
+  }
+  return loadIdxDataset(path, split, inputs[0], inputs[1], out, error);
+}
+
 } // namespace dlc::data

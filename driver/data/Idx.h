@@ -47,6 +47,15 @@ bool loadIdxDataset(const std::string &dir, IdxSplit split,
                     const TensorSpec &images, const TensorSpec &labels,
                     Dataset &out, std::string &error);
 
+/// `--data`/`--eval` as dlc train reads them: an IDX folder's `split` (for a
+/// model of two inputs: images, labels) or an .npz file.
+bool loadTrainingData(const std::string &path, IdxSplit split,
+                      const std::vector<TensorSpec> &inputs, Dataset &out,
+                      std::string &error);
+
+/// Whether `path` is a folder (an IDX dataset) rather than a file.
+bool isDatasetFolder(const std::string &path);
+
 } // namespace dlc::data
 
 #endif // DLC_DRIVER_DATA_IDX_H

@@ -187,6 +187,12 @@ static cl::opt<std::string> exportPath(
     cl::desc("train: after training, write the model's graph with the "
              "trained parameters as a module for the training device"),
     cl::value_desc("FILE.dlcm"), cl::cat(trainCategory));
+static cl::opt<std::string> compileOnly(
+    "compile-only",
+    cl::desc("train: compile the train step and evaluation modules for the "
+             "data's batch sizes into this folder (a training job, for "
+             "dlc-train-job to run without the compiler) and stop"),
+    cl::value_desc("DIR"), cl::cat(trainCategory));
 static cl::opt<bool>
     dropLast("drop-last",
              cl::desc("train: drop each epoch's last batch when it is partial"),
@@ -258,7 +264,7 @@ int main(int argc, char **argv) {
           "[--max-steps N]\n"
           "            [--device cpu|cuda|cuda-emu] [--memory-budget BYTES] "
           "[--deterministic]\n"
-          "            [--export M.dlcm]\n"
+          "            [--export M.dlcm] [--compile-only JOB-DIR]\n"
           "  dlc run M.dlg --params CKPT.safetensors  run with trained "
           "parameters\n",
           &llvm::errs()))
@@ -351,6 +357,7 @@ int main(int argc, char **argv) {
       train.maxSteps = maxSteps;
     train.dropLast = dropLast;
     train.exportPath = exportPath;
+    train.compileOnly = compileOnly;
     if (memoryBudget.getNumOccurrences())
       train.memoryBudget = memoryBudget;
     train.fakeStep = fakeStep;
