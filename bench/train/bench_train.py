@@ -17,6 +17,12 @@ test accuracy.
 
 PyTorch comes from PyPI: `bench/train/setup_torch.sh` installs it (CPU use;
 its CUDA libraries are only loaded, never used).
+
+On a GPU machine without the compiler, dlc runs training jobs compiled here
+(`dlc train --compile-only`) with `dlc-train-job`:
+
+    bench/train/prepare_gpu.sh OUT      # here: jobs, runtime, data, scripts
+    OUT/run.sh                          # there: --device cuda --jobs OUT/jobs
 """
 import argparse
 import gzip
@@ -58,12 +64,18 @@ def machine():
 #--- dlc ---------------------------------------------------------------------
 
 
-def dlc_train(build, model, data, eval_data, epochs, batch, threads, extra=()):
+def dlc_train(build, model, data, eval_data, epochs, batch, threads, extra=(), job=None,
+              device="cpu"):
     with tempfile.TemporaryDirectory(prefix="dlc-bench-train-") as tmp:
         log = os.path.join(tmp, "log.json")
-        cmd = [os.path.join(build, "bin", "dlc"), "train", model, "--data", data,
-               "--epochs", str(epochs), "--batch-size", str(batch), "--log-json", log,
-               "--seed", "1"] + list(extra)
+        if job:  # compiled ahead: the runtime-only runner, on `device`
+            cmd = [os.path.join(build, "bin", "dlc-train-job"), job, "--data", data,
+                   "--epochs", str(epochs), "--log-json", log, "--seed", "1",
+                   "--device", device]
+        else:
+            cmd = [os.path.join(build, "bin", "dlc"), "train", model, "--data", data,
+                   "--epochs", str(epochs), "--batch-size", str(batch), "--log-json", log,
+                   "--seed", "1", "--device", device] + list(extra)
         if eval_data:
             cmd += ["--eval", eval_data]
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
@@ -78,16 +90,20 @@ def dlc_train(build, model, data, eval_data, epochs, batch, threads, extra=()):
 #--- PyTorch ------------------------------------------------------------------
 
 
-def torch_train(build_model, x, y, xt, yt, epochs, batch, threads, loss_fn, lr, classify):
+def torch_train(build_model, x, y, xt, yt, epochs, batch, threads, loss_fn, lr, classify,
+                device="cpu"):
     import torch
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    model = build_model()
+    model = build_model().to(device)
+    x, y = x.to(device), y.to(device)
+    if xt is not None:
+        xt, yt = xt.to(device), yt.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     seconds = []
     for epoch in range(epochs):
         start = time.perf_counter()
-        perm = torch.randperm(len(x))
+        perm = torch.randperm(len(x), device=device)
         total = 0.0
         for i in range(0, len(x), batch):
             rows = perm[i:i + batch]
@@ -108,17 +124,51 @@ def torch_train(build_model, x, y, xt, yt, epochs, batch, threads, loss_fn, lr, 
                     if classify:
                         correct += (out.argmax(1) == yt[i:i + batch]).sum().item()
                 accuracy = correct / len(xt) if classify else None
+        if device != "cpu":
+            torch.cuda.synchronize()
         seconds.append(time.perf_counter() - start)
     return seconds, accuracy, total / len(x)
 
 
-def fashion_tensors(shape):
+def fashion_tensors(shape, folder=FASHION):
     import torch
     norm = lambda a: torch.tensor(a).float().div(255).sub(0.5).div(0.5).reshape((-1,) + shape)
-    return (norm(idx(f"{FASHION}/train-images-idx3-ubyte.gz")),
-            torch.tensor(idx(f"{FASHION}/train-labels-idx1-ubyte.gz")).long(),
-            norm(idx(f"{FASHION}/t10k-images-idx3-ubyte.gz")),
-            torch.tensor(idx(f"{FASHION}/t10k-labels-idx1-ubyte.gz")).long())
+    return (norm(idx(f"{folder}/train-images-idx3-ubyte.gz")),
+            torch.tensor(idx(f"{folder}/train-labels-idx1-ubyte.gz")).long(),
+            norm(idx(f"{folder}/t10k-images-idx3-ubyte.gz")),
+            torch.tensor(idx(f"{folder}/t10k-labels-idx1-ubyte.gz")).long())
+
+
+GPT2_SHAPE = (8, 32, 256)  # batch, T, samples
+
+
+def gpt2_data(folder):
+    """The GPT-2 block's model file and random data (the same on every machine)."""
+    b, t_len, samples = GPT2_SHAPE
+    rng = np.random.default_rng(0)
+    data = os.path.join(folder, "gpt2.npz")
+    xs = rng.standard_normal((samples, t_len, 768)).astype(np.float32)
+    ts = rng.standard_normal((samples, t_len, 768)).astype(np.float32)
+    np.savez(data, x=xs, target=ts)
+    model = os.path.join(folder, "gpt2_block.dlg")
+    with open(model, "w") as f:
+        f.write(open(os.path.join(ROOT, "examples", "gpt2_block.dlg")).read() + GPT2_TRAIN)
+    return model, data, xs, ts
+
+
+def prepare_jobs(build, out, models, device):
+    """Training jobs for `device` (dlc train --compile-only) in out/<model>."""
+    with tempfile.TemporaryDirectory(prefix="dlc-bench-train-") as tmp:
+        for name in models:
+            if name in ("mlp", "cnn"):
+                model = os.path.join(ROOT, "examples", "fashion_mnist", name + ".dlg")
+                extra, data, batch = [], FASHION, 64
+            else:
+                model, data, _, _ = gpt2_data(tmp)
+                extra, batch = ["--dim", f"T={GPT2_SHAPE[1]}"], GPT2_SHAPE[0]
+            subprocess.run([os.path.join(build, "bin", "dlc"), "train", model, "--data", data,
+                            "--batch-size", str(batch), "--device", device,
+                            "--compile-only", os.path.join(out, name)] + extra, check=True)
 
 
 def torch_mlp():
@@ -176,9 +226,21 @@ def main():
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--models", default="mlp,cnn,gpt2")
     parser.add_argument("--out")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu, or cuda (with --jobs: dlc-train-job runs them)")
+    parser.add_argument("--jobs", help="a folder of training jobs by model name "
+                        "(from --prepare-jobs): dlc-train-job instead of dlc train")
+    parser.add_argument("--prepare-jobs", metavar="OUT",
+                        help="write the models' training jobs for --device to OUT, and stop")
+    parser.add_argument("--fashion", default=FASHION, help="the Fashion-MNIST IDX folder")
     args = parser.parse_args()
+    if args.prepare_jobs:
+        prepare_jobs(args.build, args.prepare_jobs, args.models.split(","), args.device)
+        return
     import torch
     torch.set_num_threads(args.threads)
+    tdev = "cuda" if args.device.startswith("cuda") and args.device != "cuda-emu" else "cpu"
+    job = lambda name: os.path.join(args.jobs, name) if args.jobs else None
     rows = []
     with tempfile.TemporaryDirectory(prefix="dlc-bench-train-") as tmp:
         for name in args.models.split(","):
@@ -186,36 +248,33 @@ def main():
                 model = os.path.join(ROOT, "examples", "fashion_mnist", name + ".dlg")
                 batch, lr = 64, 1e-3
                 shape = (784,) if name == "mlp" else (1, 28, 28)
-                x, y, xt, yt = fashion_tensors(shape)
-                d = dlc_train(args.build, model, FASHION, None, args.epochs, batch, args.threads)
+                x, y, xt, yt = fashion_tensors(shape, args.fashion)
+                d = dlc_train(args.build, model, args.fashion, None, args.epochs, batch,
+                              args.threads, job=job(name), device=args.device)
                 t = torch_train(torch_mlp if name == "mlp" else torch_cnn, x, y, xt, yt,
                                 args.epochs, batch, args.threads,
-                                torch.nn.functional.cross_entropy, lr, True)
+                                torch.nn.functional.cross_entropy, lr, True, tdev)
                 steps = (len(x) + batch - 1) // batch
                 label = ("MLP 784-128-10" if name == "mlp" else "LeNet-style CNN") + \
                     ", Fashion-MNIST, Adam"
             else:
-                b, t_len, samples = 8, 32, 256
-                rng = np.random.default_rng(0)
-                data = os.path.join(tmp, "gpt2.npz")
-                xs = rng.standard_normal((samples, t_len, 768)).astype(np.float32)
-                ts = rng.standard_normal((samples, t_len, 768)).astype(np.float32)
-                np.savez(data, x=xs, target=ts)
-                model = os.path.join(tmp, "gpt2_block.dlg")
-                with open(model, "w") as f:
-                    f.write(open(os.path.join(ROOT, "examples", "gpt2_block.dlg")).read() + GPT2_TRAIN)
+                b, t_len, samples = GPT2_SHAPE
+                model, data, xs, ts = gpt2_data(tmp)
                 d = dlc_train(args.build, model, data, None, args.epochs, b, args.threads,
-                              ["--dim", f"T={t_len}"])
+                              ["--dim", f"T={t_len}"], job=job(name), device=args.device)
                 t = torch_train(lambda: TorchGpt2Block(t_len), torch.tensor(xs), torch.tensor(ts),
                                 None, None, args.epochs, b, args.threads,
-                                torch.nn.functional.mse_loss, 1e-4, False)
+                                torch.nn.functional.mse_loss, 1e-4, False, tdev)
                 steps = samples // b
                 label = f"GPT-2 block (B={b}, T={t_len}), MSE, Adam"
             dm, tm = statistics.median(d[0][1:] or d[0]), statistics.median(t[0][1:] or t[0])
             rows.append((label, dm, tm, steps, d[1], t[1]))
             print(f"{label}: dlc {dm:.3f} s/epoch, PyTorch {tm:.3f} s/epoch, ratio {dm / tm:.2f}",
                   file=sys.stderr)
-    lines = [f"# Training speed: dlc vs PyTorch {torch.__version__} (CPU)", "",
+    where = "CPU"
+    if tdev == "cuda":
+        where = f"{torch.cuda.get_device_name()}, dlc-train-job" if args.jobs else torch.cuda.get_device_name()
+    lines = [f"# Training speed: dlc vs PyTorch {torch.__version__} eager ({where})", "",
              f"Machine: {machine()}; {args.threads} threads for both; {args.epochs} epochs each,",
              "median epoch time over epochs 2.. (epoch 1 includes compilation and warm-up).",
              "Measured by `bench/train/bench_train.py`, both in one run.", "",
