@@ -22,13 +22,30 @@ using namespace mlir;
 
 namespace dlc {
 
-/// `--params`: the checkpoint's values in place of the initialisers.
-static ExitCode bindParams(const CompileOptions &compile, ModuleOp module,
-                           MLIRContext &context) {
+/// The model as `compile` asks for it: built at --dim, its parameters
+/// from --params, and with --train the train step as the entry graph.
+static std::optional<LoadedModel> loadForCompile(const CommonOptions &options,
+                                                 const CompileOptions &compile,
+                                                 MLIRContext &context,
+                                                 llvm::SourceMgr &sourceMgr,
+                                                 ExitCode &code) {
+  dlg::BuildOptions build;
+  build.dims = options.dims;
+  build.buildTraining = compile.train;
+  auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
+  if (!model)
+    return std::nullopt;
+  ModuleOp module = *model->built.module;
   std::string error;
-  if (!compile.params.empty() && !bindParameterFile(module, compile.params, error))
-    return fail(context, kExitBadInput, "--params " + compile.params + ": " + error);
-  return kExitSuccess;
+  if (!compile.params.empty() && !bindParameterFile(module, compile.params, error)) {
+    code = fail(context, kExitBadInput, "--params " + compile.params + ": " + error);
+    return std::nullopt;
+  }
+  if (compile.train && failed(trainingFunction(module, entryGraph(module), false))) {
+    code = kExitBadInput;
+    return std::nullopt;
+  }
+  return model;
 }
 
 ExitCode runCompile(const CommonOptions &options,
@@ -65,19 +82,10 @@ ExitCode runCompile(const CommonOptions &options,
   std::vector<std::string> cudaArchs;
   bool cuda = codegen::parseCudaTarget(compile.target, cudaArchs);
   if (compile.emit == "mlir" || compile.emit == "fused") {
-    dlg::BuildOptions build;
-    build.dims = options.dims;
-    build.buildTraining = compile.train;
     ExitCode code;
-    auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
+    auto model = loadForCompile(options, compile, context, sourceMgr, code);
     if (!model)
       return code;
-    if (ExitCode c = bindParams(compile, *model->built.module, context))
-      return c;
-    if (compile.train &&
-        failed(trainingFunction(*model->built.module,
-                                entryGraph(*model->built.module), false)))
-      return kExitBadInput;
     if (compile.emit == "fused" &&
         failed(runFusionPipeline(*model->built.module)))
       return kExitInternalError;
@@ -108,18 +116,11 @@ ExitCode runCompile(const CommonOptions &options,
     return fail(context, kExitBadInput,
                 "compile needs -o FILE.dlcm to write a module, or --emit=STAGE "
                 "to print one (ast, mlir, fused, cpp)");
-  dlg::BuildOptions build;
-  build.dims = options.dims;
-  build.buildTraining = compile.train;
   ExitCode code;
-  auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
+  auto model = loadForCompile(options, compile, context, sourceMgr, code);
   if (!model)
     return code;
   ModuleOp module = *model->built.module;
-  if (ExitCode c = bindParams(compile, module, context))
-    return c;
-  if (compile.train && failed(trainingFunction(module, entryGraph(module), false)))
-    return kExitBadInput;
   if (failed(runCompilePipeline(module, compile.memoryBudget.value_or(0))))
     return kExitInternalError;
   func::FuncOp func = entryGraph(module);

@@ -278,7 +278,7 @@ public:
   }
 
   Status evaluate(const std::vector<HostTensor> &batch, double &lossSum,
-                  int64_t &correct) override {
+                  int64_t &correct, int64_t &labelled) override {
     std::string error;
     int64_t n = model_.rows(batch, error);
     if (n < 0)
@@ -296,6 +296,7 @@ public:
       return Status::failure(kExitBadInput, error);
     lossSum = 0;
     correct = 0;
+    labelled = classify ? n : 0;
     for (int64_t r = 0; r < n; ++r) {
       lossSum += losses[r];
       if (classify && predictions[r] == reinterpret_cast<const int32_t *>(batch[1].data())[r])

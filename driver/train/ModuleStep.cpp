@@ -316,7 +316,7 @@ public:
   }
 
   Status evaluate(const std::vector<HostTensor> &data, double &lossSum,
-                  int64_t &correct) override {
+                  int64_t &correct, int64_t &labelled) override {
     int64_t rows = rowsOf(data);
     Session *trainSession = nullptr;
     if (Status s = step.sessionFor(rows, trainSession); !s.ok())
@@ -336,9 +336,12 @@ public:
       return s;
     double loss = outputs[0].getDouble(0);
     lossSum = step.info.lossIsMean ? loss * double(rows) : loss;
-    correct = outputs.size() > 1
-                  ? static_cast<int64_t>(std::llround(outputs[1].getDouble(0)))
-                  : 0;
+    auto count = [&](size_t i) {
+      return outputs.size() > i ? static_cast<int64_t>(std::llround(outputs[i].getDouble(0)))
+                                : 0;
+    };
+    correct = count(1);
+    labelled = count(2);
     return Status::success();
   }
 

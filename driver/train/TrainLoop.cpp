@@ -66,7 +66,8 @@ private:
   ExitCode restore(bool &restored);
   /// Writes a checkpoint of the current position (rank 0).
   ExitCode saveCheckpoint();
-  ExitCode evaluate(double &loss, int64_t &correct, int64_t &count);
+  ExitCode evaluate(double &loss, int64_t &correct, int64_t &labelled,
+                    int64_t &count);
   ExitCode finishEpoch(double epochSeconds, double trainSeconds,
                        int64_t trainSamples, float lr);
   void drawProgress(int64_t batchesDone, double trainSeconds,
@@ -237,9 +238,10 @@ ExitCode Loop::saveCheckpoint() {
   return kExitSuccess;
 }
 
-ExitCode Loop::evaluate(double &loss, int64_t &correct, int64_t &count) {
+ExitCode Loop::evaluate(double &loss, int64_t &correct, int64_t &labelled,
+                        int64_t &count) {
   loss = 0;
-  correct = count = 0;
+  correct = labelled = count = 0;
   Status status = evaluator_->loadParameters(step_);
   if (!status.ok())
     return fail(status.code, "evaluation: " + status.message);
@@ -251,12 +253,13 @@ ExitCode Loop::evaluate(double &loss, int64_t &correct, int64_t &count) {
   data::Batch batch;
   while (loader.next(batch)) {
     double sum = 0;
-    int64_t right = 0;
-    status = evaluator_->evaluate(batch.tensors, sum, right);
+    int64_t right = 0, withLabel = 0;
+    status = evaluator_->evaluate(batch.tensors, sum, right, withLabel);
     if (!status.ok())
       return fail(status.code, "evaluation: " + status.message);
     loss += sum;
     correct += right;
+    labelled += withLabel;
     count += batch.tensors.empty() ? 0 : batch.tensors[0].shape()[0];
   }
   return kExitSuccess;
@@ -268,12 +271,12 @@ ExitCode Loop::finishEpoch(double epochSeconds, double trainSeconds,
   Clock::time_point evalStart = Clock::now();
   if (evaluator_ && eval_) {
     double sum;
-    int64_t correct, count;
-    if (ExitCode code = evaluate(sum, correct, count))
+    int64_t correct, labelled, count;
+    if (ExitCode code = evaluate(sum, correct, labelled, count))
       return code;
     evalLoss = sum / static_cast<double>(std::max<int64_t>(count, 1));
     if (step_.lossKind() == "cross_entropy")
-      accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(count, 1));
+      accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(labelled, 1));
   }
   epochSeconds += secondsSince(evalStart);
   double trainLoss = pos_.lossSum / static_cast<double>(std::max<int64_t>(pos_.samples, 1));

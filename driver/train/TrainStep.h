@@ -114,11 +114,14 @@ public:
   virtual Status loadParameters(TrainStep &step) = 0;
   /// Evaluates one batch, laid out as for TrainStep::step (the last one may
   /// be partial). Sets `lossSum` to the sum over the batch's samples of the
-  /// per-sample loss (the mean loss times the rows), and `correct` to the
-  /// number of samples whose largest logit is at their label (0 unless the
-  /// loss is cross_entropy).
+  /// per-sample loss (the mean loss times the rows); `correct` to the number
+  /// of predictions whose largest logit is at their label, and `labelled`
+  /// to the number of predictions with a label (not the ignore index): one
+  /// per sample for a classifier, one per position for a sequence model
+  /// (both 0 unless the loss is cross_entropy).
   virtual Status evaluate(const std::vector<HostTensor> &batch,
-                          double &lossSum, int64_t &correct) = 0;
+                          double &lossSum, int64_t &correct,
+                          int64_t &labelled) = 0;
 };
 
 } // namespace dlc::train

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns a text file into the character language model's data sets.
 
-Usage: prepare.py TEXT OUT_DIR [--context 64]
+Usage: prepare.py TEXT... OUT_DIR [--context 64]
 
 Writes OUT_DIR/train.npz and OUT_DIR/eval.npz with arrays `tokens` and
 `targets` (int32 [windows, context]): the text's bytes (ASCII codes, 0..127;
@@ -24,11 +24,14 @@ def windows(codes, context):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("text")
-    parser.add_argument("out_dir")
+    parser.add_argument("paths", nargs="+", help="text files (concatenated), then OUT_DIR")
     parser.add_argument("--context", type=int, default=64)
     args = parser.parse_args()
-    data = np.frombuffer(open(args.text, "rb").read(), dtype=np.uint8).astype(np.int32)
+    if len(args.paths) < 2:
+        parser.error("give one or more text files, then the output folder")
+    args.text, args.out_dir = args.paths[:-1], args.paths[-1]
+    data = np.frombuffer(b"".join(open(t, "rb").read() for t in args.text),
+                         dtype=np.uint8).astype(np.int32)
     data[data > 127] = ord("?")
     split = len(data) * 9 // 10
     os.makedirs(args.out_dir, exist_ok=True)

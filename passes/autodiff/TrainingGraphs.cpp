@@ -60,6 +60,20 @@ static Value correctCount(VjpBuilder &b, CrossEntropyOp ce) {
   return b.reduceSum(hit, all, false);
 }
 
+/// The number of labels that are not the loss's ignore_index, as an f32
+/// scalar: the predictions accuracy is counted over.
+static Value labelledCount(VjpBuilder &b, CrossEntropyOp ce) {
+  Value labels = ce.getLabels();
+  Type f32 = b.builder().getF32Type();
+  double ignored = double(static_cast<int64_t>(ce.getIgnoreIndex()));
+  Value counted = b.select(b.compare(ComparePredicate::ne, labels, b.like(labels, ignored)),
+                           b.scalar(1, f32), b.scalar(0, f32));
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < (int64_t)shapeOfValue(counted).size(); ++d)
+    all.push_back(d);
+  return b.reduceSum(counted, all, false);
+}
+
 func::FuncOp buildEvalGraph(func::FuncOp loss) {
   OpBuilder builder(loss);
   builder.setInsertionPointAfter(loss);
@@ -76,14 +90,15 @@ func::FuncOp buildEvalGraph(func::FuncOp loss) {
     return eval;
   builder.setInsertionPoint(ret);
   VjpBuilder b(builder, ce.getLoc());
-  SmallVector<Value> results{ret->getOperand(0), correctCount(b, ce)};
+  SmallVector<Value> results{ret->getOperand(0), correctCount(b, ce),
+                             labelledCount(b, ce)};
   builder.create<func::ReturnOp>(ret->getLoc(), results);
   ret->erase();
   eval.setFunctionType(FunctionType::get(eval.getContext(),
                                          eval.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
   SmallVector<DictionaryAttr> names;
-  for (StringRef name : {"loss", "correct"})
+  for (StringRef name : {"loss", "correct", "labelled"})
     names.push_back(builder.getDictionaryAttr(
         {builder.getNamedAttr("dlc.name", builder.getStringAttr(name))}));
   eval.setAllResultAttrs(names);
