@@ -107,6 +107,16 @@ def Dlc_LossReduction : I32EnumAttr<"LossReduction",
 def Dlc_LossReductionAttr
     : EnumAttr<Dlc_Dialect, Dlc_LossReduction, "reduction">;
 
+def Dlc_CollectiveReduction : I32EnumAttr<"CollectiveReduction",
+    "how a collective combines the ranks' values", [
+      I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>,
+      I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"avg", 3>]> {
+  let cppNamespace = "::dlc";
+  let genSpecializedAttr = 0;
+}
+def Dlc_CollectiveReductionAttr
+    : EnumAttr<Dlc_Dialect, Dlc_CollectiveReduction, "collective_reduction">;
+
 //===----------------------------------------------------------------------===//
 // Kernel schedules
 //===----------------------------------------------------------------------===//

@@ -25,6 +25,7 @@ StringRef stringifyKernelRole(KernelRole role) {
   case KernelRole::Row: return "row";
   case KernelRole::Loss: return "loss";
   case KernelRole::Structure: return "structure";
+  case KernelRole::Collective: return "collective";
   }
   llvm_unreachable("unknown kernel role");
 }

@@ -29,6 +29,7 @@ enum class KernelRole {
   Row,          ///< reductions and normalisations over rows (RowOpInterface)
   Loss,         ///< a whole batch to a loss value
   Structure,    ///< fusion regions and their terminator
+  Collective,   ///< communication between the ranks of a mesh (all_reduce, ...)
 };
 
 /// "elementwise", "data_movement", ... (also the `kind` of a one-op kernel).
@@ -74,6 +75,7 @@ DLC_ROLE_TRAIT(Pooling)
 DLC_ROLE_TRAIT(Row)
 DLC_ROLE_TRAIT(Loss)
 DLC_ROLE_TRAIT(Structure)
+DLC_ROLE_TRAIT(Collective)
 #undef DLC_ROLE_TRAIT
 
 /// `N` FLOPs per element of the first result.

@@ -58,6 +58,7 @@ def Dlc_PoolingRole : Dlc_RoleTrait<"Pooling">;
 def Dlc_RowRole : Dlc_RoleTrait<"Row">;
 def Dlc_LossRole : Dlc_RoleTrait<"Loss">;
 def Dlc_StructureRole : Dlc_RoleTrait<"Structure">;
+def Dlc_CollectiveRole : Dlc_RoleTrait<"Collective">;
 
 //===----------------------------------------------------------------------===//
 // Cost

@@ -445,6 +445,131 @@ def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// Communication between the ranks of a device mesh (docs/design/
+// 2026-11-26-partitioning.md). Every rank runs the same program (SPMD); a
+// collective combines the values of the ranks that differ only in
+// `mesh_axes` (its group of `group_size` ranks, ordered by their
+// coordinates on those axes, row-major). `group_size` is stated on the op
+// so that its shape rule is local; the verifier checks it against the
+// module's `dlc.mesh` when there is one. Communication is an effect: no
+// generic pass moves, merges or drops a collective. The oracle simulates
+// them for every rank in one process (oracle/Spmd.h); a group of 1 is the
+// identity.
+class Dlc_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Dlc_Op<mnemonic, !listconcat([Dlc_CollectiveRole, Dlc_NoFlops,
+                                    Dlc_NoDerivative,
+                                    MemoryEffects<[MemRead, MemWrite]>],
+                                   traits)> {
+  let hasVerifier = 1;
+  // The partitioner inserts collectives; a .dlg file says how values are
+  // sharded (@shard), not how ranks talk.
+  let dlgCallable = 0;
+}
+
+def Dlc_AllReduceOp : Dlc_CollectiveOp<"all_reduce", [SameOperandsAndResultType]> {
+  let summary = "Combines a tensor over the ranks of a group; every rank gets the result.";
+  let description = [{
+    Element-wise `kind` (sum, max, min, avg) of the operand over the
+    group; the result has the operand's type.
+
+    ```mlir
+    %y = dlc.all_reduce %x {kind = #dlc<collective_reduction sum>, mesh_axes = ["data"], group_size = 4 : i64} : tensor<784x128xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, Dlc_CollectiveReductionAttr:$kind,
+      StrArrayAttr:$mesh_axes, I64Attr:$group_size);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def Dlc_AllGatherOp : Dlc_CollectiveOp<"all_gather"> {
+  let summary = "Concatenates the ranks' tensors along an axis; every rank gets the whole.";
+  let description = [{
+    The result's dimension `axis` is `group_size` times the operand's, the
+    ranks' blocks in group order; other dimensions and the element type are
+    the operand's.
+
+    ```mlir
+    %y = dlc.all_gather %x {axis = 1 : i64, mesh_axes = ["model"], group_size = 2 : i64} : tensor<64x64xf32> -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, I64Attr:$axis, StrArrayAttr:$mesh_axes,
+      I64Attr:$group_size);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+def Dlc_ReduceScatterOp : Dlc_CollectiveOp<"reduce_scatter"> {
+  let summary = "Combines the ranks' tensors and leaves each rank its block of the result.";
+  let description = [{
+    As `all_reduce` with `kind`, then rank `i` of the group keeps block
+    `i` of dimension `axis`, which `group_size` divides: the result's
+    dimension `axis` is the operand's divided by `group_size`.
+
+    ```mlir
+    %y = dlc.reduce_scatter %x {kind = #dlc<collective_reduction sum>, axis = 0 : i64, mesh_axes = ["data"], group_size = 2 : i64} : tensor<8x4xf32> -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, Dlc_CollectiveReductionAttr:$kind,
+      I64Attr:$axis, StrArrayAttr:$mesh_axes, I64Attr:$group_size);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+def Dlc_AllToAllOp : Dlc_CollectiveOp<"all_to_all"> {
+  let summary = "Each rank sends block j of one axis to rank j and concatenates what it receives along another.";
+  let description = [{
+    `split_axis` is cut into `group_size` blocks; rank `i` receives block
+    `i` of every rank and concatenates them, in group order, along
+    `concat_axis`. The result's `split_axis` is the operand's divided by
+    `group_size`, its `concat_axis` multiplied (the same axis: unchanged).
+
+    ```mlir
+    %y = dlc.all_to_all %x {split_axis = 1 : i64, concat_axis = 0 : i64, mesh_axes = ["model"], group_size = 2 : i64} : tensor<4x8xf32> -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, I64Attr:$split_axis, I64Attr:$concat_axis,
+      StrArrayAttr:$mesh_axes, I64Attr:$group_size);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+def Dlc_BroadcastOp : Dlc_CollectiveOp<"broadcast", [SameOperandsAndResultType]> {
+  let summary = "Every rank of a group gets the tensor of the group's rank `root`.";
+  let description = [{
+    `0 <= root < group_size`; the result has the operand's type.
+
+    ```mlir
+    %y = dlc.broadcast %x {root = 0 : i64, mesh_axes = ["data"], group_size = 4 : i64} : tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, I64Attr:$root, StrArrayAttr:$mesh_axes,
+      I64Attr:$group_size);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def Dlc_ShardOp : Dlc_CollectiveOp<"shard"> {
+  let summary = "Keeps this rank's block of a tensor every rank of the group holds whole.";
+  let description = [{
+    Rank `i` of the group keeps block `i` of dimension `axis`, which
+    `group_size` divides; no communication (a rank-dependent slice: how a
+    replicated value becomes a sharded one).
+
+    ```mlir
+    %y = dlc.shard %x {axis = 0 : i64, mesh_axes = ["data"], group_size = 2 : i64} : tensor<64x784xf32> -> tensor<32x784xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, I64Attr:$axis, StrArrayAttr:$mesh_axes,
+      I64Attr:$group_size);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 

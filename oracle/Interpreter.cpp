@@ -208,6 +208,17 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
         return mse(in(o.getPred()), in(o.getTarget()),
                    reductionOf(o.getReduction()));
       })
+      // Collectives: a group of one rank is the identity; a larger group
+      // needs every rank's values (evaluateSpmd, oracle/Spmd.h).
+      .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
+            ShardOp>([&](auto o) -> Result {
+        if (o.getGroupSize() == 1)
+          return in(o.getX());
+        return o->emitError("'")
+               << o->getName() << "' runs on a group of " << o.getGroupSize()
+               << " ranks: evaluate the program on its mesh (the oracle's "
+                  "SPMD simulation, oracle::evaluateSpmd)";
+      })
       .Default([&](Operation *o) -> Result {
         return o->emitError("the oracle cannot evaluate '")
                << o->getName() << "'";

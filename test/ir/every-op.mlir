@@ -10,7 +10,7 @@
 // on its samples. Inputs are drawn by those tests: floats in [0.5, 1.5],
 // integers in {0, 1}.
 //
-// CHECK-COUNT-67: func.func @
+// CHECK-COUNT-73: func.func @
 
 // ----- Sources
 
@@ -224,6 +224,34 @@ func.func @rms_norm(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>) -> tensor<2x3x4x
 func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %0 = dlc.softmax %x {axis = 0 : i64} : tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
+}
+
+// ----- Collectives (a group of one rank: the identity; test/unit/oracle/
+// SpmdTest.cpp runs them on meshes)
+
+func.func @all_reduce(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.all_reduce %x {kind = #dlc<collective_reduction sum>, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+func.func @all_gather(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.all_gather %x {axis = 0 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+func.func @reduce_scatter(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.reduce_scatter %x {kind = #dlc<collective_reduction avg>, axis = 1 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+func.func @all_to_all(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.all_to_all %x {split_axis = 0 : i64, concat_axis = 1 : i64, mesh_axes = ["model"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+func.func @broadcast(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.broadcast %x {root = 0 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+func.func @shard(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.shard %x {axis = 0 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
 }
 
 // ----- Data movement

@@ -1,0 +1,178 @@
+//===- Spmd.cpp - the oracle runs an SPMD program on every rank of a mesh -===//
+
+#include "oracle/Spmd.h"
+
+#include "ir/DlcDialect.h"
+#include "oracle/Interpreter.h"
+#include "oracle/kernels/Collectives.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+
+using namespace mlir;
+
+namespace dlc::oracle {
+
+namespace {
+
+using Values = llvm::DenseMap<Value, Tensor>;
+
+CollectiveKind kindOf(CollectiveReduction r) {
+  switch (r) {
+  case CollectiveReduction::sum: return CollectiveKind::Sum;
+  case CollectiveReduction::max: return CollectiveKind::Max;
+  case CollectiveReduction::min: return CollectiveKind::Min;
+  case CollectiveReduction::avg: return CollectiveKind::Avg;
+  }
+  return CollectiveKind::Sum;
+}
+
+int64_t normalized(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+class Lockstep {
+public:
+  Lockstep(const Mesh &mesh, ParamStore &params) : mesh(mesh), params(params) {}
+
+  /// Runs `body` for every rank with its arguments bound to `args[r]`;
+  /// returns each rank's terminator operands.
+  FailureOr<std::vector<std::vector<Tensor>>>
+  run(Block &body, const std::vector<std::vector<Tensor>> &args);
+
+private:
+  /// A collective: each group's ranks' operands in, each rank's result out.
+  LogicalResult collective(Operation *op, std::vector<Values> &values);
+
+  const Mesh &mesh;
+  ParamStore &params;
+};
+
+LogicalResult Lockstep::collective(Operation *op, std::vector<Values> &values) {
+  auto axesAttr = op->getAttrOfType<ArrayAttr>("mesh_axes");
+  std::vector<std::string> axes;
+  for (Attribute a : axesAttr)
+    axes.push_back(cast<StringAttr>(a).str());
+  for (const std::string &name : axes)
+    if (mesh.axisIndex(name) < 0)
+      return op->emitError("names mesh axis '")
+             << name << "', which the mesh " << mesh.str() << " does not have";
+  int64_t stated = op->getAttrOfType<IntegerAttr>("group_size").getInt();
+  int64_t size = mesh.groupSize(axes);
+  if (stated != size)
+    return op->emitError("has group_size ")
+           << stated << ", but its axes span " << size << " ranks of the mesh "
+           << mesh.str();
+  Value x = op->getOperand(0), result = op->getResult(0);
+  int64_t rank = llvm::cast<RankedTensorType>(x.getType()).getRank();
+  std::vector<bool> done(mesh.size(), false);
+  for (int64_t r = 0; r < mesh.size(); ++r) {
+    if (done[r])
+      continue;
+    std::vector<int64_t> members = mesh.group(r, axes);
+    std::vector<Tensor> operands;
+    for (int64_t m : members)
+      operands.push_back(values[m].find(x)->second);
+    std::vector<Tensor> results;
+    try {
+      results = llvm::TypeSwitch<Operation *, std::vector<Tensor>>(op)
+                    .Case([&](AllReduceOp o) { return allReduce(operands, kindOf(o.getKind())); })
+                    .Case([&](AllGatherOp o) {
+                      return allGather(operands, normalized(o.getAxis(), rank));
+                    })
+                    .Case([&](ReduceScatterOp o) {
+                      return reduceScatter(operands, kindOf(o.getKind()),
+                                           normalized(o.getAxis(), rank));
+                    })
+                    .Case([&](AllToAllOp o) {
+                      return allToAll(operands, normalized(o.getSplitAxis(), rank),
+                                      normalized(o.getConcatAxis(), rank));
+                    })
+                    .Case([&](BroadcastOp o) {
+                      return broadcast(operands, static_cast<int64_t>(o.getRoot()));
+                    })
+                    .Case([&](ShardOp o) {
+                      std::vector<Tensor> blocks;
+                      for (size_t i = 0; i < operands.size(); ++i)
+                        blocks.push_back(block(operands[i], normalized(o.getAxis(), rank),
+                                               static_cast<int64_t>(i),
+                                               static_cast<int64_t>(operands.size())));
+                      return blocks;
+                    });
+    } catch (const EvalError &error) {
+      return op->emitError(error.what());
+    }
+    for (size_t i = 0; i < members.size(); ++i) {
+      values[members[i]][result] = std::move(results[i]);
+      done[members[i]] = true;
+    }
+  }
+  return success();
+}
+
+FailureOr<std::vector<std::vector<Tensor>>>
+Lockstep::run(Block &body, const std::vector<std::vector<Tensor>> &args) {
+  int64_t ranks = mesh.size();
+  std::vector<Values> values(ranks);
+  for (int64_t r = 0; r < ranks; ++r)
+    for (auto [arg, tensor] : llvm::zip(body.getArguments(), args[r]))
+      values[r][arg] = tensor;
+  for (Operation &op : body) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
+      std::vector<std::vector<Tensor>> results(ranks);
+      for (int64_t r = 0; r < ranks; ++r)
+        for (Value v : op.getOperands())
+          results[r].push_back(values[r].find(v)->second);
+      return results;
+    }
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      std::vector<std::vector<Tensor>> inputs(ranks);
+      for (int64_t r = 0; r < ranks; ++r)
+        for (Value v : fusion.getInputs())
+          inputs[r].push_back(values[r].find(v)->second);
+      auto results = run(fusion.getBody().front(), inputs);
+      if (failed(results))
+        return failure();
+      for (int64_t r = 0; r < ranks; ++r)
+        for (auto [result, tensor] : llvm::zip(fusion.getResults(), (*results)[r]))
+          values[r][result] = std::move(tensor);
+      continue;
+    }
+    if (kernelRoleOf(&op) == KernelRole::Collective) {
+      if (failed(collective(&op, values)))
+        return failure();
+      continue;
+    }
+    for (int64_t r = 0; r < ranks; ++r) {
+      std::vector<Tensor> operands;
+      for (Value v : op.getOperands())
+        operands.push_back(values[r].find(v)->second);
+      FailureOr<Tensor> result = evaluateOp(&op, operands, params);
+      if (failed(result))
+        return failure();
+      values[r][op.getResult(0)] = std::move(*result);
+    }
+  }
+  return mlir::emitError(body.getParent()->getLoc(), "block has no terminator");
+}
+
+} // namespace
+
+FailureOr<std::vector<std::vector<Tensor>>>
+evaluateSpmd(func::FuncOp func, const Mesh &mesh,
+             const std::vector<std::vector<Tensor>> &inputs, ParamStore &params) {
+  if (static_cast<int64_t>(inputs.size()) != mesh.size())
+    return func.emitError("the SPMD program runs on ")
+           << mesh.size() << " ranks of the mesh " << mesh.str() << ", "
+           << inputs.size() << " ranks' inputs were given";
+  Block &body = func.getBody().front();
+  for (const std::vector<Tensor> &rankInputs : inputs)
+    if (rankInputs.size() != body.getNumArguments())
+      return func.emitError("the graph takes ")
+             << body.getNumArguments() << " inputs, " << rankInputs.size()
+             << " were given";
+  return Lockstep(mesh, params).run(body, inputs);
+}
+
+} // namespace dlc::oracle
