@@ -404,6 +404,39 @@ static Value poolInputGrad(VjpBuilder &b, Value x, const std::array<Window, 2> &
                  {1, 1, 1, 1});
 }
 
+/// The max-pool gradient when the windows tile the input (kernel = stride,
+/// no padding, sizes divisible; LeNet's and most CNNs' 2x2 pools): each
+/// element is in one window, so a view of x as [N, C, OH, OW, kh*kw] gives
+/// each window's first maximum by one row reduction (the smallest offset
+/// that equals the max) and each element's gradient by one select: two
+/// fused kernels, where the general rule below takes a slice and a scatter
+/// per window offset. Null when the windows do not tile.
+static Value tiledMaxPoolGrad(VjpBuilder &b, Value x, Value y, Value g,
+                              const std::array<Window, 2> &w) {
+  ArrayRef<int64_t> xs = shapeOfValue(x);
+  for (const Window &d : w)
+    if (d.kernel != d.stride || d.before || d.after || d.dilation != 1 ||
+        d.out * d.kernel != d.size)
+      return Value();
+  int64_t n = xs[0], c = xs[1], oh = w[0].out, ow = w[1].out, kh = w[0].kernel,
+          kw = w[1].kernel;
+  SmallVector<int64_t> full{n, c, oh, ow, kh * kw};
+  Value windows =
+      b.reshape(b.transpose(b.reshape(x, {n, c, oh, kh, ow, kw}), {0, 1, 2, 4, 3, 5}), full);
+  Value isMax = b.compare(ComparePredicate::eq, windows,
+                          b.broadcastTo(b.reshape(y, {n, c, oh, ow, 1}), full));
+  Value offset = b.iota(full, 4, b.builder().getI32Type());
+  Value first = b.create<ReduceMinOp>(
+      {b.select(isMax, offset, b.like(offset, double(kh * kw)))},
+      {b.builder().getNamedAttr("axes", b.builder().getDenseI64ArrayAttr({4})),
+       b.builder().getNamedAttr("keepdims", b.builder().getBoolAttr(true))});
+  Value perWindow =
+      b.select(b.compare(ComparePredicate::eq, offset, b.broadcastTo(first, full)),
+               b.broadcastTo(b.reshape(g, {n, c, oh, ow, 1}), full), b.like(windows, 0));
+  return b.reshape(
+      b.transpose(b.reshape(perWindow, {n, c, oh, ow, kh, kw}), {0, 1, 2, 4, 3, 5}), xs);
+}
+
 /// Each window's gradient goes to its first maximum (row-major), as XLA's
 /// select-and-scatter does.
 LogicalResult MaxPool2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
@@ -414,6 +447,10 @@ LogicalResult MaxPool2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
     return success();
   auto w = windowsOf(shapeOfValue(x), shapeOfValue(y), getKernel(),
                      getStrides(), getPadding(), {1, 1});
+  if (Value tiled = tiledMaxPoolGrad(b, x, y, g, w)) {
+    grads[0] = tiled;
+    return success();
+  }
   Value padded = b.pad(x, {0, 0, w[0].before, w[1].before},
                        {0, 0, w[0].after, w[1].after}, -INFINITY);
   SmallVector<Value> parts;

@@ -10,7 +10,7 @@
 // on its samples. Inputs are drawn by those tests: floats in [0.5, 1.5],
 // integers in {0, 1}.
 //
-// CHECK-COUNT-73: func.func @
+// CHECK-COUNT-74: func.func @
 
 // ----- Sources
 
@@ -181,6 +181,10 @@ func.func @matmul(%a: tensor<2x4x3xf32>, %b: tensor<5x3xf32>) -> tensor<2x4x5xf3
 func.func @avg_pool2d(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
   %0 = dlc.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
   return %0 : tensor<1x2x2x2xf32>
+}
+func.func @max_pool2d_tiled(%x: tensor<2x2x4x6xf32>) -> tensor<2x2x2x3xf32> {
+  %0 = dlc.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : tensor<2x2x4x6xf32> -> tensor<2x2x2x3xf32>
+  return %0 : tensor<2x2x2x3xf32>
 }
 func.func @max_pool2d(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xf32> {
   %0 = dlc.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>} : tensor<1x2x4x4xf32> -> tensor<1x2x3x3xf32>
