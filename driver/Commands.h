@@ -39,6 +39,13 @@ struct CommonOptions {
 ExitCode runCheck(const CommonOptions &options, mlir::MLIRContext &context,
                   llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os);
 
+/// `--mesh data=2,model=2 [--parallel data|tensor]`: the graph partitioned
+/// into its SPMD program (passes/partition) for that mesh.
+struct MeshOptions {
+  std::string mesh;
+  std::string parallel;
+};
+
 struct CompileOptions {
   /// `ast`, `mlir`, `fused` or `cpp`; empty: write a module to `output`.
   std::string emit;
@@ -56,6 +63,8 @@ struct CompileOptions {
   std::string params;
   /// `--memory-budget` with `train`: rematerialise to fit (dlc-rematerialize).
   std::optional<int64_t> memoryBudget;
+  /// `--emit=mlir-partitioned`'s mesh and preset.
+  MeshOptions mesh;
 };
 
 /// `dlc compile M --emit=...`: prints a stage of the pipeline; with
@@ -86,6 +95,10 @@ struct RunOptions {
   /// `cpu` (compile, then run through the runtime) or `reference` (the
   /// float64 oracle on the IR).
   std::string device = "cpu";
+  /// With a mesh, the reference device runs the partitioned program on
+  /// every rank (the oracle's SPMD simulation); the outputs are rank 0's
+  /// (whole on every rank).
+  MeshOptions mesh;
   /// `NAME=@file` arguments, unparsed.
   std::vector<std::string> inputs, outputs, expectedOutputs;
   double rtol = 1e-5, atol = 1e-8;

@@ -81,6 +81,21 @@ ExitCode runCompile(const CommonOptions &options,
   }
   std::vector<std::string> cudaArchs;
   bool cuda = codegen::parseCudaTarget(compile.target, cudaArchs);
+  if (compile.emit == "mlir-partitioned") {
+    if (compile.mesh.mesh.empty())
+      return fail(context, kExitBadInput,
+                  "--emit=mlir-partitioned needs --mesh (and --parallel data|tensor)");
+    ExitCode code;
+    auto model = loadForCompile(options, compile, context, sourceMgr, code);
+    if (!model)
+      return code;
+    if (ExitCode c = partitionForMesh(context, entryGraph(*model->built.module),
+                                      compile.mesh))
+      return c;
+    model->built.module->print(out);
+    out.flush();
+    return kExitSuccess;
+  }
   if (compile.emit == "mlir" || compile.emit == "fused") {
     ExitCode code;
     auto model = loadForCompile(options, compile, context, sourceMgr, code);
@@ -103,7 +118,7 @@ ExitCode runCompile(const CommonOptions &options,
   if (compile.emit != "cpp" && compile.emit != "cuda" && !compile.emit.empty())
     return fail(context, kExitBadInput,
                 "unknown --emit stage '" + compile.emit +
-                    "' (expected ast, mlir, fused, cpp or cuda)");
+                    "' (expected ast, mlir, mlir-partitioned, fused, cpp or cuda)");
   if (compile.target != "cpu" && !cuda)
     return fail(context, kExitBadInput,
                 "unknown --target '" + compile.target +

@@ -7,6 +7,8 @@
 
 #include "driver/DriverSupport.h"
 
+#include "passes/partition/Partition.h"
+
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -85,6 +87,23 @@ FailureOr<func::FuncOp> trainingFunction(ModuleOp module, func::FuncOp graph,
   if (failed(pm.run(module)))
     return failure();
   return loss;
+}
+
+ExitCode partitionForMesh(MLIRContext &context, func::FuncOp func,
+                          const MeshOptions &options) {
+  PartitionOptions partition;
+  std::string error;
+  if (!Mesh::parse(options.mesh, partition.mesh, error))
+    return fail(context, kExitBadInput, error);
+  std::optional<ParallelPreset> preset = parseParallelPreset(options.parallel);
+  if (!preset)
+    return fail(context, kExitBadInput,
+                "--parallel must be data, tensor, data,tensor or none, not '" +
+                    options.parallel + "'");
+  partition.preset = *preset;
+  if (failed(partitionFunction(func, partition)))
+    return kExitBadInput;
+  return kExitSuccess;
 }
 
 } // namespace dlc

@@ -61,6 +61,11 @@ buildCuda(mlir::MLIRContext &context, mlir::ModuleOp module,
           mlir::func::FuncOp func, const std::vector<std::string> &archs,
           bool emulation, ExitCode &code);
 
+/// Partitions `func` for `--mesh`/`--parallel` (passes/partition); errors
+/// (a bad mesh or preset, an op without a rule) are reported, exit 2.
+ExitCode partitionForMesh(mlir::MLIRContext &context, mlir::func::FuncOp func,
+                          const MeshOptions &mesh);
+
 } // namespace dlc
 
 #endif // DLC_DRIVER_DRIVERSUPPORT_H

@@ -16,6 +16,7 @@
 #include "driver/TensorFiles.h"
 #include "driver/TensorReport.h"
 #include "oracle/Interpreter.h"
+#include "oracle/Spmd.h"
 #include "passes/Passes.h"
 #include "ir/ParamSpec.h"
 #include "support/Init.h"
@@ -70,6 +71,13 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os) {
   bool isModule = llvm::sys::path::extension(options.modelPath) == ".dlcm";
+  if (!run.mesh.mesh.empty() && run.device != "reference")
+    return fail(context, kExitBadInput,
+                "--mesh runs the partitioned program on the oracle (--device "
+                "reference) for now: the runtime does not execute collectives "
+                "yet (issue 12)");
+  if (!run.mesh.parallel.empty() && run.mesh.mesh.empty())
+    return fail(context, kExitBadInput, "--parallel needs --mesh");
   bool cudaDevice = run.device == "cuda-emu" || run.device == "cuda" ||
                     llvm::StringRef(run.device).starts_with("cuda:");
   if (run.device != "reference" && run.device != "cpu" && !cudaDevice)
@@ -195,7 +203,26 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
 
   ParamStore params;
   std::vector<oracle::Tensor> results;
-  if (run.device == "reference") {
+  if (run.device == "reference" && !run.mesh.mesh.empty()) {
+    // The partitioned program on every rank of the mesh, each given the
+    // whole inputs; its outputs are whole on every rank.
+    if (ExitCode code = partitionForMesh(context, func, run.mesh))
+      return code;
+    Mesh mesh;
+    std::string error;
+    Mesh::parse(run.mesh.mesh, mesh, error);
+    auto outputs = oracle::evaluateSpmd(
+        func, mesh, std::vector<std::vector<oracle::Tensor>>(mesh.size(), inputs), params);
+    if (failed(outputs))
+      return kExitRuntimeFault;
+    for (int64_t r = 1; r < mesh.size(); ++r)
+      for (size_t i = 0; i < (*outputs)[0].size(); ++i)
+        if ((*outputs)[r][i].data != (*outputs)[0][i].data)
+          return fail(context, kExitInternalError,
+                      "the partitioned program's output " + std::to_string(i) +
+                          " differs between rank 0 and rank " + std::to_string(r));
+    results = std::move((*outputs)[0]);
+  } else if (run.device == "reference") {
     auto outputs = oracle::evaluate(func, inputs, params);
     if (failed(outputs))
       return kExitRuntimeFault;

@@ -8,6 +8,8 @@
 #ifndef DLC_IR_DLCINTERFACES_H
 #define DLC_IR_DLCINTERFACES_H
 
+#include "ir/ShardingRule.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/SmallVector.h"

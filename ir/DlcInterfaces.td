@@ -131,6 +131,30 @@ def Dlc_ElementwiseOpInterface : OpInterface<"ElementwiseOpInterface"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Sharding
+//===----------------------------------------------------------------------===//
+
+def Dlc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::dlc";
+  let description = [{
+    How the op's dimensions may be split over a device mesh, in the factor
+    form of GSPMD/Shardy (ir/ShardingRule.h): each dimension of each operand
+    and result is a factor, or whole (-1: it must not be split at this op).
+    A factor an operand has and no result has is a reduction: split, it
+    leaves the result a partial value (a pending sum, max, ... over the
+    mesh axis) that an all_reduce resolves. Element-wise ops share one rule
+    (result dimension i is operand dimension i, NumPy-aligned; broadcast
+    size-1 dimensions whole); every other op states its own.
+  }];
+  let methods = [
+    InterfaceMethod<"The op's sharding rule.", "::dlc::ShardingRule",
+      "getShardingRule", (ins), [{}], [{
+        return ::dlc::elementwiseShardingRule($_op);
+      }]>,
+  ];
+}
+
 // Element i of the result reads only element i of each operand that has as
 // many elements (others are broadcast), and nothing else of it: the result
 // may take such an operand's buffer (the memory planner's in-place rule).

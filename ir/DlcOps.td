@@ -16,7 +16,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // What every element-wise op is to the passes (DlcInterfaces.td): a scalar
 // function per element, one FLOP each, safe to compute in place.
 defvar Dlc_ElementwiseBase = [Pure, Dlc_ElementwiseRole, Dlc_FlopsPerElement<1>,
-    Dlc_ElementAligned];
+    Dlc_ElementAligned, Dlc_ShardingRuleOpInterface];
 defvar Dlc_ElementwiseTraits =
     !listconcat(Dlc_ElementwiseBase, [Dlc_ElementwiseOpInterface]);
 // An element-wise op whose scalar function depends on an attribute names it.
@@ -27,7 +27,7 @@ defvar Dlc_ElementwiseNamedTraits = !listconcat(Dlc_ElementwiseBase,
 // Sources: parameters, constants, iota
 //===----------------------------------------------------------------------===//
 
-def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor,
+def Dlc_ConstantOp : Dlc_Op<"constant", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, ConstantLike, Pure, InferTypeOpAdaptor,
     Dlc_SourceRole, Dlc_NoFlops, Dlc_ZeroDerivative]> {
   let summary = "A tensor whose elements are known at compile time.";
   let description = [{
@@ -47,7 +47,7 @@ def Dlc_ConstantOp : Dlc_Op<"constant", [ConstantLike, Pure, InferTypeOpAdaptor,
   let dlgCallable = 0;
 }
 
-def Dlc_IotaOp : Dlc_Op<"iota", [Pure, Dlc_ElementwiseRole, Dlc_NoFlops,
+def Dlc_IotaOp : Dlc_Op<"iota", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, Dlc_ElementwiseRole, Dlc_NoFlops,
     Dlc_ZeroDerivative]> {
   let summary = "A tensor whose elements are their index along one axis.";
   let description = [{
@@ -64,7 +64,7 @@ def Dlc_IotaOp : Dlc_Op<"iota", [Pure, Dlc_ElementwiseRole, Dlc_NoFlops,
   let hasVerifier = 1;
 }
 
-def Dlc_ParamOp : Dlc_Op<"param", [Dlc_SourceRole, Dlc_NoFlops,
+def Dlc_ParamOp : Dlc_Op<"param", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Dlc_SourceRole, Dlc_NoFlops,
     Dlc_ZeroDerivative]> {
   let summary = "A named, trainable model parameter.";
   let description = [{
@@ -256,7 +256,7 @@ def Dlc_SelectOp : Dlc_Op<"select", !listconcat(Dlc_ElementwiseTraits,
 // Contraction, convolution and pooling
 //===----------------------------------------------------------------------===//
 
-def Dlc_Conv2dOp : Dlc_Op<"conv2d", [Pure, InferTypeOpAdaptor,
+def Dlc_Conv2dOp : Dlc_Op<"conv2d", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_ConvolutionRole, Dlc_CustomFlops, Dlc_VjpRule]> {
   let summary = "2-D convolution over NCHW inputs with OIHW weights.";
   let description = [{
@@ -280,7 +280,7 @@ def Dlc_Conv2dOp : Dlc_Op<"conv2d", [Pure, InferTypeOpAdaptor,
                        "functional-type(operands, results)";
 }
 
-def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, InferTypeOpAdaptor,
+def Dlc_MatmulOp : Dlc_Op<"matmul", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_ContractionRole, Dlc_CustomFlops, Dlc_VjpRule]> {
   let summary = "Batched matrix product, with broadcast batch dimensions.";
   let description = [{
@@ -303,7 +303,7 @@ def Dlc_MatmulOp : Dlc_Op<"matmul", [Pure, InferTypeOpAdaptor,
 }
 
 class Dlc_Pool2dOp<string mnemonic, string what>
-    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Dlc_PoolingRole,
+    : Dlc_Op<mnemonic, [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor, Dlc_PoolingRole,
                         Dlc_CustomFlops, Dlc_VjpRule]> {
   let summary = "2-D " # what # " pooling over NCHW inputs.";
   let description = [{
@@ -335,7 +335,7 @@ def Dlc_MaxPool2dOp : Dlc_Pool2dOp<"max_pool2d", "maximum"> {
 //===----------------------------------------------------------------------===//
 
 class Dlc_ReduceOp<string mnemonic, string what, string kind>
-    : Dlc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+    : Dlc_Op<mnemonic, [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor, Dlc_RowRole,
                         Dlc_FlopsPerInputElement<1>,
                         DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
                         Dlc_ReduceOpInterface, Dlc_VjpRule]> {
@@ -368,7 +368,7 @@ def Dlc_ReduceSumOp : Dlc_ReduceOp<"reduce_sum", "sum", "Sum">;
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor, Dlc_RowRole,
     Dlc_FlopsPerInputElement<8>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
     Dlc_VjpRule]> {
   let summary = "Layer normalisation over the trailing dimensions from `axis`.";
@@ -391,7 +391,7 @@ def Dlc_LayerNormOp : Dlc_Op<"layer_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRol
                        "functional-type(operands, results)";
 }
 
-def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor, Dlc_RowRole,
     Dlc_FlopsPerInputElement<5>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
     Dlc_VjpRule]> {
   let summary = "Logarithm of the softmax along one axis, computed stably.";
@@ -406,7 +406,7 @@ def Dlc_LogSoftmaxOp : Dlc_Op<"log_softmax", [Pure, InferTypeOpAdaptor, Dlc_RowR
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor, Dlc_RowRole,
     Dlc_FlopsPerInputElement<4>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
     Dlc_VjpRule]> {
   let summary = "Root-mean-square normalisation over the trailing dimensions.";
@@ -427,7 +427,7 @@ def Dlc_RmsNormOp : Dlc_Op<"rms_norm", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
                        "functional-type(operands, results)";
 }
 
-def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
+def Dlc_SoftmaxOp : Dlc_Op<"softmax", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor, Dlc_RowRole,
     Dlc_FlopsPerInputElement<5>, DeclareOpInterfaceMethods<Dlc_RowOpInterface>,
     Dlc_VjpRule]> {
   let summary = "Softmax along one axis, computed stably.";
@@ -459,7 +459,7 @@ def Dlc_SoftmaxOp : Dlc_Op<"softmax", [Pure, InferTypeOpAdaptor, Dlc_RowRole,
 // them for every rank in one process (oracle/Spmd.h); a group of 1 is the
 // identity.
 class Dlc_CollectiveOp<string mnemonic, list<Trait> traits = []>
-    : Dlc_Op<mnemonic, !listconcat([Dlc_CollectiveRole, Dlc_NoFlops,
+    : Dlc_Op<mnemonic, !listconcat([Dlc_CollectiveRole, DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Dlc_NoFlops,
                                     Dlc_NoDerivative,
                                     MemoryEffects<[MemRead, MemWrite]>],
                                    traits)> {
@@ -573,7 +573,7 @@ def Dlc_ShardOp : Dlc_CollectiveOp<"shard"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure, Dlc_LayoutRole,
+def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, Dlc_LayoutRole,
     Dlc_NoFlops, Dlc_ElementAligned, Dlc_VjpRule]> {
   let summary = "Broadcasts a tensor to the result's shape (NumPy rules).";
   let description = [{
@@ -591,7 +591,7 @@ def Dlc_BroadcastToOp : Dlc_Op<"broadcast_to", [Pure, Dlc_LayoutRole,
   let hasFolder = 1;
 }
 
-def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor,
+def Dlc_ConcatOp : Dlc_Op<"concat", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Joins tensors along one axis.";
   let description = [{
@@ -607,7 +607,7 @@ def Dlc_ConcatOp : Dlc_Op<"concat", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def Dlc_EmbeddingOp : Dlc_Op<"embedding", [Pure, InferTypeOpAdaptor,
+def Dlc_EmbeddingOp : Dlc_Op<"embedding", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Looks up rows of an embedding table.";
   let description = [{
@@ -624,7 +624,7 @@ def Dlc_EmbeddingOp : Dlc_Op<"embedding", [Pure, InferTypeOpAdaptor,
                        "functional-type(operands, results)";
 }
 
-def Dlc_GatherOp : Dlc_Op<"gather", [Pure, InferTypeOpAdaptor,
+def Dlc_GatherOp : Dlc_Op<"gather", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Takes slices along one axis at the given indices (NumPy `take`).";
   let description = [{
@@ -642,7 +642,7 @@ def Dlc_GatherOp : Dlc_Op<"gather", [Pure, InferTypeOpAdaptor,
                        "functional-type(operands, results)";
 }
 
-def Dlc_PadOp : Dlc_Op<"pad", [Pure, InferTypeOpAdaptor,
+def Dlc_PadOp : Dlc_Op<"pad", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Pads each dimension with a constant value.";
   let description = [{
@@ -660,7 +660,7 @@ def Dlc_PadOp : Dlc_Op<"pad", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 
-def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure, Dlc_LayoutRole, Dlc_NoFlops,
+def Dlc_ReshapeOp : Dlc_Op<"reshape", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, Dlc_LayoutRole, Dlc_NoFlops,
     Dlc_ElementAligned, Dlc_VjpRule]> {
   let summary = "Reinterprets a tensor's elements in row-major order as another shape.";
   let description = [{
@@ -678,7 +678,7 @@ def Dlc_ReshapeOp : Dlc_Op<"reshape", [Pure, Dlc_LayoutRole, Dlc_NoFlops,
   let hasFolder = 1;
 }
 
-def Dlc_SliceOp : Dlc_Op<"slice", [Pure, InferTypeOpAdaptor,
+def Dlc_SliceOp : Dlc_Op<"slice", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_DataMovementRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Takes a strided rectangular slice.";
   let description = [{
@@ -698,7 +698,7 @@ def Dlc_SliceOp : Dlc_Op<"slice", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 
-def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor,
+def Dlc_TransposeOp : Dlc_Op<"transpose", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_LayoutRole, Dlc_NoFlops, Dlc_VjpRule]> {
   let summary = "Permutes dimensions: result dimension i is operand dimension perm[i].";
   let description = [{
@@ -718,7 +718,7 @@ def Dlc_TransposeOp : Dlc_Op<"transpose", [Pure, InferTypeOpAdaptor,
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor,
+def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
     Dlc_LossRole, Dlc_FlopsPerInputElement<5>, Dlc_VjpRule]> {
   let summary = "Softmax cross-entropy against integer class labels.";
   let description = [{
@@ -753,7 +753,7 @@ def Dlc_CrossEntropyOp : Dlc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor,
                        "functional-type(operands, results)";
 }
 
-def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor, Dlc_LossRole,
+def Dlc_MseOp : Dlc_Op<"mse", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor, Dlc_LossRole,
     Dlc_FlopsPerInputElement<3>, Dlc_VjpRule]> {
   let summary = "Squared error between predictions and targets.";
   let description = [{
@@ -776,7 +776,7 @@ def Dlc_MseOp : Dlc_Op<"mse", [Pure, InferTypeOpAdaptor, Dlc_LossRole,
 // Kernels: fusion regions
 //===----------------------------------------------------------------------===//
 
-def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove, Dlc_StructureRole,
+def Dlc_FusionOp : Dlc_Op<"fusion", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, IsolatedFromAbove, Dlc_StructureRole,
     Dlc_NoDerivative,
     Dlc_CustomFlops,
     SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
@@ -816,7 +816,7 @@ def Dlc_FusionOp : Dlc_Op<"fusion", [IsolatedFromAbove, Dlc_StructureRole,
   let dlgCallable = 0;
 }
 
-def Dlc_YieldOp : Dlc_Op<"yield", [Pure, Terminator, Dlc_StructureRole, Dlc_NoFlops,
+def Dlc_YieldOp : Dlc_Op<"yield", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, Terminator, Dlc_StructureRole, Dlc_NoFlops,
     Dlc_NoDerivative,
                                    HasParent<"FusionOp">]> {
   let summary = "Returns the results of a fusion region.";

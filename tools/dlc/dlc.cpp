@@ -105,6 +105,16 @@ static cl::opt<int64_t> memoryBudget(
              "in the backward pass (dlc-rematerialize) to fit an arena of "
              "this many bytes"),
     cl::value_desc("BYTES"), cl::cat(category));
+static cl::opt<std::string> meshSpec(
+    "mesh",
+    cl::desc("run --device reference, compile --emit=mlir-partitioned: the "
+             "device mesh to partition for, e.g. data=2,model=2"),
+    cl::value_desc("AXIS=N,..."), cl::cat(category));
+static cl::opt<std::string> parallel(
+    "parallel",
+    cl::desc("with --mesh: data (inputs' batch over 'data') or tensor "
+             "(Megatron matmul pairs over 'model')"),
+    cl::value_desc("data|tensor"), cl::cat(category));
 static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
                                     cl::init(8), cl::cat(category));
 
@@ -246,6 +256,8 @@ int main(int argc, char **argv) {
           "  dlc compile M.dlg --train -o S.dlcm [--memory-budget BYTES]  "
           "the train step as a module\n"
           "  dlc compile M.dlg --emit=ast|mlir|fused|cpp  print a stage\n"
+          "  dlc compile M.dlg --emit=mlir-partitioned --mesh data=2 --parallel data\n"
+          "  dlc run M.dlg --device reference --mesh model=2 --parallel tensor\n"
           "  dlc compile M.dlg --stats            compile; print the memory "
           "plan's figures\n"
           "  dlc plan M.dlg [--dim N=64]          kernels, arena, lower "
@@ -300,7 +312,8 @@ int main(int argc, char **argv) {
     return runCheck(common, context, sourceMgr, llvm::outs());
   if (command == "compile") {
     CompileOptions compile{emit, outputPath, llvm::AreStatisticsEnabled(),
-                           target, trainStep, paramsFile, std::nullopt};
+                           target, trainStep, paramsFile, std::nullopt,
+                           {meshSpec, parallel}};
     if (memoryBudget.getNumOccurrences())
       compile.memoryBudget = memoryBudget;
     return runCompile(common, compile, context, sourceMgr);
@@ -330,6 +343,7 @@ int main(int argc, char **argv) {
     run.params = paramsFile;
     run.showValues = showValues;
     run.stage = stage;
+    run.mesh = {meshSpec, parallel};
     return runRun(common, run, context, sourceMgr, llvm::outs());
   }
   if (command == "train") {

@@ -123,6 +123,33 @@ TEST_F(OpFactsTest, EveryOpDeclaresItsRoleAndCost) {
   });
 }
 
+TEST_F(OpFactsTest, EveryOpHasAShardingRule) {
+  // The partitioner asks every op how its dimensions split; a rule must
+  // name one factor or -1 for every dimension of every operand and result.
+  for (auto func : module->getOps<func::FuncOp>()) {
+    Operation *op = sampleOp(func);
+    ASSERT_TRUE(op);
+    auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
+    ASSERT_TRUE(ruled) << op->getName().getStringRef().str() << " has no sharding rule";
+    ShardingRule rule = ruled.getShardingRule();
+    ASSERT_EQ(rule.operands.size(), op->getNumOperands()) << op->getName().getStringRef().str();
+    ASSERT_EQ(rule.results.size(), op->getNumResults()) << op->getName().getStringRef().str();
+    auto check = [&](ValueRange values, const auto &dims) {
+      for (auto [v, d] : llvm::zip(values, dims)) {
+        auto shape = cast<RankedTensorType>(v.getType()).getShape();
+        ASSERT_EQ(d.size(), shape.size()) << op->getName().getStringRef().str();
+        for (auto [size, f] : llvm::zip(shape, d))
+          if (f >= 0)
+            EXPECT_EQ(rule.factorSizes[f] == 0 ? 0 : size % rule.factorSizes[f], 0)
+                << op->getName().getStringRef().str() << ": a dim of " << size
+                << " is a factor of size " << rule.factorSizes[f];
+      }
+    };
+    check(op->getOperands(), rule.operands);
+    check(op->getResults(), rule.results);
+  }
+}
+
 TEST_F(OpFactsTest, FlopsWhereAnOpComputes) {
   module->walk([&](Operation *op) {
     auto cost = dyn_cast<CostOpInterface>(op);

@@ -1,0 +1,321 @@
+//===- Partition.cpp - one SPMD program per mesh from a graph -------------===//
+//
+// One walk over the graph in order. Each op's factors take a mesh axis from
+// an operand that already has it on a dimension of that factor (first
+// operand first; an axis serves one factor per op; a factor the axis size
+// does not divide stays whole); the presets add the splits no operand has
+// yet. Operands are then resharded to what the factors say, and the
+// results get their shardings and local types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/partition/Partition.h"
+
+#include "ir/DlcDialect.h"
+#include "ir/Vjp.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+
+using namespace mlir;
+
+namespace dlc {
+
+namespace {
+
+/// How a value is split: per dimension a mesh axis index or -1, and the
+/// axes over which it is a pending reduction.
+struct Sharding {
+  SmallVector<int64_t, 4> dims;
+  SmallVector<std::pair<int64_t, PartialKind>, 2> partial;
+
+  static Sharding whole(Value v) {
+    Sharding s;
+    s.dims.assign(shapeOfValue(v).size(), -1);
+    return s;
+  }
+};
+
+CollectiveReduction collectiveOf(PartialKind kind) {
+  switch (kind) {
+  case PartialKind::Max: return CollectiveReduction::max;
+  case PartialKind::Min: return CollectiveReduction::min;
+  case PartialKind::Avg: return CollectiveReduction::avg;
+  default: return CollectiveReduction::sum;
+  }
+}
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, const PartitionOptions &options)
+      : func(func), options(options), mesh(options.mesh), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  int64_t axisSize(int64_t axis) const { return mesh.axes()[axis].second; }
+  std::string axisName(int64_t axis) const { return mesh.axes()[axis].first; }
+  int64_t axisIndex(const std::string &name) const { return mesh.axisIndex(name); }
+
+  Sharding &shardingOf(Value v) {
+    auto found = shardings.find(v);
+    if (found == shardings.end())
+      found = shardings.try_emplace(v, Sharding::whole(v)).first;
+    return found->second;
+  }
+
+  /// The local type of `v` (by its global type) split by `dims`.
+  Type localType(Value v, ArrayRef<int64_t> dims) const {
+    auto ranked = cast<RankedTensorType>(globalTypes.lookup(v));
+    SmallVector<int64_t> shape(ranked.getShape());
+    for (auto [d, axis] : llvm::enumerate(dims))
+      if (axis >= 0)
+        shape[d] /= axisSize(axis);
+    return RankedTensorType::get(shape, ranked.getElementType());
+  }
+
+  /// `v` (placed before `user`) as `wanted`: partial sums resolved, split
+  /// dims gathered, then split as wanted. Returns the new value.
+  Value reshard(Value v, ArrayRef<int64_t> wanted, Operation *user);
+
+  /// Builds one collective before `user`.
+  Value collective(StringRef name, Value x, Type type, int64_t axis,
+                   ArrayRef<NamedAttribute> extra, Operation *user);
+
+  LogicalResult partitionOp(Operation *op);
+  LogicalResult shardArguments();
+
+  func::FuncOp func;
+  const PartitionOptions &options;
+  const Mesh &mesh;
+  OpBuilder builder;
+  llvm::DenseMap<Value, Sharding> shardings;
+  /// Every value's unpartitioned type (the IR holds local ones as the walk
+  /// goes), and each op's rule, taken on the unpartitioned graph.
+  llvm::DenseMap<Value, Type> globalTypes;
+  llvm::DenseMap<Operation *, ShardingRule> rules;
+  /// A value already resharded for an earlier user (which it dominates).
+  std::map<std::pair<void *, std::vector<int64_t>>, Value> resharded;
+};
+
+Value Partitioner::collective(StringRef name, Value x, Type type, int64_t axis,
+                              ArrayRef<NamedAttribute> extra, Operation *user) {
+  builder.setInsertionPoint(user);
+  SmallVector<NamedAttribute> attrs(extra);
+  attrs.push_back(builder.getNamedAttr(
+      "mesh_axes", builder.getStrArrayAttr({StringRef(axisName(axis))})));
+  attrs.push_back(builder.getNamedAttr("group_size",
+                                       builder.getI64IntegerAttr(axisSize(axis))));
+  OperationState state(user->getLoc(), name);
+  state.addOperands(x);
+  state.addTypes(type);
+  state.addAttributes(attrs);
+  return builder.create(state)->getResult(0);
+}
+
+Value Partitioner::reshard(Value v, ArrayRef<int64_t> wanted, Operation *user) {
+  Sharding current = shardingOf(v);
+  if (current.partial.empty() && ArrayRef<int64_t>(current.dims) == wanted)
+    return v;
+  std::pair<void *, std::vector<int64_t>> key{v.getAsOpaquePointer(),
+                                               std::vector<int64_t>(wanted.begin(), wanted.end())};
+  if (auto found = resharded.find(key); found != resharded.end())
+    return found->second;
+  Value value = v;
+  // 1. Partial values become complete.
+  for (auto [axis, kind] : current.partial) {
+    Value from = value;
+    value = collective(
+        AllReduceOp::getOperationName(), value, value.getType(), axis,
+        {builder.getNamedAttr("kind", CollectiveReductionAttr::get(
+                                          builder.getContext(), collectiveOf(kind)))},
+        user);
+    globalTypes[value] = globalTypes.lookup(from);
+  }
+  current.partial.clear();
+  // 2. Split dims that must be whole or split otherwise are gathered.
+  SmallVector<int64_t, 4> dims = current.dims;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] < 0 || dims[d] == wanted[d])
+      continue;
+    int64_t axis = dims[d];
+    dims[d] = -1;
+    value = collective(AllGatherOp::getOperationName(), value, localType(v, dims), axis,
+                       {builder.getNamedAttr("axis", builder.getI64IntegerAttr(d))}, user);
+    globalTypes[value] = globalTypes.lookup(v);
+  }
+  // 3. Whole dims that must be split keep this rank's block.
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (wanted[d] < 0 || dims[d] == wanted[d])
+      continue;
+    dims[d] = wanted[d];
+    value = collective(ShardOp::getOperationName(), value, localType(v, dims), wanted[d],
+                       {builder.getNamedAttr("axis", builder.getI64IntegerAttr(d))}, user);
+    globalTypes[value] = globalTypes.lookup(v);
+  }
+  Sharding s;
+  s.dims = dims;
+  shardings[value] = s;
+  resharded[key] = value;
+  return value;
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  if (!rules.count(op))
+    return op->emitError("'") << op->getName()
+                              << "' has no sharding rule: it cannot be partitioned";
+  const ShardingRule &rule = rules[op];
+  int64_t factors = rule.numFactors();
+  SmallVector<int64_t> factorAxis(factors, -1);
+  SmallVector<bool> axisUsed(mesh.axes().size(), false);
+  auto take = [&](int64_t f, int64_t axis) {
+    if (f < 0 || axis < 0 || factorAxis[f] >= 0 || axisUsed[axis] ||
+        rule.factorSizes[f] % axisSize(axis) != 0)
+      return;
+    bool inResult = llvm::any_of(rule.results, [&](auto &dims) {
+      return llvm::is_contained(dims, f);
+    });
+    if (!inResult && rule.reductions[f] == PartialKind::None)
+      return;
+    factorAxis[f] = axis;
+    axisUsed[axis] = true;
+  };
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    const Sharding &s = shardingOf(operand);
+    for (auto [d, f] : llvm::enumerate(rule.operands[i]))
+      take(f, s.dims[d]);
+  }
+  // Megatron: a matmul on a parameter splits the columns (N) when nothing
+  // split K.
+  if (options.preset.tensor && isa<MatmulOp>(op) &&
+      op->getOperand(1).getDefiningOp<ParamOp>()) {
+    int64_t model = axisIndex("model");
+    auto matmul = cast<MatmulOp>(op);
+    int64_t rb = rule.operands[1].size();
+    int64_t k = rule.operands[1][matmul.getTransposeB() ? rb - 1 : rb - 2];
+    int64_t n = rule.operands[1][matmul.getTransposeB() ? rb - 2 : rb - 1];
+    if (model >= 0 && factorAxis[k] < 0)
+      take(n, model);
+  }
+  // Operands as the factors say.
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    SmallVector<int64_t, 4> wanted;
+    for (int64_t f : rule.operands[i])
+      wanted.push_back(f >= 0 ? factorAxis[f] : -1);
+    Value v = reshard(operand, wanted, op);
+    if (v != operand)
+      op->setOperand(i, v);
+  }
+  // Results: their split dims, and partial over the split reductions.
+  for (auto [r, result] : llvm::enumerate(op->getResults())) {
+    Sharding s;
+    for (int64_t f : rule.results[r])
+      s.dims.push_back(f >= 0 ? factorAxis[f] : -1);
+    for (int64_t f = 0; f < factors; ++f) {
+      bool inResult = llvm::any_of(rule.results, [&](auto &dims) {
+        return llvm::is_contained(dims, f);
+      });
+      if (!inResult && factorAxis[f] >= 0)
+        s.partial.push_back({factorAxis[f], rule.reductions[f]});
+    }
+    result.setType(localType(result, s.dims));
+    shardings[result] = s;
+  }
+  return success();
+}
+
+LogicalResult Partitioner::shardArguments() {
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.name");
+    SmallVector<int64_t, 4> wanted(shapeOfValue(arg).size(), -1);
+    if (name && options.argShardings.count(name.str())) {
+      const auto &axes = options.argShardings.at(name.str());
+      if (axes.size() != wanted.size())
+        return func.emitError("the sharding of '")
+               << name.str() << "' names " << axes.size() << " dimensions, it has "
+               << wanted.size();
+      for (auto [d, axis] : llvm::enumerate(axes)) {
+        if (axis.empty())
+          continue;
+        wanted[d] = axisIndex(axis);
+        if (wanted[d] < 0)
+          return func.emitError("the sharding of '")
+                 << name.str() << "' names mesh axis '" << axis
+                 << "', which the mesh " << mesh.str() << " does not have";
+      }
+    } else if (options.preset.data && !wanted.empty()) {
+      int64_t data = axisIndex("data");
+      if (data >= 0 && shapeOfValue(arg)[0] % axisSize(data) == 0)
+        wanted[0] = data;
+    }
+    if (llvm::all_of(wanted, [](int64_t a) { return a < 0; }) || arg.use_empty())
+      continue;
+    Operation *first = &body.front();
+    Value local = reshard(arg, wanted, first);
+    arg.replaceAllUsesExcept(local, local.getDefiningOp());
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    globalTypes[arg] = arg.getType();
+  for (Operation &op : body) {
+    for (Value result : op.getResults())
+      globalTypes[result] = result.getType();
+    if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
+      rules[&op] = ruled.getShardingRule();
+  }
+  if (failed(shardArguments()))
+    return failure();
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
+      // Results are whole on every rank.
+      for (auto [i, v] : llvm::enumerate(op.getOperands())) {
+        SmallVector<int64_t, 4> whole(shapeOfValue(v).size(), -1);
+        Value complete = reshard(v, whole, &op);
+        if (complete != v)
+          op.setOperand(i, complete);
+      }
+      continue;
+    }
+    if (kernelRoleOf(&op) == KernelRole::Collective && !rules.count(&op))
+      continue; // inserted by this walk
+    if (failed(partitionOp(&op)))
+      return failure();
+  }
+  auto module = func->getParentOfType<ModuleOp>();
+  if (module)
+    module->setAttr("dlc.mesh", builder.getStringAttr(mesh.str()));
+  return success();
+}
+
+} // namespace
+
+std::optional<ParallelPreset> parseParallelPreset(const std::string &name) {
+  ParallelPreset preset;
+  size_t start = 0;
+  while (start <= name.size() && !name.empty()) {
+    size_t end = std::min(name.find(',', start), name.size());
+    std::string word = name.substr(start, end - start);
+    if (word == "data")
+      preset.data = true;
+    else if (word == "tensor")
+      preset.tensor = true;
+    else if (word != "none")
+      return std::nullopt;
+    start = end + 1;
+  }
+  return preset;
+}
+
+LogicalResult partitionFunction(func::FuncOp func, const PartitionOptions &options) {
+  return Partitioner(func, options).run();
+}
+
+} // namespace dlc

@@ -1,0 +1,59 @@
+//===- Partition.h - one SPMD program per mesh from a graph ------*- C++ -*-===//
+//
+// The SPMD partitioner (docs/design/2026-11-26-partitioning.md §4): given a
+// graph, a mesh and how its arguments are split, it gives every value a
+// sharding by each op's rule (ShardingRuleOpInterface), forward through the
+// graph, and rewrites the graph in place into the program every rank runs:
+// local shapes, `dlc.shard` where a whole value must be split, `all_gather`
+// where a split one must be whole, `all_reduce` where a partial value (a
+// split contraction's sum, a split reduction) meets an op that needs it
+// complete. The function's arguments stay global (every rank is given the
+// whole input and keeps its part); its results are whole on every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_PASSES_PARTITION_PARTITION_H
+#define DLC_PASSES_PARTITION_PARTITION_H
+
+#include "support/Mesh.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+/// `--parallel data,tensor`: how the partitioner splits what the graph does
+/// not say (none, one, or both).
+struct ParallelPreset {
+  /// Every argument's leading (batch) dimension over the mesh axis `data`.
+  bool data = false;
+  /// Megatron: a matmul whose right operand is a parameter and whose left
+  /// one is not split along K splits the parameter's columns over `model`
+  /// (column-parallel); the next one, reading those columns, splits its
+  /// rows (row-parallel) and its partial sums meet in one all_reduce.
+  bool tensor = false;
+};
+
+struct PartitionOptions {
+  Mesh mesh;
+  ParallelPreset preset;
+  /// Per argument name (`dlc.name`): per dimension, a mesh axis or "".
+  std::map<std::string, std::vector<std::string>> argShardings;
+};
+
+/// Rewrites `func` into its SPMD program on `options.mesh` and records the
+/// mesh on its module (`dlc.mesh`). Errors (an unknown axis, an op without
+/// a rule) are emitted at their location.
+mlir::LogicalResult partitionFunction(mlir::func::FuncOp func,
+                                      const PartitionOptions &options);
+
+/// "data", "tensor", "data,tensor" or "none"; nullopt for another word.
+std::optional<ParallelPreset> parseParallelPreset(const std::string &name);
+
+} // namespace dlc
+
+#endif // DLC_PASSES_PARTITION_PARTITION_H
