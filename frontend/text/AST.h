@@ -43,6 +43,10 @@ struct TypeExpr {
   Location loc;
   std::string dtype;
   std::vector<Dim> dims;
+  /// `@shard(data, _)` after the shape: per dimension the mesh axis it is
+  /// split over, or "" (`_`) for whole; empty when not annotated.
+  std::vector<std::string> shard;
+  Location shardLoc;
 };
 
 //===----------------------------------------------------------------------===//

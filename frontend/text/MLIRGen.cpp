@@ -394,6 +394,12 @@ static FailureOr<DictionaryAttr> buildInit(GraphBuilder &graph,
   return b.getDictionaryAttr(entries);
 }
 
+/// `@shard(data, _)` as `dlc.sharding = ["data", ""]` (passes/partition).
+static ArrayAttr shardingAttr(OpBuilder &b, const TypeExpr &type) {
+  SmallVector<StringRef> axes(type.shard.begin(), type.shard.end());
+  return b.getStrArrayAttr(axes);
+}
+
 static LogicalResult buildParam(GraphBuilder &graph, const ParamDecl &param,
                                 const std::string &baseDir) {
   auto type = graph.resolveType(param.type);
@@ -403,10 +409,11 @@ static LogicalResult buildParam(GraphBuilder &graph, const ParamDecl &param,
   if (failed(init))
     return failure();
   OpBuilder &b = graph.builder;
-  auto value = graph.createTyped<ParamOp>(
-      param.loc, *type, {},
-      {b.getNamedAttr("name", b.getStringAttr(param.name)),
-       b.getNamedAttr("init", *init)});
+  SmallVector<NamedAttribute> attrs{b.getNamedAttr("name", b.getStringAttr(param.name)),
+                                    b.getNamedAttr("init", *init)};
+  if (!param.type.shard.empty())
+    attrs.push_back(b.getNamedAttr("dlc.sharding", shardingAttr(b, param.type)));
+  auto value = graph.createTyped<ParamOp>(param.loc, *type, {}, attrs);
   if (failed(value))
     return failure();
   return define(graph, param.name, param.nameLoc, *value);
@@ -459,8 +466,16 @@ static LogicalResult buildGraph(GraphBuilder &graph, const Graph &ast,
   b.setInsertionPointToEnd(module.getBody());
   auto func = b.create<func::FuncOp>(graph.loc(ast.loc), ast.name,
                                      b.getFunctionType(inputTypes, outputTypes));
-  for (auto [i, input] : llvm::enumerate(ast.inputs))
+  for (auto [i, input] : llvm::enumerate(ast.inputs)) {
     func.setArgAttr(i, "dlc.name", b.getStringAttr(input.name));
+    if (!input.type.shard.empty())
+      func.setArgAttr(i, "dlc.sharding", shardingAttr(b, input.type));
+  }
+  for (const Binding &output : ast.outputs)
+    if (!output.type.shard.empty())
+      return graph.error(output.type.shardLoc)
+             << "@shard applies to inputs and parameters; a graph's outputs are "
+                "whole on every rank";
   for (auto [i, output] : llvm::enumerate(ast.outputs))
     func.setResultAttr(i, "dlc.name", b.getStringAttr(output.name));
   Block *body = func.addEntryBlock();

@@ -115,6 +115,7 @@ private:
   bool parseBindings(std::vector<Binding> &out, const std::string &what,
                      const std::string &list);
   bool parseType(TypeExpr &type);
+  bool parseShard(TypeExpr &type);
   bool parseBody(std::vector<Stmt> &body, const std::string &owner);
   bool parseStatement(std::vector<Stmt> &body, const std::string &owner,
                       const Location &openLoc);
@@ -285,6 +286,38 @@ bool Parser::parseType(TypeExpr &type) {
       return expectedCloser("']' to close the shape opened at " + at(open));
   }
   take();
+  if (is(TokenKind::At))
+    return parseShard(type);
+  return true;
+}
+
+/// shard ::= '@' 'shard' '(' axis { ',' axis } ')' ; axis ::= IDENT | '_'
+/// One entry per dimension: the mesh axis it is split over, `_` for whole.
+bool Parser::parseShard(TypeExpr &type) {
+  type.shardLoc = take().loc;
+  if (!is(TokenKind::Ident) || tok().text != "shard")
+    return expected("'shard(...)' after '@' (the mesh axis of each dimension, "
+                    "'_' for whole)");
+  take();
+  if (!is(TokenKind::LParen))
+    return expected("'(' after '@shard'");
+  Location open = take().loc;
+  Nested n(nest);
+  while (!is(TokenKind::RParen)) {
+    if (!is(TokenKind::Ident))
+      return expected("a mesh axis name or '_' (whole)");
+    Token axis = take();
+    type.shard.push_back(axis.text == "_" ? "" : axis.text);
+    if (is(TokenKind::Comma))
+      take();
+    else if (!is(TokenKind::RParen))
+      return expectedCloser("')' to close the @shard opened at " + at(open));
+  }
+  take();
+  if (type.shard.size() != type.dims.size())
+    return fail(type.shardLoc, "@shard names " + std::to_string(type.shard.size()) +
+                                   " dimension(s), the type has " +
+                                   std::to_string(type.dims.size()));
   return true;
 }
 

@@ -143,6 +143,10 @@ LogicalResult buildTrainGraph(GraphBuilder &graph, const TrainBlock &train,
   b.setInsertionPointToEnd(body);
   for (auto [i, input] : llvm::enumerate(inputs)) {
     func.setArgAttr(i, "dlc.name", b.getStringAttr(input->name));
+    if (!input->type.shard.empty())
+      func.setArgAttr(i, "dlc.sharding",
+                      b.getStrArrayAttr(SmallVector<StringRef>(input->type.shard.begin(),
+                                                               input->type.shard.end())));
     body->getArgument(i).setLoc(graph.loc(input->loc));
     auto taken = graph.names.find(input->name);
     if (taken != graph.names.end())

@@ -87,6 +87,11 @@ private:
 
   LogicalResult partitionOp(Operation *op);
   LogicalResult shardArguments();
+  LogicalResult shardParameters();
+  /// `axes` (mesh axis names, "" whole) as axis indices; an error at `at`
+  /// naming `what` for an unknown axis or a count that is not the rank.
+  FailureOr<SmallVector<int64_t, 4>> axesOf(ArrayRef<std::string> axes, Value v,
+                                            Operation *at, const std::string &what);
 
   func::FuncOp func;
   const PartitionOptions &options;
@@ -227,26 +232,76 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   return success();
 }
 
+FailureOr<SmallVector<int64_t, 4>>
+Partitioner::axesOf(ArrayRef<std::string> axes, Value v, Operation *at,
+                    const std::string &what) {
+  SmallVector<int64_t, 4> wanted(shapeOfValue(v).size(), -1);
+  if (axes.size() != wanted.size())
+    return at->emitError("the sharding of ")
+           << what << " names " << axes.size() << " dimensions, it has "
+           << wanted.size();
+  SmallVector<bool> used(mesh.axes().size(), false);
+  for (auto [d, axis] : llvm::enumerate(axes)) {
+    if (axis.empty())
+      continue;
+    wanted[d] = axisIndex(axis);
+    if (wanted[d] < 0)
+      return at->emitError("the sharding of ")
+             << what << " names mesh axis '" << axis << "', which the mesh "
+             << mesh.str() << " does not have";
+    if (used[wanted[d]])
+      return at->emitError("the sharding of ")
+             << what << " splits two dimensions over mesh axis '" << axis << "'";
+    used[wanted[d]] = true;
+    if (shapeOfValue(v)[d] % axisSize(wanted[d]) != 0)
+      return at->emitError("the sharding of ")
+             << what << " splits dimension " << d << " (" << shapeOfValue(v)[d]
+             << ") over mesh axis '" << axis << "' of " << axisSize(wanted[d])
+             << ", which does not divide it";
+  }
+  return wanted;
+}
+
+static std::vector<std::string> stringsOf(ArrayAttr attr) {
+  std::vector<std::string> out;
+  for (Attribute a : attr)
+    out.push_back(cast<StringAttr>(a).str());
+  return out;
+}
+
+LogicalResult Partitioner::shardParameters() {
+  Block &body = func.getBody().front();
+  for (ParamOp param : llvm::to_vector(body.getOps<ParamOp>())) {
+    auto attr = param->getAttrOfType<ArrayAttr>("dlc.sharding");
+    if (!attr || param->use_empty())
+      continue;
+    auto wanted = axesOf(stringsOf(attr), param.getResult(), param,
+                         "parameter '" + param.getName().str() + "'");
+    if (failed(wanted))
+      return failure();
+    Value local = reshard(param.getResult(), *wanted, param->getNextNode());
+    param.getResult().replaceAllUsesExcept(local, local.getDefiningOp());
+  }
+  return success();
+}
+
 LogicalResult Partitioner::shardArguments() {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
     auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.name");
+    auto annotated = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "dlc.sharding");
     SmallVector<int64_t, 4> wanted(shapeOfValue(arg).size(), -1);
+    std::string what = "input '" + (name ? name.str() : std::to_string(arg.getArgNumber())) + "'";
     if (name && options.argShardings.count(name.str())) {
-      const auto &axes = options.argShardings.at(name.str());
-      if (axes.size() != wanted.size())
-        return func.emitError("the sharding of '")
-               << name.str() << "' names " << axes.size() << " dimensions, it has "
-               << wanted.size();
-      for (auto [d, axis] : llvm::enumerate(axes)) {
-        if (axis.empty())
-          continue;
-        wanted[d] = axisIndex(axis);
-        if (wanted[d] < 0)
-          return func.emitError("the sharding of '")
-                 << name.str() << "' names mesh axis '" << axis
-                 << "', which the mesh " << mesh.str() << " does not have";
-      }
+      auto axes = axesOf(options.argShardings.at(name.str()), arg, func, what);
+      if (failed(axes))
+        return failure();
+      wanted = *axes;
+    } else if (annotated) {
+      auto axes = axesOf(stringsOf(annotated), arg, func, what);
+      if (failed(axes))
+        return failure();
+      wanted = *axes;
     } else if (options.preset.data && !wanted.empty()) {
       int64_t data = axisIndex("data");
       if (data >= 0 && shapeOfValue(arg)[0] % axisSize(data) == 0)
@@ -271,7 +326,7 @@ LogicalResult Partitioner::run() {
     if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
       rules[&op] = ruled.getShardingRule();
   }
-  if (failed(shardArguments()))
+  if (failed(shardArguments()) || failed(shardParameters()))
     return failure();
   for (Operation &op : llvm::make_early_inc_range(body)) {
     if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
