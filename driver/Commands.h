@@ -80,6 +80,11 @@ struct PlanOptions {
   /// `--memory-budget`: with `train`, rematerialise to fit an arena of this
   /// many bytes (dlc-rematerialize).
   std::optional<int64_t> memoryBudget;
+  /// `--mesh`/`--parallel`: plan the partitioned program (one rank's), and
+  /// list its collectives with their bytes.
+  MeshOptions mesh;
+  /// `--device-memory BYTES`: say whether a rank's plan fits.
+  std::optional<int64_t> deviceMemory;
 };
 
 /// `dlc plan M`: runs the dlc-compile pipeline (the plan verifier included)

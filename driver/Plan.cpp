@@ -13,6 +13,7 @@
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/PlanReport.h"
+#include "ir/DlcDialect.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -61,6 +62,79 @@ ExitCode planAndReport(const CommonOptions &options, bool defaultDims,
   return kExitSuccess;
 }
 
+/// The bytes one rank sends and receives for `op` on a ring of its group
+/// (NCCL's and MPI's large-message algorithms): an all-reduce moves
+/// 2(g-1)/g of the tensor, an all-gather and a reduce-scatter (g-1)/g of
+/// the whole, an all-to-all (g-1)/g of it, a broadcast the tensor; a shard
+/// moves nothing.
+static int64_t ringBytes(Operation *op) {
+  int64_t g = op->getAttrOfType<IntegerAttr>("group_size").getInt();
+  int64_t in = tensorBytes(op->getOperand(0).getType());
+  int64_t out = tensorBytes(op->getResult(0).getType());
+  if (g <= 1)
+    return 0;
+  if (isa<AllReduceOp>(op))
+    return 2 * (g - 1) * in / g;
+  if (isa<AllGatherOp>(op))
+    return (g - 1) * out / g;
+  if (isa<ReduceScatterOp, AllToAllOp>(op))
+    return (g - 1) * in / g;
+  if (isa<BroadcastOp>(op))
+    return in;
+  return 0;
+}
+
+/// `--mesh`: the partitioned program's plan (every rank runs the same one)
+/// and its collectives.
+static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan,
+                           MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                           llvm::raw_ostream &os) {
+  ExitCode code;
+  auto model = loadForPlan(options, /*defaultDims=*/true, /*train=*/false, context,
+                           sourceMgr, code);
+  if (!model)
+    return code;
+  ModuleOp module = *model->built.module;
+  func::FuncOp func = entryGraph(module);
+  if (ExitCode c = partitionForMesh(context, func, plan.mesh))
+    return c;
+  int64_t kernelsBefore = countKernels(func);
+  if (failed(runCompilePipeline(module)))
+    return kExitInternalError;
+  printHeading(os, "graph " + func.getSymName() + " on mesh " + plan.mesh.mesh +
+                       ", per rank",
+               options.modelPath, *model);
+  PlanReport report = summarizePlan(func, kernelsBefore);
+  printPlanReport(report, os);
+  int64_t count = 0, traffic = 0;
+  std::string lines;
+  func.walk([&](Operation *op) {
+    if (kernelRoleOf(op) != KernelRole::Collective)
+      return;
+    auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+    std::string names;
+    for (Attribute a : axes)
+      names += (names.empty() ? "" : ",") + cast<StringAttr>(a).str();
+    int64_t bytes = ringBytes(op);
+    ++count;
+    traffic += bytes;
+    lines += "  " + op->getName().stripDialect().str() + " over " + names + " (" +
+             std::to_string(op->getAttrOfType<IntegerAttr>("group_size").getInt()) +
+             " ranks): " + withCommas(tensorBytes(op->getOperand(0).getType())) +
+             " bytes in, " + withCommas(bytes) + " bytes on the wire\n";
+  });
+  os << "collectives: " << count << ", " << withCommas(traffic)
+     << " bytes sent per rank per run (ring algorithms)\n"
+     << lines;
+  int64_t total = report.weightBytes + report.arenaBytes + report.inputBytes +
+                  report.stateBytes;
+  if (plan.deviceMemory)
+    os << "fits on a device of " << withCommas(*plan.deviceMemory)
+       << " bytes: " << (total <= *plan.deviceMemory ? "yes" : "no") << " ("
+       << withCommas(total) << " bytes a rank)\n";
+  return kExitSuccess;
+}
+
 /// `--train`: the entry graph's train step, planned, and its report.
 static ExitCode planTrainStep(const CommonOptions &options,
                               const PlanOptions &plan, MLIRContext &context,
@@ -95,6 +169,16 @@ ExitCode runPlan(const CommonOptions &options, const PlanOptions &plan,
   if (plan.memoryBudget && !plan.train)
     return fail(context, kExitBadInput,
                 "--memory-budget applies to a train step: add --train");
+  if (plan.deviceMemory && *plan.deviceMemory <= 0)
+    return fail(context, kExitBadInput,
+                "--device-memory expects a number of bytes, at least 1");
+  if (!plan.mesh.mesh.empty()) {
+    if (plan.train)
+      return fail(context, kExitBadInput,
+                  "--mesh plans a graph's partitioned program; the train step "
+                  "is not partitioned yet (issue 12)");
+    return planOnMesh(options, plan, context, sourceMgr, os);
+  }
   if (plan.train)
     return planTrainStep(options, plan, context, sourceMgr, os);
   return planAndReport(options, /*defaultDims=*/true, context, sourceMgr, os);

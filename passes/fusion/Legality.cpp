@@ -43,15 +43,19 @@ static StringRef singleOpKind(Operation *op) {
   case KernelRole::Row:
   case KernelRole::Loss:
     return "reduction";
+  case KernelRole::Collective:
+    return "collective";
   default:
     return "data_movement";
   }
 }
 
-/// Roles that never share a kernel with another op.
+/// Roles that never share a kernel with another op (a collective is not a
+/// kernel at all: the runtime's comm carries it out between kernels).
 static bool standsAlone(KernelRole role) {
   return role == KernelRole::DataMovement || role == KernelRole::Loss ||
-         role == KernelRole::Source || role == KernelRole::Structure;
+         role == KernelRole::Source || role == KernelRole::Structure ||
+         role == KernelRole::Collective;
 }
 
 namespace {

@@ -115,6 +115,10 @@ static cl::opt<std::string> parallel(
     cl::desc("with --mesh: data (inputs' batch over 'data') or tensor "
              "(Megatron matmul pairs over 'model')"),
     cl::value_desc("data|tensor"), cl::cat(category));
+static cl::opt<int64_t> deviceMemory(
+    "device-memory",
+    cl::desc("plan --mesh: say whether a rank's plan fits in this many bytes"),
+    cl::value_desc("BYTES"), cl::cat(category));
 static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
                                     cl::init(8), cl::cat(category));
 
@@ -258,6 +262,7 @@ int main(int argc, char **argv) {
           "  dlc compile M.dlg --emit=ast|mlir|fused|cpp  print a stage\n"
           "  dlc compile M.dlg --emit=mlir-partitioned --mesh data=2 --parallel data\n"
           "  dlc run M.dlg --device reference --mesh model=2 --parallel tensor\n"
+          "  dlc plan M.dlg --mesh data=2,model=2 --parallel data,tensor [--device-memory B]\n"
           "  dlc compile M.dlg --stats            compile; print the memory "
           "plan's figures\n"
           "  dlc plan M.dlg [--dim N=64]          kernels, arena, lower "
@@ -323,6 +328,9 @@ int main(int argc, char **argv) {
     plan.train = trainStep;
     if (memoryBudget.getNumOccurrences())
       plan.memoryBudget = memoryBudget;
+    plan.mesh = {meshSpec, parallel};
+    if (deviceMemory.getNumOccurrences())
+      plan.deviceMemory = deviceMemory;
     return runPlan(common, plan, context, sourceMgr, llvm::outs());
   }
   if (command == "run") {

@@ -69,7 +69,7 @@ def check(name, model, dims):
           f"FLOPs {total:,} -> {flops_after:,}")
 
 
-check("lenet", os.path.join(source_root, "examples", "lenet.dlg"), {"N": 32})
+check("fashion-cnn", os.path.join(source_root, "examples", "fashion_mnist", "cnn.dlg"), {"N": 32})
 
 with tempfile.TemporaryDirectory(prefix="dlc-plan-train-") as tmp:
     model = os.path.join(tmp, "gpt2_block.dlg")

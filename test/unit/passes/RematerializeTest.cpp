@@ -75,7 +75,7 @@ protected:
       return nullptr;
     ModuleOp module = *built.module;
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>()))
-      if (func.getSymName() != name + "_train")
+      if (!func.getSymName().ends_with("_train"))
         func.erase();
     PassManager pm(&context);
     OpPassManager &graph = pm.nest<func::FuncOp>();
@@ -180,7 +180,12 @@ protected:
 
 TEST_F(RematerializeTest, MnistMlp) { check("mnist_mlp", {{"N", 16}}, 1, 1); }
 
-TEST_F(RematerializeTest, LeNet) { check("lenet", {{"N", 32}}, 1, 1); }
+// LeNet's 2x2 pools take their gradient from a mask the forward kernel
+// writes (tiledMaxPoolGrad), so at N = 32 no recomputation shrinks its
+// arena any more; the Fashion-MNIST CNN's input normalisation still gives
+// the pass work.
+TEST_F(RematerializeTest, LeNet) { check("lenet", {{"N", 32}}, 1, 0); }
+TEST_F(RematerializeTest, FashionCnn) { check("fashion_mnist/cnn", {{"N", 32}}, 1, 1); }
 
 // At a size the oracle evaluates quickly no recomputation shrinks the
 // block's arena (its peak is the backward's own gradients), so only the
