@@ -37,6 +37,10 @@ if os.path.exists("/dev/nvidia0") and shutil.which("nvidia-smi"):
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
 config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+# NCCL where the loader finds it (the CUDA toolkit's libnccl.so.2).
+import ctypes.util
+if ctypes.util.find_library("nccl"):
+    config.available_features.add("nccl")
 # Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")

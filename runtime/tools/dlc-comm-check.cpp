@@ -2,6 +2,8 @@
 //
 // Run alone (a world of one, SelfComm) or under a launcher:
 //   mpirun --allow-run-as-root --oversubscribe -np 4 dlc-comm-check
+// --backend nccl runs the same checks on GPU buffers through NCCL (one GPU
+// per rank), bootstrapped over the host communicator.
 // Each rank fills its buffers with values that depend on its rank, runs
 // every collective of runtime/comm for f32, f64, i32 and i64 (all-reduce
 // with sum/max/min/avg, all-gather, reduce-scatter, all-to-all, broadcast,
@@ -25,6 +27,8 @@
 #include "runtime/comm/CommRegistry.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/comm/Launch.h"
+#include "runtime/comm/NcclComm.h"
+#include "runtime/hal/cuda/CudaDriver.h"
 
 #include <chrono>
 #include <cmath>
@@ -60,7 +64,7 @@ int exitCodeOf(const Status &s) {
 int usage(const char *why) {
   std::fprintf(stderr,
                "dlc-comm-check: %s\n"
-               "usage: dlc-comm-check [--backend auto|self|mpi] [--count N] [--timeout SECONDS]\n"
+               "usage: dlc-comm-check [--backend auto|self|mpi|nccl] [--count N] [--timeout SECONDS]\n"
                "                      [--hang-rank R] [--mismatch-rank R]\n",
                why);
   return 2;
@@ -88,9 +92,52 @@ uint64_t scheduleHash(int worldSize) {
   return h;
 }
 
+/// Where the buffers of a call live: host memory (self, mpi), or device
+/// memory the host vectors are copied to and from (nccl).
+class Staging {
+public:
+  virtual ~Staging() = default;
+  /// A buffer holding `bytes` from `host` that the communicator can use.
+  virtual Status in(const void *host, uint64_t bytes, void **out) {
+    *out = const_cast<void *>(host);
+    return okStatus();
+  }
+  /// Copies `buffer` (from in()) back to `host`.
+  virtual Status out(void *, const void *, uint64_t) { return okStatus(); }
+};
+
+class DeviceStaging final : public Staging {
+public:
+  explicit DeviceStaging(const hal::cuda::CudaDriver &d) : d_(d) {}
+  ~DeviceStaging() override {
+    for (auto p : buffers_)
+      d_.cuMemFree(p);
+  }
+  Status in(const void *host, uint64_t bytes, void **out) override {
+    hal::cuda::CUdeviceptr p = 0;
+    DLC_CU_RETURN_IF_ERROR(d_, cuMemAlloc(&p, bytes ? bytes : 1));
+    buffers_.push_back(p);
+    if (bytes)
+      DLC_CU_RETURN_IF_ERROR(d_, cuMemcpyHtoD(p, host, bytes));
+    *out = reinterpret_cast<void *>(p);
+    return okStatus();
+  }
+  Status out(void *host, const void *buffer, uint64_t bytes) override {
+    if (bytes)
+      DLC_CU_RETURN_IF_ERROR(
+          d_, cuMemcpyDtoH(host, reinterpret_cast<hal::cuda::CUdeviceptr>(buffer), bytes));
+    return okStatus();
+  }
+
+private:
+  const hal::cuda::CudaDriver &d_;
+  std::vector<hal::cuda::CUdeviceptr> buffers_;
+};
+
 struct Checker {
   Communicator &comm;
   uint64_t count;
+  Staging &stage;
   int failures = 0;
   int checks = 0;
 
@@ -117,6 +164,10 @@ struct Checker {
     }
   }
 
+  template <typename T> static uint64_t bytes(const std::vector<T> &v) {
+    return v.size() * sizeof(T);
+  }
+
   template <typename T> Status run(DType dtype) {
     const char *name = dtypeName(dtype);
     const size_t c = count, N = static_cast<size_t>(n());
@@ -134,7 +185,10 @@ struct Checker {
         }
         want[i] = op == ReduceOp::kAvg ? static_cast<T>(acc / static_cast<T>(n())) : acc;
       }
-      DLC_RETURN_IF_ERROR(comm.allReduce(data.data(), c, dtype, op));
+      void *d = nullptr;
+      DLC_RETURN_IF_ERROR(stage.in(data.data(), bytes(data), &d));
+      DLC_RETURN_IF_ERROR(comm.allReduce(d, c, dtype, op));
+      DLC_RETURN_IF_ERROR(stage.out(data.data(), d, bytes(data)));
       expect((std::string("allreduce ") + reduceOpName(op)).c_str(), name, data, want);
     }
     // allgather
@@ -145,7 +199,11 @@ struct Checker {
       for (size_t r = 0; r < N; ++r)
         for (size_t i = 0; i < c; ++i)
           want[r * c + i] = static_cast<T>(value(static_cast<int>(r), i));
-      DLC_RETURN_IF_ERROR(comm.allGather(send.data(), recv.data(), c, dtype));
+      void *ds = nullptr, *dr = nullptr;
+      DLC_RETURN_IF_ERROR(stage.in(send.data(), bytes(send), &ds));
+      DLC_RETURN_IF_ERROR(stage.in(recv.data(), bytes(recv), &dr));
+      DLC_RETURN_IF_ERROR(comm.allGather(ds, dr, c, dtype));
+      DLC_RETURN_IF_ERROR(stage.out(recv.data(), dr, bytes(recv)));
       expect("allgather", name, recv, want);
     }
     // reducescatter (sum)
@@ -156,7 +214,11 @@ struct Checker {
       for (int r = 0; r < n(); ++r)
         for (size_t i = 0; i < c; ++i)
           want[i] = static_cast<T>(want[i] + static_cast<T>(value(r, me() * c + i)));
-      DLC_RETURN_IF_ERROR(comm.reduceScatter(send.data(), recv.data(), c, dtype, ReduceOp::kSum));
+      void *ds = nullptr, *dr = nullptr;
+      DLC_RETURN_IF_ERROR(stage.in(send.data(), bytes(send), &ds));
+      DLC_RETURN_IF_ERROR(stage.in(recv.data(), bytes(recv), &dr));
+      DLC_RETURN_IF_ERROR(comm.reduceScatter(ds, dr, c, dtype, ReduceOp::kSum));
+      DLC_RETURN_IF_ERROR(stage.out(recv.data(), dr, bytes(recv)));
       expect("reducescatter sum", name, recv, want);
     }
     // alltoall: block p of rank r's send = 1000 * r + 100 * p + i % 100
@@ -171,7 +233,11 @@ struct Checker {
           send[p * c + i] = v(me(), p, i);
           want[p * c + i] = v(static_cast<int>(p), static_cast<size_t>(me()), i);
         }
-      DLC_RETURN_IF_ERROR(comm.allToAll(send.data(), recv.data(), c, dtype));
+      void *ds = nullptr, *dr = nullptr;
+      DLC_RETURN_IF_ERROR(stage.in(send.data(), bytes(send), &ds));
+      DLC_RETURN_IF_ERROR(stage.in(recv.data(), bytes(recv), &dr));
+      DLC_RETURN_IF_ERROR(comm.allToAll(ds, dr, c, dtype));
+      DLC_RETURN_IF_ERROR(stage.out(recv.data(), dr, bytes(recv)));
       expect("alltoall", name, recv, want);
     }
     // broadcast from the last rank
@@ -183,7 +249,10 @@ struct Checker {
         if (me() == root)
           data[i] = want[i];
       }
-      DLC_RETURN_IF_ERROR(comm.broadcast(data.data(), c, dtype, root));
+      void *d = nullptr;
+      DLC_RETURN_IF_ERROR(stage.in(data.data(), bytes(data), &d));
+      DLC_RETURN_IF_ERROR(comm.broadcast(d, c, dtype, root));
+      DLC_RETURN_IF_ERROR(stage.out(data.data(), d, bytes(data)));
       expect("broadcast", name, data, want);
     }
     // send/recv around the ring (even ranks send first, odd ranks receive
@@ -195,13 +264,17 @@ struct Checker {
         out[i] = static_cast<T>(value(me(), i + 5));
         want[i] = static_cast<T>(value(prev, i + 5));
       }
+      void *dout = nullptr, *din = nullptr;
+      DLC_RETURN_IF_ERROR(stage.in(out.data(), bytes(out), &dout));
+      DLC_RETURN_IF_ERROR(stage.in(in.data(), bytes(in), &din));
       if (me() % 2 == 0) {
-        DLC_RETURN_IF_ERROR(comm.send(out.data(), c, dtype, next));
-        DLC_RETURN_IF_ERROR(comm.recv(in.data(), c, dtype, prev));
+        DLC_RETURN_IF_ERROR(comm.send(dout, c, dtype, next));
+        DLC_RETURN_IF_ERROR(comm.recv(din, c, dtype, prev));
       } else {
-        DLC_RETURN_IF_ERROR(comm.recv(in.data(), c, dtype, prev));
-        DLC_RETURN_IF_ERROR(comm.send(out.data(), c, dtype, next));
+        DLC_RETURN_IF_ERROR(comm.recv(din, c, dtype, prev));
+        DLC_RETURN_IF_ERROR(comm.send(dout, c, dtype, next));
       }
+      DLC_RETURN_IF_ERROR(stage.out(in.data(), din, bytes(in)));
       expect("send/recv", name, in, want);
     }
     DLC_RETURN_IF_ERROR(comm.barrier());
@@ -254,9 +327,35 @@ int main(int argc, char **argv) {
 
   LaunchInfo launch;
   Status status = readLaunchInfo({}, &launch);
+  // nccl: device buffers, bootstrapped over the host communicator (self
+  // for one process, mpi under mpirun); one GPU per rank, the local rank's.
+  // (Declared first: it outlives the NCCL communicator.)
+  std::unique_ptr<Communicator> bootstrap;
   std::unique_ptr<Communicator> comm;
-  if (status.ok())
+  std::unique_ptr<Staging> staging = std::make_unique<Staging>();
+  if (status.ok() && backend == "nccl") {
+    status = createCommunicator("auto", launch, &bootstrap);
+    const hal::cuda::CudaDriver *d = nullptr;
+    if (status.ok())
+      status = hal::cuda::loadCudaDriver(&d);
+    hal::cuda::CUdevice device = 0;
+    hal::cuda::CUcontext context = nullptr;
+    int devices = 0;
+    if (status.ok() && d->cuDeviceGetCount(&devices) == hal::cuda::CUDA_SUCCESS && devices > 0 &&
+        (d->cuDeviceGet(&device, launch.localRank % devices) != hal::cuda::CUDA_SUCCESS ||
+         d->cuDevicePrimaryCtxRetain(&context, device) != hal::cuda::CUDA_SUCCESS ||
+         d->cuCtxSetCurrent(context) != hal::cuda::CUDA_SUCCESS))
+      status = unavailable("cannot make CUDA device ", launch.localRank % devices, " current");
+    std::unique_ptr<NcclComm> nccl;
+    if (status.ok())
+      status = NcclComm::create(*bootstrap, &nccl);
+    if (status.ok()) {
+      comm = std::move(nccl);
+      staging = std::make_unique<DeviceStaging>(*d);
+    }
+  } else if (status.ok()) {
     status = createCommunicator(backend, launch, &comm);
+  }
   if (!status.ok()) {
     std::fprintf(stderr, "dlc-comm-check: error: %s\n", status.message().c_str());
     return exitCodeOf(status);
@@ -290,7 +389,7 @@ int main(int argc, char **argv) {
     std::this_thread::sleep_for(comm->timeout() + std::chrono::seconds(30));
   }
 
-  Checker checker{*comm, static_cast<uint64_t>(count)};
+  Checker checker{*comm, static_cast<uint64_t>(count), *staging};
   status = checker.run<float>(DType::F32);
   if (status.ok())
     status = checker.run<double>(DType::F64);
@@ -300,8 +399,13 @@ int main(int argc, char **argv) {
     status = checker.run<int64_t>(DType::I64);
   // Every rank's failures, so that rank 0 can say how the job did.
   int64_t totals[2] = {checker.failures, checker.checks};
+  void *dtotals = nullptr;
   if (status.ok())
-    status = comm->allReduce(totals, 2, DType::I64, ReduceOp::kSum);
+    status = staging->in(totals, sizeof totals, &dtotals);
+  if (status.ok())
+    status = comm->allReduce(dtotals, 2, DType::I64, ReduceOp::kSum);
+  if (status.ok())
+    status = staging->out(totals, dtotals, sizeof totals);
   if (!status.ok())
     return fail(status);
   if (comm->rank() == 0)
