@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace dlc::rt;
@@ -322,4 +323,43 @@ TEST(CommLoadTest, NcclWithoutACudaDriverIsUnavailable) {
       testing::ExitedWithCode(3),
       "\\[UNAVAILABLE: rank 0 of 1: NCCL needs a CUDA device: no CUDA driver: "
       "dlopen\\(/nonexistent/libcuda.so.1\\) failed");
+}
+
+namespace {
+/// A backend whose every call waits for its deadline and fails like a
+/// timeout: what the base class does around a backend's failure.
+class StuckComm final : public Communicator {
+public:
+  const char *backend() const override { return "stuck"; }
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  std::vector<uint64_t> seen;
+
+protected:
+  Status run(const Collective &call) override {
+    seen.push_back(call.sequence);
+    std::this_thread::sleep_until(call.deadline);
+    return unavailable("rank 1 of 2: ", call.describe(), " timed out");
+  }
+};
+} // namespace
+
+TEST(CommTest, AfterATimeoutTheCommunicatorIsUnusable) {
+  StuckComm comm;
+  comm.setTimeout(std::chrono::milliseconds(20));
+  EXPECT_EQ(comm.timeout().count(), 20);
+  float x[2] = {1, 2};
+  auto start = std::chrono::steady_clock::now();
+  Status s = comm.allReduce(x, 2, DType::F32, ReduceOp::kAvg);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "rank 1 of 2: collective #0 (allreduce avg, 2 x f32) timed out");
+  // The backend is not called again: its buffers may still be in flight.
+  s = comm.broadcast(x, 2, DType::F32, 0);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "rank 1 of 2: collective #1 (broadcast from root 0, 2 x f32): the stuck "
+                         "communicator is unusable after collective #0 (allreduce avg, 2 x f32) "
+                         "failed");
+  EXPECT_EQ(comm.seen, (std::vector<uint64_t>{0}));
+  EXPECT_EQ(comm.sequence(), 2u);
 }
