@@ -25,12 +25,8 @@ Status createCommunicator(const std::string &backend, const LaunchInfo &launch,
   }
   if (name == "mpi") {
     std::unique_ptr<MpiComm> mpi;
-    DLC_RETURN_IF_ERROR(MpiComm::create(&mpi));
-    // Only a launch that names a world is checked against MPI's.
-    if (launch.source != "single process" &&
-        (mpi->size() != launch.worldSize || mpi->rank() != launch.rank))
-      return invalidArgument("MPI says rank ", mpi->rank(), " of ", mpi->size(), " but the launch (",
-                             launch.source, ") says rank ", launch.rank, " of ", launch.worldSize);
+    // A launch that names a world is checked against MPI's, on every rank.
+    DLC_RETURN_IF_ERROR(MpiComm::create(&mpi, &launch));
     *out = std::move(mpi);
     return okStatus();
   }

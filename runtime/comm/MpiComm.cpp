@@ -226,13 +226,13 @@ Status loadMpiLibrary(const MpiLibrary **out) {
   return okStatus();
 }
 
-Status MpiComm::create(std::unique_ptr<MpiComm> *out) {
+Status MpiComm::create(std::unique_ptr<MpiComm> *out, const LaunchInfo *launch) {
   std::chrono::milliseconds timeout;
   DLC_RETURN_IF_ERROR(defaultCollectiveTimeout(&timeout));
   const MpiLibrary *m = nullptr;
   DLC_RETURN_IF_ERROR(loadMpiLibrary(&m));
   LoadedMpi &loaded = loadedMpi();
-  std::lock_guard<std::mutex> lock(loaded.mutex);
+  std::unique_lock<std::mutex> lock(loaded.mutex);
   auto check = [&](int code, const char *call) -> Status {
     if (code == MPI_SUCCESS)
       return okStatus();
@@ -256,8 +256,40 @@ Status MpiComm::create(std::unique_ptr<MpiComm> *out) {
   DLC_RETURN_IF_ERROR(check(m->Comm_rank(comm, &rank), "MPI_Comm_rank"));
   DLC_RETURN_IF_ERROR(check(m->Comm_size(comm, &size), "MPI_Comm_size"));
   ++loaded.communicators;
-  out->reset(new MpiComm(m, comm, rank, size));
-  (*out)->setTimeout(timeout);
+  std::unique_ptr<MpiComm> mpi(new MpiComm(m, comm, rank, size));
+  mpi->setTimeout(timeout);
+  lock.unlock(); // ~MpiComm takes it
+  if (launch && launch->source != "single process") {
+    bool same = launch->rank == rank && launch->worldSize == size;
+    bool all = false;
+    DLC_RETURN_IF_ERROR(mpi->agree(same, &all));
+    if (!same)
+      return invalidArgument("MPI says rank ", rank, " of ", size, " but the launch (",
+                             launch->source, ") says rank ", launch->rank, " of ",
+                             launch->worldSize);
+    if (!all)
+      return invalidArgument("rank ", rank, " of ", size,
+                             ": another rank's launch disagrees with MPI (its error says how)");
+  }
+  *out = std::move(mpi);
+  return okStatus();
+}
+
+Status MpiComm::agree(bool ok, bool *all) {
+  int bad = ok ? 0 : 1;
+  Collective call;
+  call.kind = CollectiveKind::kAllReduce;
+  call.count = 1;
+  call.dtype = DType::I32;
+  call.op = ReduceOp::kMax;
+  call.purpose = "the start-up check of the launch";
+  call.deadline = std::chrono::steady_clock::now() + timeout();
+  MPI_Request request = nullptr;
+  int code = mpi_->Iallreduce(MPI_IN_PLACE, &bad, 1, mpi_->i32, mpi_->max, comm_, &request);
+  if (code != MPI_SUCCESS)
+    return unavailable("MPI error in MPI_Iallreduce: ", mpi_->describe(code));
+  DLC_RETURN_IF_ERROR(wait(call, request));
+  *all = bad == 0;
   return okStatus();
 }
 

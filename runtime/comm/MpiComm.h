@@ -19,6 +19,7 @@
 #pragma once
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/comm/Launch.h"
 
 #include <memory>
 
@@ -36,7 +37,12 @@ public:
   /// host program already has, and duplicates MPI_COMM_WORLD. MPI is
   /// finalised when the last MpiComm that initialised it goes, unless a
   /// call timed out (finalising would wait for the lost peer).
-  static Status create(std::unique_ptr<MpiComm> *out);
+  ///
+  /// With `launch` (one that names a world: not "single process"), every
+  /// rank checks that MPI's rank and size are the launch's, and the ranks
+  /// agree on the answer (one unnumbered allreduce) so that a mismatch on
+  /// one rank is an INVALID_ARGUMENT on all, not a hang of the others.
+  static Status create(std::unique_ptr<MpiComm> *out, const LaunchInfo *launch = nullptr);
   ~MpiComm() override;
 
   const char *backend() const override { return "mpi"; }
@@ -54,6 +60,8 @@ private:
   MpiComm(const MpiLibrary *mpi, void *comm, int rank, int size)
       : mpi_(mpi), comm_(comm), rank_(rank), size_(size) {}
   Status wait(const Collective &call, void *request);
+  /// Whether every rank passes `ok` (an MPI_Iallreduce of MAX, unnumbered).
+  Status agree(bool ok, bool *all);
 
   const MpiLibrary *mpi_;
   void *comm_; ///< MPI_Comm, our duplicate of MPI_COMM_WORLD

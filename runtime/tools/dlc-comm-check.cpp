@@ -65,6 +65,7 @@ int usage(const char *why) {
   std::fprintf(stderr,
                "dlc-comm-check: %s\n"
                "usage: dlc-comm-check [--backend auto|self|mpi|nccl] [--count N] [--timeout SECONDS]\n"
+               "                      [--rank R --world-size N [--local-rank L]]\n"
                "                      [--hang-rank R] [--mismatch-rank R]\n",
                why);
   return 2;
@@ -297,6 +298,7 @@ int main(int argc, char **argv) {
   std::string backend = "auto";
   long count = 1000, hangRank = -1, mismatchRank = -1;
   double timeout = 0;
+  LaunchOverrides overrides; // first in DESIGN §7's order
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -312,6 +314,13 @@ int main(int argc, char **argv) {
     } else if (a == "--mismatch-rank" && (v = next())) {
       if (!parseInt(v, 0, 1 << 20, &mismatchRank))
         return usage("--mismatch-rank: expected a rank");
+    } else if ((a == "--rank" || a == "--world-size" || a == "--local-rank") && (v = next())) {
+      long x = 0;
+      if (!parseInt(v, a == "--world-size" ? 1 : 0, 1 << 20, &x))
+        return usage((a + ": expected a non-negative integer").c_str());
+      (a == "--rank" ? overrides.rank : a == "--world-size" ? overrides.worldSize
+                                                            : overrides.localRank) =
+          static_cast<int>(x);
     } else if (a == "--timeout" && (v = next())) {
       char *end = nullptr;
       timeout = std::strtod(v, &end);
@@ -326,7 +335,7 @@ int main(int argc, char **argv) {
   }
 
   LaunchInfo launch;
-  Status status = readLaunchInfo({}, &launch);
+  Status status = readLaunchInfo(overrides, &launch);
   // nccl: device buffers, bootstrapped over the host communicator (self
   // for one process, mpi under mpirun); one GPU per rank, the local rank's.
   // (Declared first: it outlives the NCCL communicator.)
