@@ -3,6 +3,7 @@
 # and the GoogleTest unit tests (run through lit's GoogleTest format so one
 # runner counts everything).
 
+import ctypes.util
 import os
 import shutil
 
@@ -38,7 +39,6 @@ if shutil.which("mpirun"):
     config.available_features.add("mpi")
 config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
 # NCCL where the loader finds it (the CUDA toolkit's libnccl.so.2).
-import ctypes.util
 if ctypes.util.find_library("nccl"):
     config.available_features.add("nccl")
 # Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
