@@ -14,6 +14,9 @@ DEBIAN_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler libopenblas-dev libdnnl-dev
   # The runtime's C API takes DLPack tensors (dlpack/dlpack.h)
   libdlpack-dev
+  # The runtime's MPI communicator (dlopen'ed libmpi.so.40) and mpirun for
+  # the distributed tests (test/runtime/comm-*.test)
+  libopenmpi-dev openmpi-bin
   # Weight files (support/weights): .npz through libzip (found by pkg-config),
   # the .safetensors header through nlohmann-json
   libzip-dev pkgconf nlohmann-json3-dev

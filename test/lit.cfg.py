@@ -3,6 +3,7 @@
 # and the GoogleTest unit tests (run through lit's GoogleTest format so one
 # runner counts everything).
 
+import ctypes.util
 import os
 import shutil
 
@@ -31,6 +32,15 @@ config.environment["PYTHONPATH"] = os.path.join(config.dlc_src_root, "test", "e2
 # Features: `cuda` only where a driver and a device are present.
 if os.path.exists("/dev/nvidia0") and shutil.which("nvidia-smi"):
     config.available_features.add("cuda")
+# Open MPI's launcher (scripts/setup.sh installs openmpi-bin): the
+# distributed tests run dlc-comm-check under it. %mpirun also works as root
+# and with more ranks than cores (NOTES.md).
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+# NCCL where the loader finds it (the CUDA toolkit's libnccl.so.2).
+if ctypes.util.find_library("nccl"):
+    config.available_features.add("nccl")
 # Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")

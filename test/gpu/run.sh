@@ -85,5 +85,14 @@ if [ "$(uname -m)" = x86_64 ]; then
   done
 fi
 
+# 7. NCCL (runtime/comm/NcclComm, libnccl.so.2 through dlopen; set
+#    DLC_NCCL_LIBRARY where it is not on the loader's path): every
+#    collective on device buffers, a world of one GPU. Skipped where the
+#    suite has no dlc-comm-check (a build older than runtime/comm).
+if [ -x "$here/bin/dlc-comm-check" ]; then
+  check "$here/bin/dlc-comm-check" --backend nccl
+  check "$here/bin/dlc-comm-check" --backend nccl --count 1
+fi
+
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

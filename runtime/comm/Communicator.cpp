@@ -1,0 +1,311 @@
+//===- Communicator.cpp - Validation, numbering and deadlines of calls ----===//
+
+#include "runtime/comm/Communicator.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+#include <map>
+#include <vector>
+
+namespace dlc::rt::comm {
+
+const char *reduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::kSum:
+    return "sum";
+  case ReduceOp::kMax:
+    return "max";
+  case ReduceOp::kMin:
+    return "min";
+  case ReduceOp::kAvg:
+    return "avg";
+  }
+  return "?";
+}
+
+const char *collectiveName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::kAllReduce:
+    return "allreduce";
+  case CollectiveKind::kAllGather:
+    return "allgather";
+  case CollectiveKind::kReduceScatter:
+    return "reducescatter";
+  case CollectiveKind::kAllToAll:
+    return "alltoall";
+  case CollectiveKind::kBroadcast:
+    return "broadcast";
+  case CollectiveKind::kSend:
+    return "send";
+  case CollectiveKind::kRecv:
+    return "recv";
+  case CollectiveKind::kBarrier:
+    return "barrier";
+  }
+  return "?";
+}
+
+Status defaultCollectiveTimeout(std::chrono::milliseconds *out) {
+  *out = std::chrono::milliseconds(300 * 1000);
+  const char *text = std::getenv("DLC_COLLECTIVE_TIMEOUT");
+  if (!text || !*text)
+    return okStatus();
+  char *end = nullptr;
+  errno = 0;
+  double seconds = std::strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 ||
+      seconds > 1e9)
+    return invalidArgument("DLC_COLLECTIVE_TIMEOUT='", text,
+                           "': expected a positive number of seconds");
+  *out = std::chrono::milliseconds(std::max<int64_t>(1, std::llround(seconds * 1000)));
+  return okStatus();
+}
+
+std::string Collective::describe() const {
+  std::string what = collectiveName(kind);
+  if (kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter)
+    what += strCat(" ", reduceOpName(op));
+  if (kind == CollectiveKind::kBroadcast)
+    what += strCat(" from root ", peer);
+  if (kind == CollectiveKind::kSend)
+    what += strCat(" to rank ", peer);
+  if (kind == CollectiveKind::kRecv)
+    what += strCat(" from rank ", peer);
+  if (kind != CollectiveKind::kBarrier)
+    what += strCat(", ", count, " x ", dtypeName(dtype));
+  if (purpose)
+    what += strCat(", ", purpose);
+  return strCat("collective #", sequence, " (", what, ")");
+}
+
+Communicator::Communicator() {
+  std::chrono::milliseconds t;
+  // A bad DLC_COLLECTIVE_TIMEOUT is reported by the factories, which call
+  // defaultCollectiveTimeout first; here it falls back to the default.
+  if (!defaultCollectiveTimeout(&t).ok())
+    t = std::chrono::milliseconds(300 * 1000);
+  timeout_ = t;
+}
+
+bool Communicator::reducible(DType dtype) const {
+  switch (dtype) {
+  case DType::F32:
+  case DType::F64:
+  case DType::I32:
+  case DType::I64:
+  case DType::I8:
+  case DType::U8:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Status Communicator::issue(Collective call) {
+  call.sequence = sequence_++;
+  call.deadline = std::chrono::steady_clock::now() + timeout_;
+  auto fail = [&](StatusCode code, const std::string &why) {
+    return Status(code, strCat("rank ", rank(), " of ", size(), ": ", call.describe(), ": ", why));
+  };
+  if (!broken_.empty())
+    return fail(StatusCode::kUnavailable,
+                strCat("the ", backend(), " communicator is unusable after ", broken_));
+  bool reduces =
+      call.kind == CollectiveKind::kAllReduce || call.kind == CollectiveKind::kReduceScatter;
+  if (reduces && !reducible(call.dtype))
+    return fail(StatusCode::kUnimplemented,
+                strCat("the ", backend(), " communicator cannot reduce ", dtypeName(call.dtype)));
+  if (call.kind == CollectiveKind::kSend || call.kind == CollectiveKind::kRecv) {
+    if (call.peer < 0 || call.peer >= size())
+      return fail(StatusCode::kInvalidArgument,
+                  strCat("peer ", call.peer, " is not a rank of a world of ", size()));
+    if (call.peer == rank())
+      return fail(StatusCode::kInvalidArgument, "a rank cannot send to or receive from itself");
+  }
+  if (call.kind == CollectiveKind::kBroadcast && (call.peer < 0 || call.peer >= size()))
+    return fail(StatusCode::kInvalidArgument,
+                strCat("root ", call.peer, " is not a rank of a world of ", size()));
+  // The largest buffer the call touches, in bytes, must be addressable.
+  uint64_t blocks = 1;
+  if (call.kind == CollectiveKind::kAllGather || call.kind == CollectiveKind::kReduceScatter ||
+      call.kind == CollectiveKind::kAllToAll)
+    blocks = static_cast<uint64_t>(size());
+  uint64_t element = elementSize(call.dtype);
+  if (call.count > (UINT64_MAX / 2) / element / blocks)
+    return fail(StatusCode::kInvalidArgument, "the buffer size overflows");
+  if (call.count > 0 && call.kind != CollectiveKind::kBarrier) {
+    bool needsSend = call.kind == CollectiveKind::kAllGather ||
+                     call.kind == CollectiveKind::kReduceScatter ||
+                     call.kind == CollectiveKind::kAllToAll || call.kind == CollectiveKind::kSend;
+    if (needsSend && !call.send)
+      return fail(StatusCode::kInvalidArgument, "the send buffer is null");
+    if (call.kind != CollectiveKind::kSend && !call.recv)
+      return fail(StatusCode::kInvalidArgument, "the buffer is null");
+  }
+  Status status = run(call);
+  if (!status.ok() && status.code() == StatusCode::kUnavailable && broken_.empty())
+    broken_ = call.describe() + " failed";
+  return status;
+}
+
+Status Communicator::allReduce(void *data, uint64_t count, DType dtype, ReduceOp op) {
+  Collective c;
+  c.kind = CollectiveKind::kAllReduce;
+  c.recv = data;
+  c.count = count;
+  c.dtype = dtype;
+  c.op = op;
+  return issue(c);
+}
+
+Status Communicator::allGather(const void *send, void *recv, uint64_t count, DType dtype) {
+  Collective c;
+  c.kind = CollectiveKind::kAllGather;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.dtype = dtype;
+  return issue(c);
+}
+
+Status Communicator::reduceScatter(const void *send, void *recv, uint64_t count, DType dtype,
+                                   ReduceOp op) {
+  Collective c;
+  c.kind = CollectiveKind::kReduceScatter;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.dtype = dtype;
+  c.op = op;
+  return issue(c);
+}
+
+Status Communicator::allToAll(const void *send, void *recv, uint64_t count, DType dtype) {
+  Collective c;
+  c.kind = CollectiveKind::kAllToAll;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.dtype = dtype;
+  return issue(c);
+}
+
+Status Communicator::broadcast(void *data, uint64_t count, DType dtype, int root) {
+  Collective c;
+  c.kind = CollectiveKind::kBroadcast;
+  c.recv = data;
+  c.count = count;
+  c.dtype = dtype;
+  c.peer = root;
+  return issue(c);
+}
+
+Status Communicator::send(const void *data, uint64_t count, DType dtype, int peer) {
+  Collective c;
+  c.kind = CollectiveKind::kSend;
+  c.send = data;
+  c.count = count;
+  c.dtype = dtype;
+  c.peer = peer;
+  return issue(c);
+}
+
+Status Communicator::recv(void *data, uint64_t count, DType dtype, int peer) {
+  Collective c;
+  c.kind = CollectiveKind::kRecv;
+  c.recv = data;
+  c.count = count;
+  c.dtype = dtype;
+  c.peer = peer;
+  return issue(c);
+}
+
+Status Communicator::barrier() {
+  Collective c;
+  c.kind = CollectiveKind::kBarrier;
+  return issue(c);
+}
+
+Status Communicator::checkSchedule(uint64_t hash, const std::string &name) {
+  Communicator &host = hostCommunicator();
+  int n = host.size();
+  std::vector<uint64_t> hashes(static_cast<size_t>(n));
+  Collective c;
+  c.kind = CollectiveKind::kAllGather;
+  c.send = &hash;
+  c.recv = hashes.data();
+  c.count = 1;
+  c.dtype = DType::I64;
+  c.purpose = "the collective schedule check";
+  // Run on the host communicator (numbered there); on a device
+  // communicator the call still takes a number, so the numbering of the
+  // executor's calls is the same on every backend.
+  if (&host != this)
+    ++sequence_;
+  Status status = host.issue(c);
+  if (!status.ok())
+    return status;
+  // Group the ranks by hash; rank 0's hash is the reference.
+  std::map<uint64_t, std::vector<int>> byHash;
+  for (int r = 0; r < n; ++r)
+    byHash[hashes[static_cast<size_t>(r)]].push_back(r);
+  if (byHash.size() == 1)
+    return okStatus();
+  auto hex = [](uint64_t v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
+    return std::string(text);
+  };
+  auto ranks = [](const std::vector<int> &list) {
+    std::string out = list.size() == 1 ? "rank " : "ranks ";
+    for (size_t i = 0; i < list.size(); ++i)
+      out += strCat(i ? "," : "", list[i]);
+    return out;
+  };
+  std::string message = strCat("rank ", host.rank(), " of ", n, ": collective schedule '", name,
+                               "' differs across ranks: ");
+  uint64_t reference = hashes[0];
+  message += strCat(ranks(byHash[reference]), " ", hex(reference));
+  for (const auto &[h, list] : byHash)
+    if (h != reference)
+      message += strCat(" but ", ranks(list), " ", hex(h));
+  message += " (the ranks would issue different collectives and hang)";
+  return Status(StatusCode::kInvalidModule, message);
+}
+
+void Communicator::abort(int exitCode) { std::_Exit(exitCode); }
+
+void divideInPlace(void *data, uint64_t count, DType dtype, int divisor) {
+  auto divide = [&](auto *p) {
+    for (uint64_t i = 0; i < count; ++i)
+      p[i] = static_cast<std::remove_reference_t<decltype(p[i])>>(p[i] / divisor);
+  };
+  switch (dtype) {
+  case DType::F32:
+    divide(static_cast<float *>(data));
+    break;
+  case DType::F64:
+    divide(static_cast<double *>(data));
+    break;
+  case DType::I32:
+    divide(static_cast<int32_t *>(data));
+    break;
+  case DType::I64:
+    divide(static_cast<int64_t *>(data));
+    break;
+  case DType::I8:
+    divide(static_cast<int8_t *>(data));
+    break;
+  case DType::U8:
+    divide(static_cast<uint8_t *>(data));
+    break;
+  default:
+    break;
+  }
+}
+
+} // namespace dlc::rt::comm
