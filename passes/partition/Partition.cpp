@@ -302,7 +302,10 @@ LogicalResult Partitioner::shardArguments() {
       if (failed(axes))
         return failure();
       wanted = *axes;
-    } else if (options.preset.data && !wanted.empty()) {
+    } else if (options.preset.data && !wanted.empty() &&
+               !func.getArgAttr(arg.getArgNumber(), "dlc.state")) {
+      // Data, not state: a train step's parameters and moments stay whole
+      // on every rank (replicated, as in DDP).
       int64_t data = axisIndex("data");
       if (data >= 0 && shapeOfValue(arg)[0] % axisSize(data) == 0)
         wanted[0] = data;
