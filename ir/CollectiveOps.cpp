@@ -105,37 +105,31 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
-LogicalResult AllGatherOp::verify() {
-  if (failed(verifyGroup(*this, getMeshAxes(), getGroupSize())))
+/// A collective over one `axis` of its operand: the group's checks, the
+/// axis in range, and dimension `axis` scaled by `kind` (+1 multiplied by
+/// the group size, -1 divided).
+static LogicalResult verifyOneAxis(Operation *op, ArrayAttr meshAxes, uint64_t groupSize,
+                                   uint64_t axisAttr, int64_t kind) {
+  if (failed(verifyGroup(op, meshAxes, groupSize)))
     return failure();
-  auto in = cast<RankedTensorType>(getX().getType());
-  auto axis = axisOf(*this, "axis", static_cast<int64_t>(getAxis()), in);
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto axis = axisOf(op, "axis", static_cast<int64_t>(axisAttr), in);
   if (failed(axis))
     return failure();
-  return expectScaled(*this, in, cast<RankedTensorType>(getType()), {{*axis, +1}},
-                      getGroupSize());
+  return expectScaled(op, in, cast<RankedTensorType>(op->getResult(0).getType()),
+                      {{*axis, kind}}, groupSize);
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyOneAxis(*this, getMeshAxes(), getGroupSize(), getAxis(), +1);
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  if (failed(verifyGroup(*this, getMeshAxes(), getGroupSize())))
-    return failure();
-  auto in = cast<RankedTensorType>(getX().getType());
-  auto axis = axisOf(*this, "axis", static_cast<int64_t>(getAxis()), in);
-  if (failed(axis))
-    return failure();
-  return expectScaled(*this, in, cast<RankedTensorType>(getType()), {{*axis, -1}},
-                      getGroupSize());
+  return verifyOneAxis(*this, getMeshAxes(), getGroupSize(), getAxis(), -1);
 }
 
 LogicalResult ShardOp::verify() {
-  if (failed(verifyGroup(*this, getMeshAxes(), getGroupSize())))
-    return failure();
-  auto in = cast<RankedTensorType>(getX().getType());
-  auto axis = axisOf(*this, "axis", static_cast<int64_t>(getAxis()), in);
-  if (failed(axis))
-    return failure();
-  return expectScaled(*this, in, cast<RankedTensorType>(getType()), {{*axis, -1}},
-                      getGroupSize());
+  return verifyOneAxis(*this, getMeshAxes(), getGroupSize(), getAxis(), -1);
 }
 
 LogicalResult AllToAllOp::verify() {
