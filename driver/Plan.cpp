@@ -14,6 +14,9 @@
 #include "driver/ModelLoader.h"
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
+#include "passes/partition/Partition.h"
+
+#include <cstdio>
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -123,8 +126,12 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
              " ranks): " + withCommas(tensorBytes(op->getOperand(0).getType())) +
              " bytes in, " + withCommas(bytes) + " bytes on the wire\n";
   });
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(collectiveScheduleHash(func)));
   os << "collectives: " << count << ", " << withCommas(traffic)
-     << " bytes sent per rank per run (ring algorithms)\n"
+     << " bytes sent per rank per run (ring algorithms); schedule hash " << hash
+     << "\n"
      << lines;
   int64_t total = report.weightBytes + report.arenaBytes + report.inputBytes +
                   report.stateBytes;

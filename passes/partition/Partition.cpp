@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <map>
 
@@ -350,10 +351,34 @@ LogicalResult Partitioner::run() {
   auto module = func->getParentOfType<ModuleOp>();
   if (module)
     module->setAttr("dlc.mesh", builder.getStringAttr(mesh.str()));
+  func->setAttr("dlc.collective_schedule",
+                builder.getI64IntegerAttr(static_cast<int64_t>(collectiveScheduleHash(func))));
   return success();
 }
 
 } // namespace
+
+uint64_t collectiveScheduleHash(func::FuncOp func) {
+  // 64-bit FNV-1a over each collective's printed form without its SSA
+  // names: the op, its attributes and its types, in program order.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  auto mix = [&](llvm::StringRef text) {
+    for (unsigned char c : text) {
+      hash ^= c;
+      hash *= 0x100000001b3ull;
+    }
+  };
+  func.walk([&](Operation *op) {
+    if (kernelRoleOf(op) != KernelRole::Collective)
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << op->getName() << " " << op->getAttrDictionary() << " "
+       << op->getOperand(0).getType() << " -> " << op->getResult(0).getType() << ";";
+    mix(os.str());
+  });
+  return hash;
+}
 
 std::optional<ParallelPreset> parseParallelPreset(const std::string &name) {
   ParallelPreset preset;

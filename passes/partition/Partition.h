@@ -51,6 +51,13 @@ struct PartitionOptions {
 mlir::LogicalResult partitionFunction(mlir::func::FuncOp func,
                                       const PartitionOptions &options);
 
+/// The hash of `func`'s ordered list of collectives (op, attributes,
+/// types), which the partitioner stamps as `dlc.collective_schedule`: ranks
+/// exchange it when their communicator starts (runtime/comm's
+/// checkSchedule), so two ranks that would issue different collectives
+/// fail at start-up, naming both hashes, instead of hanging.
+uint64_t collectiveScheduleHash(mlir::func::FuncOp func);
+
 /// "data", "tensor", "data,tensor" or "none"; nullopt for another word.
 std::optional<ParallelPreset> parseParallelPreset(const std::string &name);
 
