@@ -12,6 +12,7 @@
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/ModuleRunner.h"
+#include "driver/SpmdRunner.h"
 #include "driver/PlanReport.h"
 #include "driver/TensorFiles.h"
 #include "driver/TensorReport.h"
@@ -71,11 +72,14 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os) {
   bool isModule = llvm::sys::path::extension(options.modelPath) == ".dlcm";
-  if (!run.mesh.mesh.empty() && run.device != "reference")
+  if (!run.mesh.mesh.empty() && run.device != "reference" && run.device != "cpu")
     return fail(context, kExitBadInput,
-                "--mesh runs the partitioned program on the oracle (--device "
-                "reference) for now: the runtime does not execute collectives "
-                "yet (issue 12)");
+                "--mesh runs the partitioned program on CPU ranks (--device cpu, "
+                "under mpirun) or on the oracle (--device reference); device '" +
+                    run.device + "' does not run collectives yet (issue 12)");
+  if (!run.mesh.mesh.empty() && isModule)
+    return fail(context, kExitBadInput,
+                "--mesh partitions a model's source (.dlg or .onnx), not a .dlcm");
   if (!run.mesh.parallel.empty() && run.mesh.mesh.empty())
     return fail(context, kExitBadInput, "--parallel needs --mesh");
   bool cudaDevice = run.device == "cuda-emu" || run.device == "cuda" ||
@@ -222,6 +226,19 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                       "the partitioned program's output " + std::to_string(i) +
                           " differs between rank 0 and rank " + std::to_string(r));
     results = std::move((*outputs)[0]);
+  } else if (!run.mesh.mesh.empty()) {
+    // This process is one rank (mpirun -np N): its part of the partitioned
+    // program on the CPU, collectives through runtime/comm; rank 0 reports.
+    if (ExitCode code = partitionForMesh(context, func, run.mesh))
+      return code;
+    Mesh mesh;
+    std::string error;
+    Mesh::parse(run.mesh.mesh, mesh, error);
+    int rank = 0;
+    if (ExitCode code = runPartitionedOnRanks(context, func, mesh, inputs, results, rank))
+      return code;
+    if (rank != 0)
+      return kExitSuccess;
   } else if (run.device == "reference") {
     auto outputs = oracle::evaluate(func, inputs, params);
     if (failed(outputs))

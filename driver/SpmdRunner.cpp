@@ -1,0 +1,294 @@
+//===- SpmdRunner.cpp - a partitioned graph on this process's rank --------===//
+//
+// Until the executor runs collectives inside a module, a partitioned graph
+// runs on MPI ranks like this: the program is cut at its collectives into
+// segments of ordinary ops; each segment is compiled for the CPU as its own
+// module (its inputs: the graph's inputs and earlier values it reads; its
+// outputs: the values later parts read); the driver runs the segments in
+// order and carries out each collective between them on host tensors
+// through runtime/comm (MPI under mpirun, a world of one otherwise).
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/SpmdRunner.h"
+
+#include "codegen/cpu/CpuBackend.h"
+#include "driver/DriverSupport.h"
+#include "driver/ModuleRunner.h"
+#include "driver/PlanReport.h"
+#include "ir/DlcDialect.h"
+#include "oracle/kernels/Collectives.h"
+#include "oracle/kernels/Kernels.h"
+#include "passes/partition/Partition.h"
+#include "runtime/comm/CommRegistry.h"
+#include "runtime/comm/Launch.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace dlc {
+
+namespace {
+
+/// A run of ordinary ops between collectives, as its own function.
+struct Segment {
+  SmallVector<Operation *> ops;
+  SmallVector<Value> inputs, outputs; ///< values of the partitioned graph
+  LoadedModule module;
+};
+
+/// The collective `op` on this rank's tensor `x`, through `comm`: each
+/// group is the whole world (checked before), in rank order.
+FailureOr<oracle::Tensor> communicate(Operation *op, const oracle::Tensor &x,
+                                      rt::comm::Communicator &comm, std::string &error) {
+  int64_t g = comm.size(), r = comm.rank();
+  int64_t rank = x.rank();
+  auto norm = [&](int64_t a) { return a < 0 ? a + rank : a; };
+  auto opOf = [](CollectiveReduction kind) {
+    switch (kind) {
+    case CollectiveReduction::max: return rt::comm::ReduceOp::kMax;
+    case CollectiveReduction::min: return rt::comm::ReduceOp::kMin;
+    case CollectiveReduction::avg: return rt::comm::ReduceOp::kAvg;
+    default: return rt::comm::ReduceOp::kSum;
+    }
+  };
+  auto check = [&](const rt::Status &s) {
+    if (!s.ok())
+      error = s.message();
+    return s.ok();
+  };
+  HostTensor host = x.toHost();
+  uint64_t count = static_cast<uint64_t>(x.numel());
+  if (auto o = dyn_cast<ShardOp>(op))
+    return oracle::block(x, norm(o.getAxis()), r, g);
+  if (auto o = dyn_cast<AllReduceOp>(op)) {
+    if (!check(comm.allReduce(host.mutableData(), count, host.dtype(), opOf(o.getKind()))))
+      return failure();
+    return oracle::Tensor::fromHost(host);
+  }
+  if (auto o = dyn_cast<BroadcastOp>(op)) {
+    if (!check(comm.broadcast(host.mutableData(), count, host.dtype(), static_cast<int>(o.getRoot()))))
+      return failure();
+    return oracle::Tensor::fromHost(host);
+  }
+  // The rest move blocks: flat buffers of g blocks, in rank order.
+  auto split = [&](const HostTensor &flat, std::vector<int64_t> shape) {
+    // g blocks of `shape`, one after the other.
+    std::vector<oracle::Tensor> blocks;
+    oracle::Tensor all = oracle::Tensor::fromHost(flat);
+    int64_t each = oracle::shapeNumel(shape);
+    for (int64_t i = 0; i < g; ++i)
+      blocks.push_back(oracle::Tensor::fromValues(
+          all.dtype, shape,
+          std::vector<double>(all.data.begin() + i * each, all.data.begin() + (i + 1) * each)));
+    return blocks;
+  };
+  if (auto o = dyn_cast<AllGatherOp>(op)) {
+    HostTensor recv(host.dtype(), {g * static_cast<int64_t>(count)});
+    if (!check(comm.allGather(host.data(), recv.mutableData(), count, host.dtype())))
+      return failure();
+    return oracle::concat(split(recv, x.shape), norm(o.getAxis()));
+  }
+  if (auto o = dyn_cast<ReduceScatterOp>(op)) {
+    int64_t axis = norm(o.getAxis());
+    // Block i of `axis` contiguous, in rank order.
+    std::vector<oracle::Tensor> blocks;
+    for (int64_t i = 0; i < g; ++i)
+      blocks.push_back(oracle::block(x, axis, i, g));
+    std::vector<double> flat;
+    for (const oracle::Tensor &b : blocks)
+      flat.insert(flat.end(), b.data.begin(), b.data.end());
+    HostTensor send = oracle::Tensor::fromValues(x.dtype, {(int64_t)flat.size()}, flat).toHost();
+    HostTensor recv(host.dtype(), {static_cast<int64_t>(count / g)});
+    if (!check(comm.reduceScatter(send.data(), recv.mutableData(), count / g, host.dtype(),
+                                  opOf(o.getKind()))))
+      return failure();
+    oracle::Tensor out = oracle::Tensor::fromHost(recv);
+    out.shape = blocks[0].shape;
+    return out;
+  }
+  if (auto o = dyn_cast<AllToAllOp>(op)) {
+    int64_t splitAxis = norm(o.getSplitAxis()), concatAxis = norm(o.getConcatAxis());
+    std::vector<double> flat;
+    std::vector<int64_t> blockShape;
+    for (int64_t i = 0; i < g; ++i) {
+      oracle::Tensor b = oracle::block(x, splitAxis, i, g);
+      blockShape = b.shape;
+      flat.insert(flat.end(), b.data.begin(), b.data.end());
+    }
+    HostTensor send = oracle::Tensor::fromValues(x.dtype, {(int64_t)flat.size()}, flat).toHost();
+    HostTensor recv(host.dtype(), {static_cast<int64_t>(count)});
+    if (!check(comm.allToAll(send.data(), recv.mutableData(), count / g, host.dtype())))
+      return failure();
+    return oracle::concat(split(recv, blockShape), concatAxis);
+  }
+  error = "no host form for '" + op->getName().getStringRef().str() + "'";
+  return failure();
+}
+
+} // namespace
+
+ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
+                               const Mesh &mesh, const std::vector<oracle::Tensor> &inputs,
+                               std::vector<oracle::Tensor> &outputs, int &rank) {
+  // 1. This process's rank, and its communicator.
+  rt::comm::LaunchInfo launch;
+  if (rt::Status s = rt::comm::readLaunchInfo({}, &launch); !s.ok())
+    return fail(context, kExitBadInput, s.message());
+  if (launch.worldSize != mesh.size())
+    return fail(context, kExitBadInput,
+                "--mesh " + mesh.str() + " has " + std::to_string(mesh.size()) +
+                    " ranks, but this run has " + std::to_string(launch.worldSize) +
+                    " (" + launch.source + "): start it with mpirun -np " +
+                    std::to_string(mesh.size()));
+  std::unique_ptr<rt::comm::Communicator> comm;
+  if (rt::Status s = rt::comm::createCommunicator("auto", launch, &comm); !s.ok())
+    return fail(context, kExitRuntimeFault, s.message());
+  rank = comm->rank();
+  // Every rank must issue the same collectives (a different --mesh, model
+  // or dlc on one rank fails here, naming the hashes).
+  if (rt::Status s = comm->checkSchedule(collectiveScheduleHash(func),
+                                         func.getSymName().str());
+      !s.ok())
+    return fail(context, kExitBadInput, s.message());
+
+  // 2. Segments between the collectives.
+  Block &body = func.getBody().front();
+  std::vector<Segment> segments(1);
+  SmallVector<Operation *> collectives; // after segment i
+  for (Operation &op : body) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>())
+      break;
+    if (kernelRoleOf(&op) == KernelRole::Collective) {
+      auto axes = op.getAttrOfType<ArrayAttr>("mesh_axes");
+      std::vector<std::string> names;
+      for (Attribute a : axes)
+        names.push_back(cast<StringAttr>(a).str());
+      if (mesh.groupSize(names) != mesh.size())
+        return fail(context, kExitBadInput,
+                    "on MPI ranks, a collective runs over the whole mesh for now; '" +
+                        op.getName().getStringRef().str() + "' over " +
+                        std::to_string(mesh.groupSize(names)) + " of " +
+                        std::to_string(mesh.size()) + " ranks needs split communicators");
+      collectives.push_back(&op);
+      segments.emplace_back();
+      continue;
+    }
+    segments.back().ops.push_back(&op);
+  }
+  llvm::DenseMap<Operation *, size_t> segmentOf;
+  for (auto [i, s] : llvm::enumerate(segments))
+    for (Operation *op : s.ops)
+      segmentOf[op] = i;
+  auto readers = [&](Value v) {
+    SmallVector<Operation *> users;
+    for (Operation *user : v.getUsers())
+      users.push_back(user);
+    return users;
+  };
+  for (auto [i, s] : llvm::enumerate(segments)) {
+    llvm::SetVector<Value> in, out;
+    for (Operation *op : s.ops) {
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || !segmentOf.count(def) || segmentOf[def] != i)
+          in.insert(v);
+      }
+      for (Value v : op->getResults())
+        for (Operation *user : readers(v))
+          if (!segmentOf.count(user) || segmentOf[user] != i)
+            out.insert(v);
+    }
+    s.inputs.assign(in.begin(), in.end());
+    s.outputs.assign(out.begin(), out.end());
+  }
+
+  // 3. Each segment compiled for the CPU.
+  OwningOpRef<ModuleOp> owner = ModuleOp::create(func.getLoc());
+  OpBuilder b(&context);
+  b.setInsertionPointToEnd(owner->getBody());
+  SmallVector<func::FuncOp> funcs;
+  for (auto [i, s] : llvm::enumerate(segments)) {
+    if (s.ops.empty()) {
+      funcs.push_back(nullptr);
+      continue;
+    }
+    SmallVector<Type> argTypes, resultTypes;
+    for (Value v : s.inputs)
+      argTypes.push_back(v.getType());
+    for (Value v : s.outputs)
+      resultTypes.push_back(v.getType());
+    auto f = b.create<func::FuncOp>(func.getLoc(),
+                                    func.getSymName().str() + "_segment" + std::to_string(i),
+                                    b.getFunctionType(argTypes, resultTypes));
+    Block *entry = f.addEntryBlock();
+    IRMapping map;
+    for (auto [arg, v] : llvm::zip(entry->getArguments(), s.inputs))
+      map.map(v, arg);
+    OpBuilder inner = OpBuilder::atBlockEnd(entry);
+    for (Operation *op : s.ops)
+      inner.clone(*op, map);
+    SmallVector<Value> results;
+    for (Value v : s.outputs)
+      results.push_back(map.lookup(v));
+    inner.create<func::ReturnOp>(func.getLoc(), results);
+    for (unsigned a = 0; a < f.getNumArguments(); ++a)
+      f.setArgAttr(a, "dlc.name", b.getStringAttr("in" + std::to_string(a)));
+    for (unsigned r = 0; r < f.getNumResults(); ++r)
+      f.setResultAttr(r, "dlc.name", b.getStringAttr("out" + std::to_string(r)));
+    funcs.push_back(f);
+  }
+  if (failed(runCompilePipeline(*owner)))
+    return kExitInternalError;
+  for (auto [i, s] : llvm::enumerate(segments)) {
+    if (!funcs[i])
+      continue;
+    codegen::CpuFailure why;
+    std::string message;
+    auto built = codegen::buildCpuModule(funcs[i], why, message);
+    if (failed(built))
+      return fail(context, kExitInternalError, "segment " + std::to_string(i) + ": " + message);
+    std::string error;
+    if (ExitCode c = LoadedModule::fromMemory(built->bytes, s.module, error))
+      return fail(context, c, error);
+  }
+
+  // 4. Run: segments in order, collectives between them.
+  llvm::DenseMap<Value, oracle::Tensor> values;
+  for (auto [arg, t] : llvm::zip(body.getArguments(), inputs))
+    values[arg] = t;
+  for (auto [i, s] : llvm::enumerate(segments)) {
+    if (funcs[i]) {
+      std::vector<oracle::Tensor> in, out;
+      for (Value v : s.inputs)
+        in.push_back(values.lookup(v));
+      std::string error;
+      if (ExitCode c = s.module.run("cpu", in, out, error))
+        return fail(context, c, "rank " + std::to_string(rank) + ", segment " +
+                                    std::to_string(i) + ": " + error);
+      for (auto [v, t] : llvm::zip(s.outputs, out))
+        values[v] = std::move(t);
+    }
+    if (i < collectives.size()) {
+      Operation *op = collectives[i];
+      std::string error;
+      auto result = communicate(op, values.lookup(op->getOperand(0)), *comm, error);
+      if (failed(result))
+        return fail(context, kExitRuntimeFault,
+                    "rank " + std::to_string(rank) + ": " + error);
+      values[op->getResult(0)] = std::move(*result);
+    }
+  }
+  outputs.clear();
+  for (Value v : body.getTerminator()->getOperands())
+    outputs.push_back(values.lookup(v));
+  return kExitSuccess;
+}
+
+} // namespace dlc

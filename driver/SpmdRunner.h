@@ -1,0 +1,32 @@
+//===- SpmdRunner.h - a partitioned graph on this process's rank -*- C++ -*-===//
+//
+// `mpirun -np N dlc run M --mesh ... --parallel ...`: each process runs its
+// rank of the partitioned graph on the CPU, the collectives through
+// runtime/comm (driver/SpmdRunner.cpp says how).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DRIVER_SPMDRUNNER_H
+#define DLC_DRIVER_SPMDRUNNER_H
+
+#include "driver/ExitCodes.h"
+#include "oracle/kernels/Tensor.h"
+#include "support/Mesh.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <vector>
+
+namespace dlc {
+
+/// Runs `func` (partitioned for `mesh`) as this process's rank, given the
+/// whole inputs; `outputs` are whole on every rank. The launch (mpirun,
+/// DLC_*, torchrun) must have `mesh.size()` ranks; every rank checks that
+/// all issue the same collectives before the first. Sets `rank`.
+ExitCode runPartitionedOnRanks(mlir::MLIRContext &context, mlir::func::FuncOp func,
+                               const Mesh &mesh, const std::vector<oracle::Tensor> &inputs,
+                               std::vector<oracle::Tensor> &outputs, int &rank);
+
+} // namespace dlc
+
+#endif // DLC_DRIVER_SPMDRUNNER_H
