@@ -169,6 +169,9 @@ struct TrainOptions {
   /// trained parameters compiled for the training device, batch dimension
   /// bound to the batch size.
   std::string exportPath;
+  /// `--mesh`/`--parallel`: train on the ranks of a mesh (mpirun), the
+  /// train step partitioned (driver/PartitionedStep.h).
+  MeshOptions mesh;
   /// `--compile-only DIR`: write the training job (driver/train/
   /// TrainingJob.h) for dlc-train-job instead of training.
   std::string compileOnly;

@@ -36,12 +36,16 @@ namespace dlc {
 
 namespace {
 
+} // namespace
+
 /// A run of ordinary ops between collectives, as its own function.
 struct Segment {
   SmallVector<Operation *> ops;
   SmallVector<Value> inputs, outputs; ///< values of the partitioned graph
   LoadedModule module;
 };
+
+namespace {
 
 /// The collective `op` on this rank's tensor `x`, through `comm`: each
 /// group is the whole world (checked before), in rank order.
@@ -134,10 +138,8 @@ FailureOr<oracle::Tensor> communicate(Operation *op, const oracle::Tensor &x,
 
 } // namespace
 
-ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
-                               const Mesh &mesh, const std::vector<oracle::Tensor> &inputs,
-                               std::vector<oracle::Tensor> &outputs, int &rank) {
-  // 1. This process's rank, and its communicator.
+ExitCode openMeshCommunicator(MLIRContext &context, const Mesh &mesh,
+                              std::unique_ptr<rt::comm::Communicator> &comm) {
   rt::comm::LaunchInfo launch;
   if (rt::Status s = rt::comm::readLaunchInfo({}, &launch); !s.ok())
     return fail(context, kExitBadInput, s.message());
@@ -147,21 +149,38 @@ ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
                     " ranks, but this run has " + std::to_string(launch.worldSize) +
                     " (" + launch.source + "): start it with mpirun -np " +
                     std::to_string(mesh.size()));
-  std::unique_ptr<rt::comm::Communicator> comm;
   if (rt::Status s = rt::comm::createCommunicator("auto", launch, &comm); !s.ok())
     return fail(context, kExitRuntimeFault, s.message());
-  rank = comm->rank();
+  return kExitSuccess;
+}
+
+struct SpmdProgram::Impl {
+  std::vector<Segment> segments;
+  SmallVector<Operation *> collectives; ///< after segment i
+  SmallVector<func::FuncOp> funcs;
+  OwningOpRef<ModuleOp> owner;
+  func::FuncOp func;
+};
+
+SpmdProgram::SpmdProgram() : impl(std::make_unique<Impl>()) {}
+SpmdProgram::~SpmdProgram() = default;
+
+ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh &mesh,
+                            rt::comm::Communicator &comm) {
+  this->comm = &comm;
+  this->context = &context;
+  impl->func = func;
   // Every rank must issue the same collectives (a different --mesh, model
   // or dlc on one rank fails here, naming the hashes).
-  if (rt::Status s = comm->checkSchedule(collectiveScheduleHash(func),
-                                         func.getSymName().str());
+  if (rt::Status s = comm.checkSchedule(collectiveScheduleHash(func),
+                                        func.getSymName().str());
       !s.ok())
     return fail(context, kExitBadInput, s.message());
 
-  // 2. Segments between the collectives.
+  // 1. Segments between the collectives.
   Block &body = func.getBody().front();
-  std::vector<Segment> segments(1);
-  SmallVector<Operation *> collectives; // after segment i
+  std::vector<Segment> &segments = impl->segments;
+  segments.resize(1);
   for (Operation &op : body) {
     if (op.hasTrait<mlir::OpTrait::IsTerminator>())
       break;
@@ -176,7 +195,7 @@ ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
                         op.getName().getStringRef().str() + "' over " +
                         std::to_string(mesh.groupSize(names)) + " of " +
                         std::to_string(mesh.size()) + " ranks needs split communicators");
-      collectives.push_back(&op);
+      impl->collectives.push_back(&op);
       segments.emplace_back();
       continue;
     }
@@ -186,12 +205,6 @@ ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
   for (auto [i, s] : llvm::enumerate(segments))
     for (Operation *op : s.ops)
       segmentOf[op] = i;
-  auto readers = [&](Value v) {
-    SmallVector<Operation *> users;
-    for (Operation *user : v.getUsers())
-      users.push_back(user);
-    return users;
-  };
   for (auto [i, s] : llvm::enumerate(segments)) {
     llvm::SetVector<Value> in, out;
     for (Operation *op : s.ops) {
@@ -201,7 +214,7 @@ ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
           in.insert(v);
       }
       for (Value v : op->getResults())
-        for (Operation *user : readers(v))
+        for (Operation *user : v.getUsers())
           if (!segmentOf.count(user) || segmentOf[user] != i)
             out.insert(v);
     }
@@ -209,14 +222,13 @@ ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
     s.outputs.assign(out.begin(), out.end());
   }
 
-  // 3. Each segment compiled for the CPU.
-  OwningOpRef<ModuleOp> owner = ModuleOp::create(func.getLoc());
+  // 2. Each segment compiled for the CPU.
+  impl->owner = ModuleOp::create(func.getLoc());
   OpBuilder b(&context);
-  b.setInsertionPointToEnd(owner->getBody());
-  SmallVector<func::FuncOp> funcs;
+  b.setInsertionPointToEnd(impl->owner->getBody());
   for (auto [i, s] : llvm::enumerate(segments)) {
     if (s.ops.empty()) {
-      funcs.push_back(nullptr);
+      impl->funcs.push_back(nullptr);
       continue;
     }
     SmallVector<Type> argTypes, resultTypes;
@@ -242,52 +254,73 @@ ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
       f.setArgAttr(a, "dlc.name", b.getStringAttr("in" + std::to_string(a)));
     for (unsigned r = 0; r < f.getNumResults(); ++r)
       f.setResultAttr(r, "dlc.name", b.getStringAttr("out" + std::to_string(r)));
-    funcs.push_back(f);
+    impl->funcs.push_back(f);
   }
-  if (failed(runCompilePipeline(*owner)))
+  if (failed(runCompilePipeline(*impl->owner)))
     return kExitInternalError;
   for (auto [i, s] : llvm::enumerate(segments)) {
-    if (!funcs[i])
+    if (!impl->funcs[i])
       continue;
     codegen::CpuFailure why;
     std::string message;
-    auto built = codegen::buildCpuModule(funcs[i], why, message);
+    auto built = codegen::buildCpuModule(impl->funcs[i], why, message);
     if (failed(built))
       return fail(context, kExitInternalError, "segment " + std::to_string(i) + ": " + message);
     std::string error;
     if (ExitCode c = LoadedModule::fromMemory(built->bytes, s.module, error))
       return fail(context, c, error);
   }
+  return kExitSuccess;
+}
 
-  // 4. Run: segments in order, collectives between them.
+ExitCode SpmdProgram::run(const std::vector<oracle::Tensor> &inputs,
+                          std::vector<oracle::Tensor> &outputs, std::string &error) {
+  Block &body = impl->func.getBody().front();
   llvm::DenseMap<Value, oracle::Tensor> values;
   for (auto [arg, t] : llvm::zip(body.getArguments(), inputs))
     values[arg] = t;
-  for (auto [i, s] : llvm::enumerate(segments)) {
-    if (funcs[i]) {
+  int rank = comm->rank();
+  for (auto [i, s] : llvm::enumerate(impl->segments)) {
+    if (impl->funcs[i]) {
       std::vector<oracle::Tensor> in, out;
       for (Value v : s.inputs)
         in.push_back(values.lookup(v));
-      std::string error;
-      if (ExitCode c = s.module.run("cpu", in, out, error))
-        return fail(context, c, "rank " + std::to_string(rank) + ", segment " +
-                                    std::to_string(i) + ": " + error);
+      if (ExitCode c = s.module.run("cpu", in, out, error)) {
+        error = "rank " + std::to_string(rank) + ", segment " + std::to_string(i) + ": " + error;
+        return c;
+      }
       for (auto [v, t] : llvm::zip(s.outputs, out))
         values[v] = std::move(t);
     }
-    if (i < collectives.size()) {
-      Operation *op = collectives[i];
-      std::string error;
+    if (i < impl->collectives.size()) {
+      Operation *op = impl->collectives[i];
       auto result = communicate(op, values.lookup(op->getOperand(0)), *comm, error);
-      if (failed(result))
-        return fail(context, kExitRuntimeFault,
-                    "rank " + std::to_string(rank) + ": " + error);
+      if (failed(result)) {
+        error = "rank " + std::to_string(rank) + ": " + error;
+        return kExitRuntimeFault;
+      }
       values[op->getResult(0)] = std::move(*result);
     }
   }
   outputs.clear();
   for (Value v : body.getTerminator()->getOperands())
     outputs.push_back(values.lookup(v));
+  return kExitSuccess;
+}
+
+ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
+                               const Mesh &mesh, const std::vector<oracle::Tensor> &inputs,
+                               std::vector<oracle::Tensor> &outputs, int &rank) {
+  std::unique_ptr<rt::comm::Communicator> comm;
+  if (ExitCode c = openMeshCommunicator(context, mesh, comm))
+    return c;
+  rank = comm->rank();
+  SpmdProgram program;
+  if (ExitCode c = program.build(context, func, mesh, *comm))
+    return c;
+  std::string error;
+  if (ExitCode c = program.run(inputs, outputs, error))
+    return fail(context, c, error);
   return kExitSuccess;
 }
 

@@ -15,9 +15,42 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace dlc {
+
+namespace rt::comm {
+class Communicator;
+}
+
+/// This process's communicator for `mesh`: the launch (mpirun, DLC_*,
+/// torchrun) must have `mesh.size()` ranks.
+ExitCode openMeshCommunicator(mlir::MLIRContext &context, const Mesh &mesh,
+                              std::unique_ptr<rt::comm::Communicator> &comm);
+
+struct Segment;
+
+/// A partitioned function as this rank runs it: the ops between
+/// collectives compiled as CPU modules, the collectives through `comm`.
+class SpmdProgram {
+public:
+  SpmdProgram();
+  ~SpmdProgram();
+  /// Checks the collective schedule with every rank, cuts and compiles.
+  ExitCode build(mlir::MLIRContext &context, mlir::func::FuncOp func, const Mesh &mesh,
+                 rt::comm::Communicator &comm);
+  /// One run: `inputs` in the function's argument order.
+  ExitCode run(const std::vector<oracle::Tensor> &inputs,
+               std::vector<oracle::Tensor> &outputs, std::string &error);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+  rt::comm::Communicator *comm = nullptr;
+  mlir::MLIRContext *context = nullptr;
+};
 
 /// Runs `func` (partitioned for `mesh`) as this process's rank, given the
 /// whole inputs; `outputs` are whole on every rank. The launch (mpirun,

@@ -12,6 +12,7 @@
 #include "driver/CompiledStep.h"
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
+#include "driver/PartitionedStep.h"
 #include "driver/data/Idx.h"
 #include "driver/train/FakeStep.h"
 #include "driver/train/TrainLoop.h"
@@ -166,12 +167,21 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
   // 2. The step, then the data its inputs ask for.
   std::unique_ptr<train::TrainStep> step;
   std::unique_ptr<train::Evaluator> evaluator;
-  if (ExitCode code =
-          train.fakeStep.empty()
-              ? buildCompiledTraining(options, train, context, sourceMgr, step,
-                                      evaluator)
-              : buildFakeStep(options, train, context, step, evaluator))
+  int rank = 0, worldSize = 1;
+  if (!train.mesh.mesh.empty()) {
+    if (train.device != "cpu" || !train.exportPath.empty())
+      return fail(context, kExitBadInput,
+                  "--mesh trains on CPU ranks (mpirun) for now, without --export");
+    if (ExitCode code = buildPartitionedTraining(options, train, context, sourceMgr,
+                                                 step, rank, worldSize))
+      return code;
+  } else if (ExitCode code =
+                 train.fakeStep.empty()
+                     ? buildCompiledTraining(options, train, context, sourceMgr, step,
+                                             evaluator)
+                     : buildFakeStep(options, train, context, step, evaluator)) {
     return code;
+  }
   const std::vector<data::TensorSpec> &inputs = step->inputs();
   data::Dataset trainData, evalData;
   if (ExitCode code = loadDataset(train.data, data::IdxSplit::Train, inputs,
@@ -208,6 +218,8 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
   loop.resume = train.resume;
   loop.deterministic = train.deterministic;
   loop.logJsonPath = train.logJson;
+  loop.rank = rank;
+  loop.worldSize = worldSize;
   loop.progress = ::isatty(STDERR_FILENO) ? &std::cerr : nullptr;
   loop.interrupt = &interruptRequested;
 

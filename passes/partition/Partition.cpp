@@ -313,6 +313,13 @@ LogicalResult Partitioner::shardArguments() {
     }
     if (llvm::all_of(wanted, [](int64_t a) { return a < 0; }) || arg.use_empty())
       continue;
+    if (options.localArguments) {
+      Sharding s;
+      s.dims = wanted;
+      shardings[arg] = s;
+      arg.setType(localType(arg, wanted));
+      continue;
+    }
     Operation *first = &body.front();
     Value local = reshard(arg, wanted, first);
     arg.replaceAllUsesExcept(local, local.getDefiningOp());
@@ -351,6 +358,9 @@ LogicalResult Partitioner::run() {
   auto module = func->getParentOfType<ModuleOp>();
   if (module)
     module->setAttr("dlc.mesh", builder.getStringAttr(mesh.str()));
+  // Arguments given split (localArguments) have their local types now.
+  func.setFunctionType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                         func.getResultTypes()));
   func->setAttr("dlc.collective_schedule",
                 builder.getI64IntegerAttr(static_cast<int64_t>(collectiveScheduleHash(func))));
   return success();

@@ -43,6 +43,9 @@ struct PartitionOptions {
   ParallelPreset preset;
   /// Per argument name (`dlc.name`): per dimension, a mesh axis or "".
   std::map<std::string, std::vector<std::string>> argShardings;
+  /// Split arguments arrive split: each rank is given its block (a data
+  /// loader's shard of the batch) instead of the whole value to `shard`.
+  bool localArguments = false;
 };
 
 /// Rewrites `func` into its SPMD program on `options.mesh` and records the

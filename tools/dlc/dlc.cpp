@@ -380,6 +380,7 @@ int main(int argc, char **argv) {
     train.dropLast = dropLast;
     train.exportPath = exportPath;
     train.compileOnly = compileOnly;
+    train.mesh = {meshSpec, parallel};
     if (memoryBudget.getNumOccurrences())
       train.memoryBudget = memoryBudget;
     train.fakeStep = fakeStep;
