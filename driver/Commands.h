@@ -44,6 +44,9 @@ ExitCode runCheck(const CommonOptions &options, mlir::MLIRContext &context,
 struct MeshOptions {
   std::string mesh;
   std::string parallel;
+  /// `--collective-timeout SECONDS` on MPI ranks (0: DLC_COLLECTIVE_TIMEOUT,
+  /// else 300).
+  double collectiveTimeout = 0;
 };
 
 struct CompileOptions {

@@ -129,7 +129,8 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
     return fail(context, kExitBadInput,
                 "--parallel must be data, tensor, data,tensor or none, not '" +
                     train.mesh.parallel + "'");
-  if (ExitCode c = openMeshCommunicator(context, result->mesh, result->comm))
+  if (ExitCode c = openMeshCommunicator(context, result->mesh, result->comm,
+                                        train.mesh.collectiveTimeout))
     return c;
   rank = result->comm->rank();
   worldSize = result->comm->size();

@@ -235,7 +235,8 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     std::string error;
     Mesh::parse(run.mesh.mesh, mesh, error);
     int rank = 0;
-    if (ExitCode code = runPartitionedOnRanks(context, func, mesh, inputs, results, rank))
+    if (ExitCode code = runPartitionedOnRanks(context, func, mesh, inputs, results, rank,
+                                              run.mesh.collectiveTimeout))
       return code;
     if (rank != 0)
       return kExitSuccess;

@@ -27,8 +27,12 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 using namespace mlir;
 
@@ -139,7 +143,10 @@ FailureOr<oracle::Tensor> communicate(Operation *op, const oracle::Tensor &x,
 } // namespace
 
 ExitCode openMeshCommunicator(MLIRContext &context, const Mesh &mesh,
-                              std::unique_ptr<rt::comm::Communicator> &comm) {
+                              std::unique_ptr<rt::comm::Communicator> &comm,
+                              double timeoutSeconds) {
+  if (timeoutSeconds < 0)
+    return fail(context, kExitBadInput, "--collective-timeout must be positive");
   rt::comm::LaunchInfo launch;
   if (rt::Status s = rt::comm::readLaunchInfo({}, &launch); !s.ok())
     return fail(context, kExitBadInput, s.message());
@@ -151,6 +158,8 @@ ExitCode openMeshCommunicator(MLIRContext &context, const Mesh &mesh,
                     std::to_string(mesh.size()));
   if (rt::Status s = rt::comm::createCommunicator("auto", launch, &comm); !s.ok())
     return fail(context, kExitRuntimeFault, s.message());
+  if (timeoutSeconds > 0)
+    comm->setTimeout(std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000)));
   return kExitSuccess;
 }
 
@@ -294,10 +303,19 @@ ExitCode SpmdProgram::run(const std::vector<oracle::Tensor> &inputs,
     }
     if (i < impl->collectives.size()) {
       Operation *op = impl->collectives[i];
+      // TEST-ONLY: DLC_TEST_HANG_RANK=r makes rank r stall before its first
+      // collective, so that the others' deadlines are tested.
+      if (const char *hang = std::getenv("DLC_TEST_HANG_RANK");
+          hang && i == 0 && std::atoi(hang) == rank)
+        std::this_thread::sleep_for(std::chrono::hours(1));
       auto result = communicate(op, values.lookup(op->getOperand(0)), *comm, error);
       if (failed(result)) {
-        error = "rank " + std::to_string(rank) + ": " + error;
-        return kExitRuntimeFault;
+        // A collective that failed (a peer gone or stalled past the
+        // deadline) leaves the ranks out of step: every rank goes down
+        // with exit 3 rather than wait (MPI_Abort through the comm).
+        llvm::errs() << "dlc: error: " << error << "\n";
+        llvm::errs().flush();
+        comm->abort(kExitRuntimeFault);
       }
       values[op->getResult(0)] = std::move(*result);
     }
@@ -310,9 +328,10 @@ ExitCode SpmdProgram::run(const std::vector<oracle::Tensor> &inputs,
 
 ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
                                const Mesh &mesh, const std::vector<oracle::Tensor> &inputs,
-                               std::vector<oracle::Tensor> &outputs, int &rank) {
+                               std::vector<oracle::Tensor> &outputs, int &rank,
+                               double timeoutSeconds) {
   std::unique_ptr<rt::comm::Communicator> comm;
-  if (ExitCode c = openMeshCommunicator(context, mesh, comm))
+  if (ExitCode c = openMeshCommunicator(context, mesh, comm, timeoutSeconds))
     return c;
   rank = comm->rank();
   SpmdProgram program;

@@ -28,7 +28,8 @@ class Communicator;
 /// This process's communicator for `mesh`: the launch (mpirun, DLC_*,
 /// torchrun) must have `mesh.size()` ranks.
 ExitCode openMeshCommunicator(mlir::MLIRContext &context, const Mesh &mesh,
-                              std::unique_ptr<rt::comm::Communicator> &comm);
+                              std::unique_ptr<rt::comm::Communicator> &comm,
+                              double timeoutSeconds = 0);
 
 struct Segment;
 
@@ -58,7 +59,8 @@ private:
 /// all issue the same collectives before the first. Sets `rank`.
 ExitCode runPartitionedOnRanks(mlir::MLIRContext &context, mlir::func::FuncOp func,
                                const Mesh &mesh, const std::vector<oracle::Tensor> &inputs,
-                               std::vector<oracle::Tensor> &outputs, int &rank);
+                               std::vector<oracle::Tensor> &outputs, int &rank,
+                               double timeoutSeconds = 0);
 
 } // namespace dlc
 

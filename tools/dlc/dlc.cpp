@@ -115,6 +115,12 @@ static cl::opt<std::string> parallel(
     cl::desc("with --mesh: data (inputs' batch over 'data') or tensor "
              "(Megatron matmul pairs over 'model')"),
     cl::value_desc("data|tensor"), cl::cat(category));
+static cl::opt<double> collectiveTimeout(
+    "collective-timeout",
+    cl::desc("run, train on MPI ranks (--mesh): seconds a collective may wait "
+             "for its peers before every rank exits 3 (default 300, or "
+             "DLC_COLLECTIVE_TIMEOUT)"),
+    cl::value_desc("SECONDS"), cl::cat(category));
 static cl::opt<int64_t> deviceMemory(
     "device-memory",
     cl::desc("plan --mesh: say whether a rank's plan fits in this many bytes"),
@@ -351,7 +357,7 @@ int main(int argc, char **argv) {
     run.params = paramsFile;
     run.showValues = showValues;
     run.stage = stage;
-    run.mesh = {meshSpec, parallel};
+    run.mesh = {meshSpec, parallel, collectiveTimeout};
     return runRun(common, run, context, sourceMgr, llvm::outs());
   }
   if (command == "train") {
@@ -380,7 +386,7 @@ int main(int argc, char **argv) {
     train.dropLast = dropLast;
     train.exportPath = exportPath;
     train.compileOnly = compileOnly;
-    train.mesh = {meshSpec, parallel};
+    train.mesh = {meshSpec, parallel, collectiveTimeout};
     if (memoryBudget.getNumOccurrences())
       train.memoryBudget = memoryBudget;
     train.fakeStep = fakeStep;
