@@ -23,6 +23,8 @@
 
 #include "llvm/Support/Path.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 using namespace mlir;
@@ -35,6 +37,12 @@ using train::Status;
 
 class PartitionedStep : public train::TrainStep {
 public:
+  ~PartitionedStep() override {
+    // What the steps spent where, for bench/scaling (rank 0 only).
+    if (comm && comm->rank() == 0 && std::getenv("DLC_SPMD_STATS"))
+      std::fprintf(stderr, "dlc: spmd: compute %.3f s, collectives %.3f s\n",
+                   program.computeSeconds(), program.collectiveSeconds());
+  }
   std::string modelName() const override { return model; }
   std::string lossKind() const override { return loss; }
   train::OptimizerInfo optimizer() const override { return optimizerInfo; }

@@ -290,6 +290,10 @@ ExitCode SpmdProgram::run(const std::vector<oracle::Tensor> &inputs,
     values[arg] = t;
   int rank = comm->rank();
   for (auto [i, s] : llvm::enumerate(impl->segments)) {
+    auto started = std::chrono::steady_clock::now();
+    auto seconds = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
     if (impl->funcs[i]) {
       std::vector<oracle::Tensor> in, out;
       for (Value v : s.inputs)
@@ -301,6 +305,8 @@ ExitCode SpmdProgram::run(const std::vector<oracle::Tensor> &inputs,
       for (auto [v, t] : llvm::zip(s.outputs, out))
         values[v] = std::move(t);
     }
+    compute += seconds();
+    started = std::chrono::steady_clock::now();
     if (i < impl->collectives.size()) {
       Operation *op = impl->collectives[i];
       // TEST-ONLY: DLC_TEST_HANG_RANK=r makes rank r stall before its first
@@ -318,6 +324,7 @@ ExitCode SpmdProgram::run(const std::vector<oracle::Tensor> &inputs,
         comm->abort(kExitRuntimeFault);
       }
       values[op->getResult(0)] = std::move(*result);
+      collective += seconds();
     }
   }
   outputs.clear();

@@ -45,12 +45,17 @@ public:
   /// One run: `inputs` in the function's argument order.
   ExitCode run(const std::vector<oracle::Tensor> &inputs,
                std::vector<oracle::Tensor> &outputs, std::string &error);
+  /// Seconds spent so far in the segments (compute) and in the
+  /// collectives (communication, waiting included), over all runs.
+  double computeSeconds() const { return compute; }
+  double collectiveSeconds() const { return collective; }
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;
   rt::comm::Communicator *comm = nullptr;
   mlir::MLIRContext *context = nullptr;
+  double compute = 0, collective = 0;
 };
 
 /// Runs `func` (partitioned for `mesh`) as this process's rank, given the
