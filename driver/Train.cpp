@@ -201,6 +201,17 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
     haveEval = true;
   }
 
+  // A partitioned step is compiled for one global batch: an epoch's partial
+  // last batch would need another, so say so before training, not at it.
+  if (!train.mesh.mesh.empty() && !train.dropLast &&
+      trainData.numSamples % train.batchSize != 0 &&
+      (!train.maxSteps || *train.maxSteps > trainData.numSamples / train.batchSize))
+    return fail(context, kExitBadInput,
+                "--mesh trains on one global batch size, and the data (" +
+                    std::to_string(trainData.numSamples) + " samples) ends each epoch with a "
+                    "batch of " + std::to_string(trainData.numSamples % train.batchSize) +
+                    ": add --drop-last");
+
   // 3. The loop, with Ctrl-C asking it to stop.
   train::TrainLoopOptions loop;
   loop.epochs = train.epochs;

@@ -54,4 +54,12 @@ for ranks in (2, 4):
             for k in ("w1", "b1", "w2", "b2")}
     print(f"{ranks} ranks: " + ", ".join(f"{k} {e:.1e}" for k, e in errs.items()))
     assert max(errs.values()) <= 1e-5, errs
+# An epoch's partial last batch would need another compiled global batch:
+# said before training starts.
+p = subprocess.run(mpirun + ["-np", "2", "dlc", "train", model, "--data",
+                             "/usr/share/datasets/fashion-mnist", "--batch-size", "64",
+                             "--epochs", "1", "--mesh", "data=2", "--parallel", "data"],
+                   capture_output=True, text=True)
+assert p.returncode == 2 and "ends each epoch with a batch of 32: add --drop-last" in p.stderr, \
+    (p.returncode, p.stderr)
 print("data-parallel training on 2 and 4 ranks equals one process")
