@@ -152,82 +152,52 @@ Status Communicator::issue(Collective call) {
   return status;
 }
 
-Status Communicator::allReduce(void *data, uint64_t count, DType dtype, ReduceOp op) {
+/// One call's description (the fields a kind does not use stay default).
+static Collective makeCall(CollectiveKind kind, const void *send, void *recv, uint64_t count,
+                       DType dtype, ReduceOp op = ReduceOp::kSum, int peer = -1) {
   Collective c;
-  c.kind = CollectiveKind::kAllReduce;
-  c.recv = data;
-  c.count = count;
-  c.dtype = dtype;
-  c.op = op;
-  return issue(c);
-}
-
-Status Communicator::allGather(const void *send, void *recv, uint64_t count, DType dtype) {
-  Collective c;
-  c.kind = CollectiveKind::kAllGather;
+  c.kind = kind;
   c.send = send;
   c.recv = recv;
   c.count = count;
   c.dtype = dtype;
-  return issue(c);
+  c.op = op;
+  c.peer = peer;
+  return c;
+}
+
+Status Communicator::allReduce(void *data, uint64_t count, DType dtype, ReduceOp op) {
+  return issue(makeCall(CollectiveKind::kAllReduce, nullptr, data, count, dtype, op));
+}
+
+Status Communicator::allGather(const void *send, void *recv, uint64_t count, DType dtype) {
+  return issue(makeCall(CollectiveKind::kAllGather, send, recv, count, dtype));
 }
 
 Status Communicator::reduceScatter(const void *send, void *recv, uint64_t count, DType dtype,
                                    ReduceOp op) {
-  Collective c;
-  c.kind = CollectiveKind::kReduceScatter;
-  c.send = send;
-  c.recv = recv;
-  c.count = count;
-  c.dtype = dtype;
-  c.op = op;
-  return issue(c);
+  return issue(makeCall(CollectiveKind::kReduceScatter, send, recv, count, dtype, op));
 }
 
 Status Communicator::allToAll(const void *send, void *recv, uint64_t count, DType dtype) {
-  Collective c;
-  c.kind = CollectiveKind::kAllToAll;
-  c.send = send;
-  c.recv = recv;
-  c.count = count;
-  c.dtype = dtype;
-  return issue(c);
+  return issue(makeCall(CollectiveKind::kAllToAll, send, recv, count, dtype));
 }
 
 Status Communicator::broadcast(void *data, uint64_t count, DType dtype, int root) {
-  Collective c;
-  c.kind = CollectiveKind::kBroadcast;
-  c.recv = data;
-  c.count = count;
-  c.dtype = dtype;
-  c.peer = root;
-  return issue(c);
+  return issue(makeCall(CollectiveKind::kBroadcast, nullptr, data, count, dtype, ReduceOp::kSum,
+                    root));
 }
 
 Status Communicator::send(const void *data, uint64_t count, DType dtype, int peer) {
-  Collective c;
-  c.kind = CollectiveKind::kSend;
-  c.send = data;
-  c.count = count;
-  c.dtype = dtype;
-  c.peer = peer;
-  return issue(c);
+  return issue(makeCall(CollectiveKind::kSend, data, nullptr, count, dtype, ReduceOp::kSum, peer));
 }
 
 Status Communicator::recv(void *data, uint64_t count, DType dtype, int peer) {
-  Collective c;
-  c.kind = CollectiveKind::kRecv;
-  c.recv = data;
-  c.count = count;
-  c.dtype = dtype;
-  c.peer = peer;
-  return issue(c);
+  return issue(makeCall(CollectiveKind::kRecv, nullptr, data, count, dtype, ReduceOp::kSum, peer));
 }
 
 Status Communicator::barrier() {
-  Collective c;
-  c.kind = CollectiveKind::kBarrier;
-  return issue(c);
+  return issue(makeCall(CollectiveKind::kBarrier, nullptr, nullptr, 0, DType::F32));
 }
 
 Status Communicator::checkSchedule(uint64_t hash, const std::string &name) {
