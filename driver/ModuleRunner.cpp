@@ -38,12 +38,19 @@ ExitCode LoadedModule::fromMemory(const std::vector<uint8_t> &bytes,
 }
 
 LoadedModule::LoadedModule(LoadedModule &&other) noexcept
-    : module(std::exchange(other.module, nullptr)) {}
+    : module(std::exchange(other.module, nullptr)),
+      session(std::exchange(other.session, nullptr)),
+      sessionDevice(std::move(other.sessionDevice)) {}
 LoadedModule &LoadedModule::operator=(LoadedModule &&other) noexcept {
   std::swap(module, other.module);
+  std::swap(session, other.session);
+  std::swap(sessionDevice, other.sessionDevice);
   return *this;
 }
-LoadedModule::~LoadedModule() { dlc_module_release(handle(module)); }
+LoadedModule::~LoadedModule() {
+  dlc_session_destroy(static_cast<dlc_session_t *>(session));
+  dlc_module_release(handle(module));
+}
 
 static DType dtypeOf(DLDataType t) {
   if (t.code == kDLFloat)
@@ -85,9 +92,20 @@ ExitCode LoadedModule::run(const std::string &device,
                            std::vector<oracle::Tensor> &outputs,
                            std::string &error) const {
   dlc_module_t *m = handle(module);
-  dlc_session_t *session = nullptr;
-  if (dlc_status_t s = dlc_session_create(m, device.c_str(), nullptr, &session))
-    return takeStatus(s, error);
+  // One session per device, kept for later runs: a session starts a thread
+  // pool and loads the weights, which a caller running the module once per
+  // step (the SPMD segments of driver/SpmdRunner) must not pay each time.
+  if (session && sessionDevice != device) {
+    dlc_session_destroy(static_cast<dlc_session_t *>(session));
+    session = nullptr;
+  }
+  if (!session) {
+    dlc_session_t *created = nullptr;
+    if (dlc_status_t s = dlc_session_create(m, device.c_str(), nullptr, &created))
+      return takeStatus(s, error);
+    session = created;
+    sessionDevice = device;
+  }
 
   std::vector<std::vector<uint8_t>> inBytes, outBytes;
   std::vector<DLTensor> tensors;
@@ -130,8 +148,8 @@ ExitCode LoadedModule::run(const std::string &device,
     in.push_back(&tensors[i]);
   for (size_t i = 0; i < numOut; ++i)
     out.push_back(&tensors[numIn + i]);
-  dlc_status_t s = dlc_session_run(session, in.data(), in.size(), out.data(), out.size());
-  dlc_session_destroy(session);
+  dlc_status_t s = dlc_session_run(static_cast<dlc_session_t *>(session), in.data(),
+                                   in.size(), out.data(), out.size());
   if (s)
     return takeStatus(s, error);
   outputs.clear();

@@ -47,6 +47,9 @@ public:
 
 private:
   void *module = nullptr; ///< dlc_module_t
+  /// dlc_session_t of the last run's device, reused by the next run there.
+  mutable void *session = nullptr;
+  mutable std::string sessionDevice;
 };
 
 } // namespace dlc
