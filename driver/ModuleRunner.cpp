@@ -91,6 +91,19 @@ ExitCode LoadedModule::run(const std::string &device,
                            const std::vector<oracle::Tensor> &inputs,
                            std::vector<oracle::Tensor> &outputs,
                            std::string &error) const {
+  std::vector<HostTensor> in, out;
+  for (const oracle::Tensor &t : inputs)
+    in.push_back(t.toHost());
+  if (ExitCode c = run(device, in, out, error))
+    return c;
+  outputs.clear();
+  for (const HostTensor &t : out)
+    outputs.push_back(oracle::Tensor::fromHost(t));
+  return kExitSuccess;
+}
+
+ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTensor> &inputs,
+                           std::vector<HostTensor> &outputs, std::string &error) const {
   dlc_module_t *m = handle(module);
   // One session per device, kept for later runs: a session starts a thread
   // pool and loads the weights, which a caller running the module once per
@@ -106,11 +119,17 @@ ExitCode LoadedModule::run(const std::string &device,
     session = created;
     sessionDevice = device;
   }
-
-  std::vector<std::vector<uint8_t>> inBytes, outBytes;
-  std::vector<DLTensor> tensors;
   std::vector<ModuleTensorInfo> outInfo = this->outputs();
   size_t numIn = dlc_module_input_count(m), numOut = outInfo.size();
+  if (inputs.size() != numIn) {
+    error = "the module takes " + std::to_string(numIn) + " inputs, " +
+            std::to_string(inputs.size()) + " were given";
+    return kExitBadInput;
+  }
+  outputs.clear();
+  for (size_t i = 0; i < numOut; ++i)
+    outputs.emplace_back(outInfo[i].dtype, outInfo[i].shape);
+  std::vector<DLTensor> tensors;
   tensors.reserve(numIn + numOut);
   auto describe = [&](const dlc_tensor_info_t &info, void *data) {
     DLTensor t{};
@@ -124,39 +143,20 @@ ExitCode LoadedModule::run(const std::string &device,
   for (size_t i = 0; i < numIn; ++i) {
     dlc_tensor_info_t info;
     dlc_status_free(dlc_module_input_info(m, i, &info));
-    HostTensor host = inputs[i].toHost();
-    inBytes.emplace_back(host.data(), host.data() + host.byteSize());
-    inBytes.back().reserve(1);
-  }
-  for (size_t i = 0; i < numIn; ++i) {
-    dlc_tensor_info_t info;
-    dlc_status_free(dlc_module_input_info(m, i, &info));
-    tensors.push_back(describe(info, inBytes[i].data()));
+    tensors.push_back(describe(info, const_cast<uint8_t *>(inputs[i].data())));
   }
   for (size_t i = 0; i < numOut; ++i) {
     dlc_tensor_info_t info;
     dlc_status_free(dlc_module_output_info(m, i, &info));
-    outBytes.emplace_back(std::max<uint64_t>(info.size_bytes, 1));
-  }
-  for (size_t i = 0; i < numOut; ++i) {
-    dlc_tensor_info_t info;
-    dlc_status_free(dlc_module_output_info(m, i, &info));
-    tensors.push_back(describe(info, outBytes[i].data()));
+    tensors.push_back(describe(info, outputs[i].mutableData()));
   }
   std::vector<const DLTensor *> in, out;
   for (size_t i = 0; i < numIn; ++i)
     in.push_back(&tensors[i]);
   for (size_t i = 0; i < numOut; ++i)
     out.push_back(&tensors[numIn + i]);
-  dlc_status_t s = dlc_session_run(static_cast<dlc_session_t *>(session), in.data(),
-                                   in.size(), out.data(), out.size());
-  if (s)
+  if (dlc_status_t s = dlc_session_run(static_cast<dlc_session_t *>(session), in.data(),
+                                       in.size(), out.data(), out.size()))
     return takeStatus(s, error);
-  outputs.clear();
-  for (size_t i = 0; i < numOut; ++i) {
-    HostTensor host(outInfo[i].dtype, outInfo[i].shape);
-    std::memcpy(host.mutableData(), outBytes[i].data(), host.byteSize());
-    outputs.push_back(oracle::Tensor::fromHost(host));
-  }
   return kExitSuccess;
 }

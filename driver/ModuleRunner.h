@@ -44,6 +44,9 @@ public:
   ExitCode run(const std::string &device,
                const std::vector<oracle::Tensor> &inputs,
                std::vector<oracle::Tensor> &outputs, std::string &error) const;
+  /// The same on tensors already in their dtypes' bytes (no conversion).
+  ExitCode run(const std::string &device, const std::vector<HostTensor> &inputs,
+               std::vector<HostTensor> &outputs, std::string &error) const;
 
 private:
   void *module = nullptr; ///< dlc_module_t

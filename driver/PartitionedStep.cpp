@@ -54,7 +54,7 @@ public:
 
   Status step(const std::vector<HostTensor> &batch, float learningRate,
               float &lossOut) override {
-    std::vector<oracle::Tensor> in;
+    std::vector<HostTensor> in;
     size_t next = 0, stateIndex = 0;
     for (const Arg &arg : args) {
       if (arg.kind == Arg::Data) {
@@ -65,18 +65,20 @@ public:
                                  arg.name + "', the partitioned step takes " +
                                  formatShape(arg.localShape) +
                                  " on each rank: train with --drop-last");
-        in.push_back(oracle::Tensor::fromHost(t));
+        in.push_back(HostTensor::borrow(t.dtype(), t.shape(), t.data(), t.byteSize()));
       } else if (arg.kind == Arg::Lr) {
-        in.push_back(oracle::Tensor::scalar(DType::F32, learningRate));
+        HostTensor lr(DType::F32, {});
+        lr.setDouble(0, learningRate);
+        in.push_back(std::move(lr));
       } else {
         in.push_back(stateValues[stateIndex++]);
       }
     }
-    std::vector<oracle::Tensor> out;
+    std::vector<HostTensor> out;
     std::string error;
     if (ExitCode c = program.run(in, out, error))
       return Status::failure(c, error);
-    lossOut = static_cast<float>(out[0].data[0]);
+    lossOut = static_cast<float>(out[0].getDouble(0));
     for (size_t i = 1; i < out.size(); ++i)
       stateValues[resultState[i]] = std::move(out[i]);
     return Status::success();
@@ -86,14 +88,14 @@ public:
     auto found = stateIndexOf.find(name);
     if (found == stateIndexOf.end())
       return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
-    out = stateValues[found->second].toHost();
+    out = stateValues[found->second];
     return Status::success();
   }
   Status writeState(const std::string &name, const HostTensor &value) override {
     auto found = stateIndexOf.find(name);
     if (found == stateIndexOf.end())
       return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
-    stateValues[found->second] = oracle::Tensor::fromHost(value);
+    stateValues[found->second] = value;
     return Status::success();
   }
 
@@ -107,7 +109,7 @@ public:
   Mesh mesh;
   std::vector<Arg> args;
   std::vector<data::TensorSpec> dataSpecs, stateSpecs;
-  std::vector<oracle::Tensor> stateValues;
+  std::vector<HostTensor> stateValues;
   std::map<std::string, size_t> stateIndexOf;
   /// Per result: the state index it replaces (result 0 is the loss).
   std::vector<size_t> resultState;
@@ -202,7 +204,7 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
       auto value = initialValue(init, cast<RankedTensorType>(arg.getType()), state.str(), func);
       if (failed(value))
         return kExitBadInput;
-      s.stateValues.push_back(oracle::Tensor::fromHost(*value));
+      s.stateValues.push_back(std::move(*value));
     } else if (name && name.getValue() == "lr") {
       s.args.push_back({PartitionedStep::Arg::Lr, "lr", shape});
     } else {

@@ -17,8 +17,6 @@
 #include "driver/ModuleRunner.h"
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
-#include "oracle/kernels/Collectives.h"
-#include "oracle/kernels/Kernels.h"
 #include "passes/partition/Partition.h"
 #include "runtime/comm/CommRegistry.h"
 #include "runtime/comm/Launch.h"
@@ -51,12 +49,72 @@ struct Segment {
 
 namespace {
 
+/// Bytes of one element of `t`.
+size_t elementBytes(const HostTensor &t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape())
+    n *= d;
+  return n ? t.byteSize() / static_cast<size_t>(n) : 0;
+}
+
+/// Block `index` of `count` along `axis` (count divides it), as a copy.
+HostTensor blockOf(const HostTensor &x, int64_t axis, int64_t index, int64_t count) {
+  std::vector<int64_t> shape = x.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  size_t e = elementBytes(x);
+  int64_t size = shape[axis] / count;
+  shape[axis] = size;
+  HostTensor out(x.dtype(), shape);
+  size_t row = static_cast<size_t>(size * inner) * e;
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out.mutableData() + o * row,
+                x.data() + (o * x.shape()[axis] + index * size) * inner * e, row);
+  return out;
+}
+
+/// `parts` (one shape but along `axis`) concatenated along `axis`.
+HostTensor concatOf(const std::vector<HostTensor> &parts, int64_t axis) {
+  std::vector<int64_t> shape = parts[0].shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  size_t e = elementBytes(parts[0]);
+  int64_t each = shape[axis];
+  shape[axis] = each * static_cast<int64_t>(parts.size());
+  HostTensor out(parts[0].dtype(), shape);
+  size_t row = static_cast<size_t>(each * inner) * e;
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t p = 0; p < parts.size(); ++p)
+      std::memcpy(out.mutableData() + (o * parts.size() + p) * row,
+                  parts[p].data() + o * row, row);
+  return out;
+}
+
+/// `g` blocks of `shape`, one after another in `flat`.
+std::vector<HostTensor> splitFlat(const HostTensor &flat, const std::vector<int64_t> &shape,
+                                  int64_t g) {
+  std::vector<HostTensor> blocks;
+  size_t bytes = flat.byteSize() / static_cast<size_t>(g);
+  for (int64_t i = 0; i < g; ++i) {
+    HostTensor b(flat.dtype(), shape);
+    std::memcpy(b.mutableData(), flat.data() + i * bytes, bytes);
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
 /// The collective `op` on this rank's tensor `x`, through `comm`: each
 /// group is the whole world (checked before), in rank order.
-FailureOr<oracle::Tensor> communicate(Operation *op, const oracle::Tensor &x,
-                                      rt::comm::Communicator &comm, std::string &error) {
+FailureOr<HostTensor> communicate(Operation *op, const HostTensor &x,
+                                  rt::comm::Communicator &comm, std::string &error) {
   int64_t g = comm.size(), r = comm.rank();
-  int64_t rank = x.rank();
+  int64_t rank = static_cast<int64_t>(x.shape().size());
   auto norm = [&](int64_t a) { return a < 0 ? a + rank : a; };
   auto opOf = [](CollectiveReduction kind) {
     switch (kind) {
@@ -71,70 +129,55 @@ FailureOr<oracle::Tensor> communicate(Operation *op, const oracle::Tensor &x,
       error = s.message();
     return s.ok();
   };
-  HostTensor host = x.toHost();
-  uint64_t count = static_cast<uint64_t>(x.numel());
+  size_t e = elementBytes(x);
+  uint64_t count = e ? x.byteSize() / e : 0;
   if (auto o = dyn_cast<ShardOp>(op))
-    return oracle::block(x, norm(o.getAxis()), r, g);
+    return blockOf(x, norm(o.getAxis()), r, g);
   if (auto o = dyn_cast<AllReduceOp>(op)) {
-    if (!check(comm.allReduce(host.mutableData(), count, host.dtype(), opOf(o.getKind()))))
+    HostTensor y(x.dtype(), x.shape());
+    std::memcpy(y.mutableData(), x.data(), x.byteSize());
+    if (!check(comm.allReduce(y.mutableData(), count, y.dtype(), opOf(o.getKind()))))
       return failure();
-    return oracle::Tensor::fromHost(host);
+    return y;
   }
   if (auto o = dyn_cast<BroadcastOp>(op)) {
-    if (!check(comm.broadcast(host.mutableData(), count, host.dtype(), static_cast<int>(o.getRoot()))))
+    HostTensor y(x.dtype(), x.shape());
+    std::memcpy(y.mutableData(), x.data(), x.byteSize());
+    if (!check(comm.broadcast(y.mutableData(), count, y.dtype(), static_cast<int>(o.getRoot()))))
       return failure();
-    return oracle::Tensor::fromHost(host);
+    return y;
   }
-  // The rest move blocks: flat buffers of g blocks, in rank order.
-  auto split = [&](const HostTensor &flat, std::vector<int64_t> shape) {
-    // g blocks of `shape`, one after the other.
-    std::vector<oracle::Tensor> blocks;
-    oracle::Tensor all = oracle::Tensor::fromHost(flat);
-    int64_t each = oracle::shapeNumel(shape);
-    for (int64_t i = 0; i < g; ++i)
-      blocks.push_back(oracle::Tensor::fromValues(
-          all.dtype, shape,
-          std::vector<double>(all.data.begin() + i * each, all.data.begin() + (i + 1) * each)));
-    return blocks;
-  };
   if (auto o = dyn_cast<AllGatherOp>(op)) {
-    HostTensor recv(host.dtype(), {g * static_cast<int64_t>(count)});
-    if (!check(comm.allGather(host.data(), recv.mutableData(), count, host.dtype())))
+    HostTensor recv(x.dtype(), {g * static_cast<int64_t>(count)});
+    if (!check(comm.allGather(x.data(), recv.mutableData(), count, x.dtype())))
       return failure();
-    return oracle::concat(split(recv, x.shape), norm(o.getAxis()));
+    return concatOf(splitFlat(recv, x.shape(), g), norm(o.getAxis()));
   }
-  if (auto o = dyn_cast<ReduceScatterOp>(op)) {
-    int64_t axis = norm(o.getAxis());
-    // Block i of `axis` contiguous, in rank order.
-    std::vector<oracle::Tensor> blocks;
+  // Block i of the split axis contiguous, in rank order.
+  auto blocksInOrder = [&](int64_t axis) {
+    std::vector<HostTensor> blocks;
     for (int64_t i = 0; i < g; ++i)
-      blocks.push_back(oracle::block(x, axis, i, g));
-    std::vector<double> flat;
-    for (const oracle::Tensor &b : blocks)
-      flat.insert(flat.end(), b.data.begin(), b.data.end());
-    HostTensor send = oracle::Tensor::fromValues(x.dtype, {(int64_t)flat.size()}, flat).toHost();
-    HostTensor recv(host.dtype(), {static_cast<int64_t>(count / g)});
-    if (!check(comm.reduceScatter(send.data(), recv.mutableData(), count / g, host.dtype(),
+      blocks.push_back(blockOf(x, axis, i, g));
+    HostTensor flat(x.dtype(), {static_cast<int64_t>(count)});
+    size_t bytes = blocks[0].byteSize();
+    for (int64_t i = 0; i < g; ++i)
+      std::memcpy(flat.mutableData() + i * bytes, blocks[i].data(), bytes);
+    return std::make_pair(flat, blocks[0].shape());
+  };
+  if (auto o = dyn_cast<ReduceScatterOp>(op)) {
+    auto [send, shape] = blocksInOrder(norm(o.getAxis()));
+    HostTensor recv(x.dtype(), shape);
+    if (!check(comm.reduceScatter(send.data(), recv.mutableData(), count / g, x.dtype(),
                                   opOf(o.getKind()))))
       return failure();
-    oracle::Tensor out = oracle::Tensor::fromHost(recv);
-    out.shape = blocks[0].shape;
-    return out;
+    return recv;
   }
   if (auto o = dyn_cast<AllToAllOp>(op)) {
-    int64_t splitAxis = norm(o.getSplitAxis()), concatAxis = norm(o.getConcatAxis());
-    std::vector<double> flat;
-    std::vector<int64_t> blockShape;
-    for (int64_t i = 0; i < g; ++i) {
-      oracle::Tensor b = oracle::block(x, splitAxis, i, g);
-      blockShape = b.shape;
-      flat.insert(flat.end(), b.data.begin(), b.data.end());
-    }
-    HostTensor send = oracle::Tensor::fromValues(x.dtype, {(int64_t)flat.size()}, flat).toHost();
-    HostTensor recv(host.dtype(), {static_cast<int64_t>(count)});
-    if (!check(comm.allToAll(send.data(), recv.mutableData(), count / g, host.dtype())))
+    auto [send, shape] = blocksInOrder(norm(o.getSplitAxis()));
+    HostTensor recv(x.dtype(), {static_cast<int64_t>(count)});
+    if (!check(comm.allToAll(send.data(), recv.mutableData(), count / g, x.dtype())))
       return failure();
-    return oracle::concat(split(recv, blockShape), concatAxis);
+    return concatOf(splitFlat(recv, shape, g), norm(o.getConcatAxis()));
   }
   error = "no host form for '" + op->getName().getStringRef().str() + "'";
   return failure();
@@ -282,10 +325,10 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
   return kExitSuccess;
 }
 
-ExitCode SpmdProgram::run(const std::vector<oracle::Tensor> &inputs,
-                          std::vector<oracle::Tensor> &outputs, std::string &error) {
+ExitCode SpmdProgram::run(const std::vector<HostTensor> &inputs,
+                          std::vector<HostTensor> &outputs, std::string &error) {
   Block &body = impl->func.getBody().front();
-  llvm::DenseMap<Value, oracle::Tensor> values;
+  llvm::DenseMap<Value, HostTensor> values;
   for (auto [arg, t] : llvm::zip(body.getArguments(), inputs))
     values[arg] = t;
   int rank = comm->rank();
@@ -295,7 +338,7 @@ ExitCode SpmdProgram::run(const std::vector<oracle::Tensor> &inputs,
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     };
     if (impl->funcs[i]) {
-      std::vector<oracle::Tensor> in, out;
+      std::vector<HostTensor> in, out;
       for (Value v : s.inputs)
         in.push_back(values.lookup(v));
       if (ExitCode c = s.module.run("cpu", in, out, error)) {
@@ -344,9 +387,15 @@ ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
   SpmdProgram program;
   if (ExitCode c = program.build(context, func, mesh, *comm))
     return c;
+  std::vector<HostTensor> in, out;
+  for (const oracle::Tensor &t : inputs)
+    in.push_back(t.toHost());
   std::string error;
-  if (ExitCode c = program.run(inputs, outputs, error))
+  if (ExitCode c = program.run(in, out, error))
     return fail(context, c, error);
+  outputs.clear();
+  for (const HostTensor &t : out)
+    outputs.push_back(oracle::Tensor::fromHost(t));
   return kExitSuccess;
 }
 

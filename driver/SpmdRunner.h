@@ -11,6 +11,7 @@
 
 #include "driver/ExitCodes.h"
 #include "oracle/kernels/Tensor.h"
+#include "support/HostTensor.h"
 #include "support/Mesh.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,8 +44,8 @@ public:
   ExitCode build(mlir::MLIRContext &context, mlir::func::FuncOp func, const Mesh &mesh,
                  rt::comm::Communicator &comm);
   /// One run: `inputs` in the function's argument order.
-  ExitCode run(const std::vector<oracle::Tensor> &inputs,
-               std::vector<oracle::Tensor> &outputs, std::string &error);
+  ExitCode run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
+               std::string &error);
   /// Seconds spent so far in the segments (compute) and in the
   /// collectives (communication, waiting included), over all runs.
   double computeSeconds() const { return compute; }
