@@ -16,23 +16,19 @@
 #include "driver/ModelLoader.h"
 #include "driver/PlanReport.h"
 #include "driver/TensorFiles.h"
+#include "driver/train/ModuleStep.h"
+#include "driver/train/TrainingJob.h"
 #include "ir/DlcDialect.h"
 #include "passes/Passes.h"
 #include "passes/autodiff/TrainingGraphs.h"
-#include "driver/train/ModuleStep.h"
-#include "driver/train/TrainingJob.h"
-
-#include "dlc/runtime.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 
-#include <cmath>
 #include <map>
 #include <set>
-#include <thread>
 
 using namespace mlir;
 
@@ -188,8 +184,8 @@ ExitCode Compiler::compile(int64_t batch, train::ModulePair &out) {
   return kExitSuccess;
 }
 
-/// The symbolic dimension that counts examples: the leading dimension of
-/// the entry graph's first input; empty when it is a number.
+} // namespace
+
 std::string batchDimension(const dlg::Module &ast) {
   const dlg::Graph &graph = ast.graphs.front();
   if (graph.inputs.empty() || graph.inputs.front().type.dims.empty())
@@ -197,8 +193,6 @@ std::string batchDimension(const dlg::Module &ast) {
   const dlg::Dim &d = graph.inputs.front().type.dims.front();
   return d.isSymbolic() ? d.symbol() : "";
 }
-
-} // namespace
 
 /// Parses the model and checks the batch dimension against --batch-size.
 static ExitCode makeCompiler(const CommonOptions &options, const TrainOptions &train,

@@ -19,6 +19,7 @@
 
 #include "driver/Commands.h"
 #include "driver/train/TrainStep.h"
+#include "frontend/text/AST.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/SourceMgr.h"
@@ -40,6 +41,11 @@ ExitCode buildCompiledTraining(const CommonOptions &options,
                                llvm::SourceMgr &sourceMgr,
                                std::unique_ptr<train::TrainStep> &step,
                                std::unique_ptr<train::Evaluator> &evaluator);
+
+/// The symbolic dimension that counts examples: the leading dimension of
+/// the entry graph's first input; empty when it is a number. Training binds
+/// it to --batch-size.
+std::string batchDimension(const dlg::Module &ast);
 
 /// `dlc train --compile-only DIR`: compiles the train step and evaluation
 /// modules for --batch-size and for every other batch size `batchSizes`

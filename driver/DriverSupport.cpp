@@ -89,20 +89,29 @@ FailureOr<func::FuncOp> trainingFunction(ModuleOp module, func::FuncOp graph,
   return loss;
 }
 
-ExitCode partitionForMesh(MLIRContext &context, func::FuncOp func,
-                          const MeshOptions &options) {
-  PartitionOptions partition;
+ExitCode parseMeshOptions(MLIRContext &context, const MeshOptions &options,
+                          PartitionOptions &out) {
   std::string error;
-  if (!Mesh::parse(options.mesh, partition.mesh, error))
+  if (!Mesh::parse(options.mesh, out.mesh, error))
     return fail(context, kExitBadInput, error);
   std::optional<ParallelPreset> preset = parseParallelPreset(options.parallel);
   if (!preset)
     return fail(context, kExitBadInput,
                 "--parallel must be data, tensor, data,tensor or none, not '" +
                     options.parallel + "'");
-  partition.preset = *preset;
+  out.preset = *preset;
+  return kExitSuccess;
+}
+
+ExitCode partitionForMesh(MLIRContext &context, func::FuncOp func,
+                          const MeshOptions &options, Mesh *mesh) {
+  PartitionOptions partition;
+  if (ExitCode c = parseMeshOptions(context, options, partition))
+    return c;
   if (failed(partitionFunction(func, partition)))
     return kExitBadInput;
+  if (mesh)
+    *mesh = partition.mesh;
   return kExitSuccess;
 }
 

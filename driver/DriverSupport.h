@@ -11,6 +11,7 @@
 
 #include "codegen/cuda/CudaBackend.h"
 #include "driver/Commands.h"
+#include "passes/partition/Partition.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -61,10 +62,16 @@ buildCuda(mlir::MLIRContext &context, mlir::ModuleOp module,
           mlir::func::FuncOp func, const std::vector<std::string> &archs,
           bool emulation, ExitCode &code);
 
-/// Partitions `func` for `--mesh`/`--parallel` (passes/partition); errors
-/// (a bad mesh or preset, an op without a rule) are reported, exit 2.
+/// `--mesh`/`--parallel` as the partitioner's options (mesh and preset);
+/// a bad one is reported, exit 2.
+ExitCode parseMeshOptions(mlir::MLIRContext &context, const MeshOptions &options,
+                          PartitionOptions &out);
+
+/// Partitions `func` for `--mesh`/`--parallel` (passes/partition), and sets
+/// `mesh` (when given) to the parsed mesh; errors (a bad mesh or preset, an
+/// op without a rule) are reported, exit 2.
 ExitCode partitionForMesh(mlir::MLIRContext &context, mlir::func::FuncOp func,
-                          const MeshOptions &mesh);
+                          const MeshOptions &options, Mesh *mesh = nullptr);
 
 } // namespace dlc
 

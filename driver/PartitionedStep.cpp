@@ -13,6 +13,7 @@
 
 #include "driver/PartitionedStep.h"
 
+#include "driver/CompiledStep.h"
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/SpmdRunner.h"
@@ -131,14 +132,10 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
                                   std::unique_ptr<train::TrainStep> &step, int &rank,
                                   int &worldSize) {
   auto result = std::make_unique<PartitionedStep>();
-  std::string error;
-  if (!Mesh::parse(train.mesh.mesh, result->mesh, error))
-    return fail(context, kExitBadInput, error);
-  std::optional<ParallelPreset> preset = parseParallelPreset(train.mesh.parallel);
-  if (!preset)
-    return fail(context, kExitBadInput,
-                "--parallel must be data, tensor, data,tensor or none, not '" +
-                    train.mesh.parallel + "'");
+  PartitionOptions partition;
+  if (ExitCode c = parseMeshOptions(context, train.mesh, partition))
+    return c;
+  result->mesh = partition.mesh;
   if (ExitCode c = openMeshCommunicator(context, result->mesh, result->comm,
                                         train.mesh.collectiveTimeout))
     return c;
@@ -154,10 +151,8 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
     return code;
   dlg::BuildOptions build;
   build.dims = options.dims;
-  const dlg::Graph &graph = ast->graphs.front();
-  if (!graph.inputs.empty() && !graph.inputs.front().type.dims.empty() &&
-      graph.inputs.front().type.dims.front().isSymbolic())
-    build.dims[graph.inputs.front().type.dims.front().symbol()] = train.batchSize;
+  if (std::string batchDim = batchDimension(*ast); !batchDim.empty())
+    build.dims[batchDim] = train.batchSize;
   build.buildTraining = true;
   build.baseDir = llvm::sys::path::parent_path(options.modelPath).str();
   dlg::BuildResult built = dlg::buildModule(*ast, context, build);
@@ -172,9 +167,6 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
     return fail(context, kExitBadInput,
                 "--optimizer and --lr are not applied to a partitioned train step yet: "
                 "set them in the train block");
-  PartitionOptions partition;
-  partition.mesh = result->mesh;
-  partition.preset = *preset;
   partition.localArguments = true;
   if (failed(partitionFunction(func, partition)))
     return kExitBadInput;

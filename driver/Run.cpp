@@ -210,11 +210,9 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
   if (run.device == "reference" && !run.mesh.mesh.empty()) {
     // The partitioned program on every rank of the mesh, each given the
     // whole inputs; its outputs are whole on every rank.
-    if (ExitCode code = partitionForMesh(context, func, run.mesh))
-      return code;
     Mesh mesh;
-    std::string error;
-    Mesh::parse(run.mesh.mesh, mesh, error);
+    if (ExitCode code = partitionForMesh(context, func, run.mesh, &mesh))
+      return code;
     auto outputs = oracle::evaluateSpmd(
         func, mesh, std::vector<std::vector<oracle::Tensor>>(mesh.size(), inputs), params);
     if (failed(outputs))
@@ -229,11 +227,9 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
   } else if (!run.mesh.mesh.empty()) {
     // This process is one rank (mpirun -np N): its part of the partitioned
     // program on the CPU, collectives through runtime/comm; rank 0 reports.
-    if (ExitCode code = partitionForMesh(context, func, run.mesh))
-      return code;
     Mesh mesh;
-    std::string error;
-    Mesh::parse(run.mesh.mesh, mesh, error);
+    if (ExitCode code = partitionForMesh(context, func, run.mesh, &mesh))
+      return code;
     int rank = 0;
     if (ExitCode code = runPartitionedOnRanks(context, func, mesh, inputs, results, rank,
                                               run.mesh.collectiveTimeout))

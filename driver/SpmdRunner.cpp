@@ -220,7 +220,6 @@ SpmdProgram::~SpmdProgram() = default;
 ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh &mesh,
                             rt::comm::Communicator &comm) {
   this->comm = &comm;
-  this->context = &context;
   impl->func = func;
   // Every rank must issue the same collectives (a different --mesh, model
   // or dlc on one rank fails here, naming the hashes).

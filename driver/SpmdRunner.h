@@ -55,7 +55,6 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl;
   rt::comm::Communicator *comm = nullptr;
-  mlir::MLIRContext *context = nullptr;
   double compute = 0, collective = 0;
 };
 
