@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 #include <map>
+#include <thread>
 #include <vector>
 
 namespace dlc::rt::comm {
@@ -198,6 +199,30 @@ Status Communicator::recv(void *data, uint64_t count, DType dtype, int peer) {
 
 Status Communicator::barrier() {
   return issue(makeCall(CollectiveKind::kBarrier, nullptr, nullptr, 0, DType::F32));
+}
+
+Status Communicator::pollUntilDeadline(const Collective &call,
+                                      const std::function<std::optional<Status>()> &poll,
+                                      const std::function<void()> &onTimeout) {
+  auto pause = std::chrono::microseconds(0);
+  for (uint64_t polls = 0;; ++polls) {
+    if (std::optional<Status> ended = poll())
+      return std::move(*ended);
+    if (std::chrono::steady_clock::now() >= call.deadline) {
+      onTimeout();
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g s", static_cast<double>(timeout().count()) / 1000.0);
+      return unavailable("rank ", rank(), " of ", size(), ": ", call.describe(),
+                         " timed out after ", limit,
+                         ": a peer has not joined it (the deadline is DLC_COLLECTIVE_TIMEOUT, "
+                         "default 300 s)");
+    }
+    if (polls >= 64) {
+      pause = std::min(std::chrono::microseconds(1000),
+                       std::max(std::chrono::microseconds(20), pause * 2));
+      std::this_thread::sleep_for(pause);
+    }
+  }
 }
 
 Status Communicator::checkSchedule(uint64_t hash, const std::string &name) {

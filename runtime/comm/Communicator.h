@@ -25,6 +25,8 @@
 #include "support/DType.h"
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <cstdint>
 #include <string>
 
@@ -120,6 +122,15 @@ public:
 
 protected:
   Communicator();
+  /// Polls a started call until it ends or its deadline passes, spinning
+  /// first, then backing off to sleeps of up to 1 ms (so that ranks sharing
+  /// cores leave them to the peers they wait for). `poll` returns nothing
+  /// while the call runs, else how it ended; at the deadline `onTimeout`
+  /// runs (to cancel the backend's call) and the timeout is returned,
+  /// naming the call.
+  Status pollUntilDeadline(const Collective &call,
+                           const std::function<std::optional<Status>()> &poll,
+                           const std::function<void()> &onTimeout);
   /// Runs one validated call (buffers not null where count > 0, peers in
   /// range, dtypes the op supports).
   virtual Status run(const Collective &call) = 0;

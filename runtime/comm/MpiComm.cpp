@@ -210,12 +210,6 @@ MPI_Op reduction(const MpiLibrary &m, ReduceOp op) {
   return m.sum;
 }
 
-std::string seconds(std::chrono::milliseconds t) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g s", static_cast<double>(t.count()) / 1000.0);
-  return text;
-}
-
 } // namespace
 
 Status loadMpiLibrary(const MpiLibrary **out) {
@@ -320,31 +314,20 @@ void MpiComm::abort(int exitCode) {
 }
 
 Status MpiComm::wait(const Collective &call, void *request) {
-  // MPI_Test drives MPI's progress; back off from spinning to sleeps of up
-  // to 1 ms, so that oversubscribed ranks (more ranks than cores) leave the
-  // cores to the peers they are waiting for.
-  auto pause = std::chrono::microseconds(0);
-  for (uint64_t polls = 0;; ++polls) {
-    int done = 0;
-    int code = mpi_->Test(&request, &done, MPI_STATUS_IGNORE);
-    if (code != MPI_SUCCESS)
-      return unavailable("rank ", rank_, " of ", size_, ": ", call.describe(), " failed: ",
-                         mpi_->describe(code));
-    if (done)
-      return okStatus();
-    if (std::chrono::steady_clock::now() >= call.deadline) {
-      timedOut_ = true;
-      return unavailable("rank ", rank_, " of ", size_, ": ", call.describe(), " timed out after ",
-                         seconds(timeout()),
-                         ": a peer has not joined it (the deadline is DLC_COLLECTIVE_TIMEOUT, "
-                         "default 300 s)");
-    }
-    if (polls >= 64) {
-      pause = std::min(std::chrono::microseconds(1000),
-                       std::max(std::chrono::microseconds(20), pause * 2));
-      std::this_thread::sleep_for(pause);
-    }
-  }
+  // MPI_Test drives MPI's progress.
+  return pollUntilDeadline(
+      call,
+      [&]() -> std::optional<Status> {
+        int done = 0;
+        int code = mpi_->Test(&request, &done, MPI_STATUS_IGNORE);
+        if (code != MPI_SUCCESS)
+          return unavailable("rank ", rank_, " of ", size_, ": ", call.describe(), " failed: ",
+                             mpi_->describe(code));
+        if (done)
+          return okStatus();
+        return std::nullopt;
+      },
+      [&] { timedOut_ = true; });
 }
 
 Status MpiComm::run(const Collective &call) {

@@ -264,33 +264,26 @@ void NcclComm::abort(int exitCode) {
 
 Status NcclComm::wait(const Collective &call) {
   NcclLibrary &n = *impl_->nccl;
-  auto pause = std::chrono::microseconds(0);
-  for (uint64_t polls = 0;; ++polls) {
-    int q = n.cuStreamQuery(stream_);
-    if (q == 0)
-      return okStatus();
-    if (q != kCudaErrorNotReady)
-      return unavailable("rank ", rank(), " of ", size(), ": ", call.describe(),
-                         ": the stream failed (CUresult ", q, ")");
-    ncclResult_t async = ncclSuccess;
-    n.CommGetAsyncError(impl_->comm, &async);
-    if (async != ncclSuccess && async != ncclInProgress)
-      return unavailable("rank ", rank(), " of ", size(), ": ", call.describe(),
-                         " failed: ", n.describe(async));
-    if (std::chrono::steady_clock::now() >= call.deadline) {
-      n.CommAbort(impl_->comm);
-      impl_->aborted = true;
-      return unavailable("rank ", rank(), " of ", size(), ": ", call.describe(),
-                         " timed out after ", timeout().count() / 1000.0,
-                         " s: a peer has not joined it (the deadline is "
-                         "DLC_COLLECTIVE_TIMEOUT, default 300 s)");
-    }
-    if (polls >= 64) {
-      pause = std::min(std::chrono::microseconds(1000),
-                       std::max(std::chrono::microseconds(20), pause * 2));
-      std::this_thread::sleep_for(pause);
-    }
-  }
+  return pollUntilDeadline(
+      call,
+      [&]() -> std::optional<Status> {
+        int q = n.cuStreamQuery(stream_);
+        if (q == 0)
+          return okStatus();
+        if (q != kCudaErrorNotReady)
+          return unavailable("rank ", rank(), " of ", size(), ": ", call.describe(),
+                             ": the stream failed (CUresult ", q, ")");
+        ncclResult_t async = ncclSuccess;
+        n.CommGetAsyncError(impl_->comm, &async);
+        if (async != ncclSuccess && async != ncclInProgress)
+          return unavailable("rank ", rank(), " of ", size(), ": ", call.describe(),
+                             " failed: ", n.describe(async));
+        return std::nullopt;
+      },
+      [&] {
+        n.CommAbort(impl_->comm);
+        impl_->aborted = true;
+      });
 }
 
 Status NcclComm::run(const Collective &call) {
