@@ -47,6 +47,9 @@ struct MeshOptions {
   /// `--collective-timeout SECONDS` on MPI ranks (0: DLC_COLLECTIVE_TIMEOUT,
   /// else 300).
   double collectiveTimeout = 0;
+  /// `--zero 1`: a train step's optimizer moments split over the `data`
+  /// ranks (ZeRO stage 1; PartitionOptions::shardOptimizerState).
+  int64_t zero = 0;
 };
 
 struct CompileOptions {
@@ -175,6 +178,14 @@ struct TrainOptions {
   /// `--mesh`/`--parallel`: train on the ranks of a mesh (mpirun), the
   /// train step partitioned (driver/PartitionedStep.h).
   MeshOptions mesh;
+  /// `--bucket-mb`: data-parallel gradients are all-reduced in buckets of
+  /// about this many MiB, each issued once its gradients are ready.
+  double bucketMb = 25;
+  /// `--deterministic-shards G`: with `--deterministic` on a data mesh, the
+  /// step is computed as G shards of the global batch (G/ranks per rank)
+  /// and every reduction over them is summed in shard order, so 1, 2 or 4
+  /// ranks give the same bits (0: 8).
+  int64_t deterministicShards = 0;
   /// `--compile-only DIR`: write the training job (driver/train/
   /// TrainingJob.h) for dlc-train-job instead of training.
   std::string compileOnly;

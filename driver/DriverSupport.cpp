@@ -100,6 +100,15 @@ ExitCode parseMeshOptions(MLIRContext &context, const MeshOptions &options,
                 "--parallel must be data, tensor, data,tensor or none, not '" +
                     options.parallel + "'");
   out.preset = *preset;
+  if (options.zero != 0 && options.zero != 1)
+    return fail(context, kExitBadInput,
+                "--zero " + std::to_string(options.zero) +
+                    ": dlc splits the optimizer state (1) or not (0); stages 2 and 3 "
+                    "(gradients, parameters) are not implemented");
+  if (options.zero && (!out.preset.data || out.mesh.axisIndex("data") < 0))
+    return fail(context, kExitBadInput, "--zero 1 splits the optimizer state over the "
+                                        "'data' axis: use --parallel data");
+  out.shardOptimizerState = options.zero == 1;
   return kExitSuccess;
 }
 

@@ -4,10 +4,13 @@
 // (forward, backward, update) partitioned for the mesh, its data arguments
 // given split (each rank loads its block of every global batch, as the
 // loader's rank shards are), run as an SpmdProgram: the gradients'
-// all-reduces, the loss average and the global count of a mean loss are
-// collectives the partitioner placed. The state (parameters, moments, the
-// step) is whole on every rank and kept on the host between steps; rank 0
-// writes the checkpoints and logs.
+// all-reduces (in buckets, overlapping the backward pass), the loss average
+// and the global count of a mean loss are collectives the partitioner
+// placed. The state (parameters, moments, the step) is kept on the host
+// between steps, whole on every rank but for `--zero 1`'s split moments;
+// rank 0 writes the checkpoints and logs. `--deterministic` runs the
+// program for G shards of the batch, G/N after another on each of N ranks,
+// with collectives summed in shard order: the same bits for any N.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,7 @@
 
 #include "driver/CompiledStep.h"
 #include "driver/DriverSupport.h"
+#include "driver/HostCollectives.h"
 #include "driver/ModelLoader.h"
 #include "driver/SpmdRunner.h"
 #include "ir/DlcDialect.h"
@@ -41,76 +45,133 @@ public:
   ~PartitionedStep() override {
     // What the steps spent where, for bench/scaling (rank 0 only).
     if (comm && comm->rank() == 0 && std::getenv("DLC_SPMD_STATS"))
-      std::fprintf(stderr, "dlc: spmd: compute %.3f s, collectives %.3f s\n",
-                   program.computeSeconds(), program.collectiveSeconds());
+      std::fprintf(stderr,
+                   "dlc: spmd: compute %.3f s, collectives %.3f s, exposed %.3f s, "
+                   "%zu calls per step\n",
+                   program.computeSeconds(), program.collectiveSeconds(),
+                   program.exposedSeconds(), program.callsPerRun());
   }
   std::string modelName() const override { return model; }
   std::string lossKind() const override { return loss; }
   train::OptimizerInfo optimizer() const override { return optimizerInfo; }
   std::string execution() const override {
-    return "cpu ranks, mesh " + mesh.str();
+    std::string text = "cpu ranks, mesh " + mesh.str();
+    if (shards() > 1 || inShardOrder)
+      text += ", " + std::to_string(shards() * comm->size()) + " shards in order";
+    if (zero)
+      text += ", zero 1";
+    return text;
   }
   const std::vector<data::TensorSpec> &inputs() const override { return dataSpecs; }
   const std::vector<data::TensorSpec> &state() const override { return stateSpecs; }
 
+  int64_t shards() const { return static_cast<int64_t>(stateValues.size()); }
+  /// Shard s of this process is shard `firstShard + s` of the program's mesh.
+  int64_t firstShard() const { return comm->rank() * shards(); }
+  int64_t allShards() const { return comm->size() * shards(); }
+
   Status step(const std::vector<HostTensor> &batch, float learningRate,
               float &lossOut) override {
-    std::vector<HostTensor> in;
-    size_t next = 0, stateIndex = 0;
+    std::vector<std::vector<HostTensor>> in(shards());
+    size_t next = 0;
     for (const Arg &arg : args) {
       if (arg.kind == Arg::Data) {
         const HostTensor &t = batch[next++];
-        if (t.shape() != arg.localShape)
+        std::vector<int64_t> rows = arg.localShape;
+        if (!rows.empty())
+          rows[0] *= shards();
+        if (t.shape() != rows)
           return Status::failure(
               kExitBadInput, "a batch of " + formatShape(t.shape()) + " rows for '" +
                                  arg.name + "', the partitioned step takes " +
-                                 formatShape(arg.localShape) +
-                                 " on each rank: train with --drop-last");
-        in.push_back(HostTensor::borrow(t.dtype(), t.shape(), t.data(), t.byteSize()));
+                                 formatShape(rows) + " on each rank: train with --drop-last");
+        for (int64_t s = 0; s < shards(); ++s)
+          in[s].push_back(shards() == 1 ? HostTensor::borrow(t.dtype(), t.shape(), t.data(),
+                                                             t.byteSize())
+                                        : blockOf(t, 0, s, shards()));
       } else if (arg.kind == Arg::Lr) {
         HostTensor lr(DType::F32, {});
         lr.setDouble(0, learningRate);
-        in.push_back(std::move(lr));
+        for (int64_t s = 0; s < shards(); ++s)
+          in[s].push_back(lr);
       } else {
-        in.push_back(stateValues[stateIndex++]);
+        for (int64_t s = 0; s < shards(); ++s) {
+          const HostTensor &t = stateValues[s][arg.state];
+          in[s].push_back(HostTensor::borrow(t.dtype(), t.shape(), t.data(), t.byteSize()));
+        }
       }
     }
-    std::vector<HostTensor> out;
+    std::vector<std::vector<HostTensor>> out;
     std::string error;
     if (ExitCode c = program.run(in, out, error))
       return Status::failure(c, error);
-    lossOut = static_cast<float>(out[0].getDouble(0));
-    for (size_t i = 1; i < out.size(); ++i)
-      stateValues[resultState[i]] = std::move(out[i]);
+    lossOut = static_cast<float>(out[0][0].getDouble(0));
+    for (int64_t s = 0; s < shards(); ++s)
+      for (size_t i = 1; i < out[s].size(); ++i)
+        stateValues[s][resultState[i]] = std::move(out[s][i]);
+    gathered.clear();
     return Status::success();
   }
 
+  /// Split state (ZeRO's moments) is gathered whole on every rank before
+  /// rank 0 writes a checkpoint (a collective: every rank calls it).
+  Status beforeCheckpoint() override {
+    for (auto [i, spec] : llvm::enumerate(stateSpecs)) {
+      if (!split[i] || gathered.count(i))
+        continue;
+      std::vector<HostTensor> blocks;
+      for (int64_t s = 0; s < shards(); ++s)
+        blocks.push_back(stateValues[s][i]);
+      std::string error;
+      if (ExitCode c = program.gather(blocks, 0, gathered[i], error))
+        return Status::failure(c, error);
+    }
+    return Status::success();
+  }
   Status readState(const std::string &name, HostTensor &out) override {
     auto found = stateIndexOf.find(name);
     if (found == stateIndexOf.end())
       return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
-    out = stateValues[found->second];
+    size_t i = found->second;
+    if (!split[i]) {
+      out = stateValues[0][i];
+      return Status::success();
+    }
+    if (Status s = beforeCheckpoint(); !s.ok())
+      return s;
+    out = gathered[i];
     return Status::success();
   }
   Status writeState(const std::string &name, const HostTensor &value) override {
     auto found = stateIndexOf.find(name);
     if (found == stateIndexOf.end())
       return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
-    stateValues[found->second] = value;
+    setWhole(found->second, value);
     return Status::success();
+  }
+  /// State `i` on every local shard from its whole value.
+  void setWhole(size_t i, const HostTensor &whole) {
+    for (int64_t s = 0; s < shards(); ++s)
+      stateValues[s][i] = split[i] ? blockOf(whole, 0, firstShard() + s, allShards()) : whole;
+    gathered.erase(i);
   }
 
   struct Arg {
     enum Kind { Data, Lr, State } kind;
     std::string name;
     std::vector<int64_t> localShape;
+    size_t state = 0; ///< State: its index
   };
   std::string model, loss;
   train::OptimizerInfo optimizerInfo;
   Mesh mesh;
+  bool zero = false, inShardOrder = false;
   std::vector<Arg> args;
   std::vector<data::TensorSpec> dataSpecs, stateSpecs;
-  std::vector<HostTensor> stateValues;
+  /// Per local shard, per state index: its value (a block where split).
+  std::vector<std::vector<HostTensor>> stateValues;
+  std::vector<bool> split;
+  std::map<size_t, HostTensor> gathered;
   std::map<std::string, size_t> stateIndexOf;
   /// Per result: the state index it replaces (result 0 is the loss).
   std::vector<size_t> resultState;
@@ -136,11 +197,38 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
   if (ExitCode c = parseMeshOptions(context, train.mesh, partition))
     return c;
   result->mesh = partition.mesh;
+  if (train.bucketMb <= 0)
+    return fail(context, kExitBadInput, "--bucket-mb must be positive");
+  if (train.deterministicShards && !train.deterministic)
+    return fail(context, kExitBadInput, "--deterministic-shards goes with --deterministic");
   if (ExitCode c = openMeshCommunicator(context, result->mesh, result->comm,
                                         train.mesh.collectiveTimeout))
     return c;
   rank = result->comm->rank();
   worldSize = result->comm->size();
+  // --deterministic: the program is partitioned for G shards of the batch,
+  // G/ranks run one after another on each rank, and every collective sums
+  // in shard order (SpmdOptions::inShardOrder).
+  SpmdOptions spmd;
+  spmd.bucketBytes = static_cast<int64_t>(train.bucketMb * (1 << 20));
+  if (train.deterministic) {
+    int64_t shards = train.deterministicShards ? train.deterministicShards : 8;
+    if (partition.mesh.axes().size() != 1 || partition.mesh.axisIndex("data") != 0 ||
+        !partition.preset.data || partition.preset.tensor)
+      return fail(context, kExitBadInput,
+                  "--deterministic on ranks takes a data mesh (--mesh data=N --parallel data)");
+    if (shards < 1 || shards % worldSize != 0 || train.batchSize % shards != 0)
+      return fail(context, kExitBadInput,
+                  "--deterministic computes each step as " + std::to_string(shards) +
+                      " shards of the batch: the ranks (" + std::to_string(worldSize) +
+                      ") must divide it and it must divide --batch-size (" +
+                      std::to_string(train.batchSize) + "); set --deterministic-shards");
+    spmd.localShards = shards / worldSize;
+    spmd.inShardOrder = true;
+    partition.mesh = Mesh({{"data", shards}});
+    result->inShardOrder = true;
+  }
+  result->zero = partition.shardOptimizerState;
 
   // 1. The train step at the global batch size, partitioned.
   if (llvm::sys::path::extension(options.modelPath) != ".dlg")
@@ -168,6 +256,7 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
                 "--optimizer and --lr are not applied to a partitioned train step yet: "
                 "set them in the train block");
   partition.localArguments = true;
+  SmallVector<Type> globalTypes(func.getArgumentTypes());
   if (failed(partitionFunction(func, partition)))
     return kExitBadInput;
 
@@ -182,6 +271,7 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
   auto cfg = func->getAttrOfType<DictionaryAttr>("dlc.train_step");
   s.optimizerInfo.kind = cfg.getAs<StringAttr>("kind").str();
   s.optimizerInfo.learningRate = cfg.getAs<FloatAttr>("lr").getValueAsDouble();
+  std::vector<HostTensor> initial;
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
     auto state = func.getArgAttrOfType<StringAttr>(i, "dlc.state");
@@ -189,14 +279,18 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
     std::vector<int64_t> shape = shapeOfType(arg.getType());
     DType dtype = dtypeOf(cast<RankedTensorType>(arg.getType()).getElementType());
     if (state) {
-      s.args.push_back({PartitionedStep::Arg::State, state.str(), shape});
-      s.stateIndexOf[state.str()] = s.stateSpecs.size();
-      s.stateSpecs.push_back({state.str(), dtype, shape});
+      // The whole value (the argument's type is its block where split).
+      auto wholeType = cast<RankedTensorType>(globalTypes[i]);
+      size_t index = s.stateSpecs.size();
+      s.args.push_back({PartitionedStep::Arg::State, state.str(), shape, index});
+      s.stateIndexOf[state.str()] = index;
+      s.stateSpecs.push_back({state.str(), dtype, shapeOfType(wholeType)});
+      s.split.push_back(wholeType != arg.getType());
       auto init = func.getArgAttrOfType<DictionaryAttr>(i, "dlc.init");
-      auto value = initialValue(init, cast<RankedTensorType>(arg.getType()), state.str(), func);
+      auto value = initialValue(init, wholeType, state.str(), func);
       if (failed(value))
         return kExitBadInput;
-      s.stateValues.push_back(std::move(*value));
+      initial.push_back(std::move(*value));
     } else if (name && name.getValue() == "lr") {
       s.args.push_back({PartitionedStep::Arg::Lr, "lr", shape});
     } else {
@@ -206,6 +300,9 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
       s.dataSpecs.push_back({n, dtype, perSample});
     }
   }
+  s.stateValues.assign(spmd.localShards, std::vector<HostTensor>(initial.size()));
+  for (auto [i, value] : llvm::enumerate(initial))
+    s.setWhole(i, value);
   s.resultState.assign(func.getNumResults(), 0);
   for (unsigned r = 1; r < func.getNumResults(); ++r) {
     auto state = func.getResultAttrOfType<StringAttr>(r, "dlc.state");
@@ -215,7 +312,7 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
   }
 
   // 3. Compiled: segments between the collectives.
-  if (ExitCode c = s.program.build(context, func, s.mesh, *s.comm))
+  if (ExitCode c = s.program.build(context, func, partition.mesh, *s.comm, spmd))
     return c;
   s.source = std::move(built.module);
   step = std::move(result);

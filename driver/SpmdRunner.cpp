@@ -1,12 +1,15 @@
 //===- SpmdRunner.cpp - a partitioned graph on this process's rank --------===//
 //
 // Until the executor runs collectives inside a module, a partitioned graph
-// runs on MPI ranks like this: the program is cut at its collectives into
-// segments of ordinary ops; each segment is compiled for the CPU as its own
-// module (its inputs: the graph's inputs and earlier values it reads; its
-// outputs: the values later parts read); the driver runs the segments in
-// order and carries out each collective between them on host tensors
-// through runtime/comm (MPI under mpirun, a world of one otherwise).
+// runs on MPI ranks like this: the program is cut into segments of
+// ordinary ops (SpmdProgram::Impl::schedule says where); each segment is
+// compiled for the CPU as its own module (its inputs: the graph's inputs
+// and earlier values it reads; its outputs: the values later parts read);
+// the main thread runs the segments in order and hands each collective, as
+// soon as its operand is computed, to a communication thread that carries
+// it out on host tensors through runtime/comm (MPI under mpirun, a world
+// of one otherwise; driver/HostCollectives.h) while the segments that do
+// not need it go on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 
 #include "codegen/cpu/CpuBackend.h"
 #include "driver/DriverSupport.h"
+#include "driver/HostCollectives.h"
 #include "driver/ModuleRunner.h"
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
@@ -27,163 +31,20 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <mutex>
 #include <thread>
 
 using namespace mlir;
 
 namespace dlc {
-
-namespace {
-
-} // namespace
-
-/// A run of ordinary ops between collectives, as its own function.
-struct Segment {
-  SmallVector<Operation *> ops;
-  SmallVector<Value> inputs, outputs; ///< values of the partitioned graph
-  LoadedModule module;
-};
-
-namespace {
-
-/// Bytes of one element of `t`.
-size_t elementBytes(const HostTensor &t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape())
-    n *= d;
-  return n ? t.byteSize() / static_cast<size_t>(n) : 0;
-}
-
-/// Block `index` of `count` along `axis` (count divides it), as a copy.
-HostTensor blockOf(const HostTensor &x, int64_t axis, int64_t index, int64_t count) {
-  std::vector<int64_t> shape = x.shape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-  size_t e = elementBytes(x);
-  int64_t size = shape[axis] / count;
-  shape[axis] = size;
-  HostTensor out(x.dtype(), shape);
-  size_t row = static_cast<size_t>(size * inner) * e;
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(out.mutableData() + o * row,
-                x.data() + (o * x.shape()[axis] + index * size) * inner * e, row);
-  return out;
-}
-
-/// `parts` (one shape but along `axis`) concatenated along `axis`.
-HostTensor concatOf(const std::vector<HostTensor> &parts, int64_t axis) {
-  std::vector<int64_t> shape = parts[0].shape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-  size_t e = elementBytes(parts[0]);
-  int64_t each = shape[axis];
-  shape[axis] = each * static_cast<int64_t>(parts.size());
-  HostTensor out(parts[0].dtype(), shape);
-  size_t row = static_cast<size_t>(each * inner) * e;
-  for (int64_t o = 0; o < outer; ++o)
-    for (size_t p = 0; p < parts.size(); ++p)
-      std::memcpy(out.mutableData() + (o * parts.size() + p) * row,
-                  parts[p].data() + o * row, row);
-  return out;
-}
-
-/// `g` blocks of `shape`, one after another in `flat`.
-std::vector<HostTensor> splitFlat(const HostTensor &flat, const std::vector<int64_t> &shape,
-                                  int64_t g) {
-  std::vector<HostTensor> blocks;
-  size_t bytes = flat.byteSize() / static_cast<size_t>(g);
-  for (int64_t i = 0; i < g; ++i) {
-    HostTensor b(flat.dtype(), shape);
-    std::memcpy(b.mutableData(), flat.data() + i * bytes, bytes);
-    blocks.push_back(std::move(b));
-  }
-  return blocks;
-}
-
-/// The collective `op` on this rank's tensor `x`, through `comm`: each
-/// group is the whole world (checked before), in rank order.
-FailureOr<HostTensor> communicate(Operation *op, const HostTensor &x,
-                                  rt::comm::Communicator &comm, std::string &error) {
-  int64_t g = comm.size(), r = comm.rank();
-  int64_t rank = static_cast<int64_t>(x.shape().size());
-  auto norm = [&](int64_t a) { return a < 0 ? a + rank : a; };
-  auto opOf = [](CollectiveReduction kind) {
-    switch (kind) {
-    case CollectiveReduction::max: return rt::comm::ReduceOp::kMax;
-    case CollectiveReduction::min: return rt::comm::ReduceOp::kMin;
-    case CollectiveReduction::avg: return rt::comm::ReduceOp::kAvg;
-    default: return rt::comm::ReduceOp::kSum;
-    }
-  };
-  auto check = [&](const rt::Status &s) {
-    if (!s.ok())
-      error = s.message();
-    return s.ok();
-  };
-  size_t e = elementBytes(x);
-  uint64_t count = e ? x.byteSize() / e : 0;
-  if (auto o = dyn_cast<ShardOp>(op))
-    return blockOf(x, norm(o.getAxis()), r, g);
-  if (auto o = dyn_cast<AllReduceOp>(op)) {
-    HostTensor y(x.dtype(), x.shape());
-    std::memcpy(y.mutableData(), x.data(), x.byteSize());
-    if (!check(comm.allReduce(y.mutableData(), count, y.dtype(), opOf(o.getKind()))))
-      return failure();
-    return y;
-  }
-  if (auto o = dyn_cast<BroadcastOp>(op)) {
-    HostTensor y(x.dtype(), x.shape());
-    std::memcpy(y.mutableData(), x.data(), x.byteSize());
-    if (!check(comm.broadcast(y.mutableData(), count, y.dtype(), static_cast<int>(o.getRoot()))))
-      return failure();
-    return y;
-  }
-  if (auto o = dyn_cast<AllGatherOp>(op)) {
-    HostTensor recv(x.dtype(), {g * static_cast<int64_t>(count)});
-    if (!check(comm.allGather(x.data(), recv.mutableData(), count, x.dtype())))
-      return failure();
-    return concatOf(splitFlat(recv, x.shape(), g), norm(o.getAxis()));
-  }
-  // Block i of the split axis contiguous, in rank order.
-  auto blocksInOrder = [&](int64_t axis) {
-    std::vector<HostTensor> blocks;
-    for (int64_t i = 0; i < g; ++i)
-      blocks.push_back(blockOf(x, axis, i, g));
-    HostTensor flat(x.dtype(), {static_cast<int64_t>(count)});
-    size_t bytes = blocks[0].byteSize();
-    for (int64_t i = 0; i < g; ++i)
-      std::memcpy(flat.mutableData() + i * bytes, blocks[i].data(), bytes);
-    return std::make_pair(flat, blocks[0].shape());
-  };
-  if (auto o = dyn_cast<ReduceScatterOp>(op)) {
-    auto [send, shape] = blocksInOrder(norm(o.getAxis()));
-    HostTensor recv(x.dtype(), shape);
-    if (!check(comm.reduceScatter(send.data(), recv.mutableData(), count / g, x.dtype(),
-                                  opOf(o.getKind()))))
-      return failure();
-    return recv;
-  }
-  if (auto o = dyn_cast<AllToAllOp>(op)) {
-    auto [send, shape] = blocksInOrder(norm(o.getSplitAxis()));
-    HostTensor recv(x.dtype(), {static_cast<int64_t>(count)});
-    if (!check(comm.allToAll(send.data(), recv.mutableData(), count / g, x.dtype())))
-      return failure();
-    return concatOf(splitFlat(recv, shape, g), norm(o.getConcatAxis()));
-  }
-  error = "no host form for '" + op->getName().getStringRef().str() + "'";
-  return failure();
-}
-
-} // namespace
 
 ExitCode openMeshCommunicator(MLIRContext &context, const Mesh &mesh,
                               std::unique_ptr<rt::comm::Communicator> &comm,
@@ -206,52 +67,215 @@ ExitCode openMeshCommunicator(MLIRContext &context, const Mesh &mesh,
   return kExitSuccess;
 }
 
-struct SpmdProgram::Impl {
-  std::vector<Segment> segments;
-  SmallVector<Operation *> collectives; ///< after segment i
-  SmallVector<func::FuncOp> funcs;
-  OwningOpRef<ModuleOp> owner;
+namespace {
+
+/// A run of ordinary ops between collectives, as its own function.
+struct Segment {
+  SmallVector<Operation *> ops;
+  SmallVector<Value> inputs, outputs; ///< values of the partitioned graph
   func::FuncOp func;
+  LoadedModule module;
 };
 
-SpmdProgram::SpmdProgram() : impl(std::make_unique<Impl>()) {}
-SpmdProgram::~SpmdProgram() = default;
+/// One call on the communication thread: a collective, or all-reduces
+/// packed together.
+struct Bucket {
+  SmallVector<Operation *> ops;
+  /// The compute position after which it is issued (-1: at the start).
+  int64_t issueAfter = -1;
+  /// Per run: operands and results, [member][local shard].
+  std::vector<std::vector<HostTensor>> in, out;
+  bool issued = false, finished = false;
+};
 
-ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh &mesh,
-                            rt::comm::Communicator &comm) {
-  this->comm = &comm;
-  impl->func = func;
-  // Every rank must issue the same collectives (a different --mesh, model
-  // or dlc on one rank fails here, naming the hashes).
-  if (rt::Status s = comm.checkSchedule(collectiveScheduleHash(func),
-                                        func.getSymName().str());
-      !s.ok())
-    return fail(context, kExitBadInput, s.message());
+/// What run() does, in order: a segment, or issuing a bucket.
+struct Step {
+  int64_t segment = -1, bucket = -1;
+};
 
-  // 1. Segments between the collectives.
-  Block &body = func.getBody().front();
-  std::vector<Segment> &segments = impl->segments;
-  segments.resize(1);
-  for (Operation &op : body) {
-    if (op.hasTrait<mlir::OpTrait::IsTerminator>())
-      break;
-    if (kernelRoleOf(&op) == KernelRole::Collective) {
-      auto axes = op.getAttrOfType<ArrayAttr>("mesh_axes");
-      std::vector<std::string> names;
-      for (Attribute a : axes)
-        names.push_back(cast<StringAttr>(a).str());
-      if (mesh.groupSize(names) != mesh.size())
-        return fail(context, kExitBadInput,
-                    "on MPI ranks, a collective runs over the whole mesh for now; '" +
-                        op.getName().getStringRef().str() + "' over " +
-                        std::to_string(mesh.groupSize(names)) + " of " +
-                        std::to_string(mesh.size()) + " ranks needs split communicators");
-      impl->collectives.push_back(&op);
-      segments.emplace_back();
+/// One thread that makes every communicator call after start-up, in the
+/// order they are submitted (the same on every rank), so that the
+/// collectives overlap the segments the main thread runs.
+class CommThread {
+public:
+  CommThread() : thread([this] { loop(); }) {}
+  ~CommThread() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    thread.join();
+  }
+  void submit(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      queue.push_back(std::move(task));
+    }
+    wake.notify_all();
+  }
+  /// Blocks until `done()` holds (checked whenever a task ends).
+  void waitUntil(const std::function<bool()> &done) {
+    std::unique_lock<std::mutex> lock(mutex);
+    finishedTask.wait(lock, done);
+  }
+  /// Runs `task` on the thread and waits for it.
+  void call(std::function<void()> task) {
+    bool done = false;
+    submit([&] {
+      task();
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    });
+    waitUntil([&] { return done; });
+  }
+  std::mutex mutex; ///< guards the buckets' `finished` and `busy`
+  double busy = 0;
+
+private:
+  void loop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty())
+          return;
+        task = std::move(queue.front());
+        queue.pop_front();
+      }
+      auto started = std::chrono::steady_clock::now();
+      task();
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        busy += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      }
+      finishedTask.notify_all();
+    }
+  }
+
+  std::deque<std::function<void()>> queue;
+  std::condition_variable wake, finishedTask;
+  bool stopping = false;
+  std::thread thread;
+};
+
+} // namespace
+
+struct SpmdProgram::Impl {
+  SpmdOptions options;
+  rt::comm::Communicator *comm = nullptr;
+  func::FuncOp func;
+  OwningOpRef<ModuleOp> owner;
+  std::vector<Segment> segments;
+  std::vector<Bucket> buckets;
+  std::vector<Step> steps;
+  /// Each collective's result: its bucket and place in it.
+  llvm::DenseMap<Value, std::pair<size_t, size_t>> fromBucket;
+  std::unique_ptr<CommThread> thread;
+  double compute = 0, exposed = 0;
+
+  /// Cuts the function into segments and buckets (see below).
+  void schedule(Block &body);
+  /// Runs `bucket` on the communication thread; a failure takes the job
+  /// down (exit 3 on every rank) rather than leave the ranks out of step.
+  void issue(Bucket &bucket);
+};
+
+// How the function is cut. Every value has a level: the arguments 0, an
+// op's results the highest level of its operands, a collective's result
+// one more than its operand. Ops run by level, then in program order, so
+// that whatever does not wait for a collective runs before whatever does.
+// A collective is issued right after the op computing its operand; the
+// all-reduces of one level whose operands come one after another (a
+// backward pass's gradients) share a bucket up to bucketBytes, issued
+// after its last operand. Segments end at every level and after every
+// bucket's issue point, and a segment first waits for the buckets whose
+// results it reads (issued earlier by construction: its level is higher).
+void SpmdProgram::Impl::schedule(Block &body) {
+  llvm::DenseMap<Value, int64_t> level;
+  llvm::DenseMap<Operation *, int64_t> opLevel;
+  SmallVector<Operation *> compute, collectives;
+  for (Operation &op : body.without_terminator()) {
+    int64_t l = 0;
+    for (Value v : op.getOperands())
+      l = std::max(l, level.lookup(v));
+    bool isCollective = kernelRoleOf(&op) == KernelRole::Collective;
+    for (Value r : op.getResults())
+      level[r] = l + (isCollective ? 1 : 0);
+    opLevel[&op] = l;
+    (isCollective ? collectives : compute).push_back(&op);
+  }
+  std::stable_sort(compute.begin(), compute.end(),
+                   [&](Operation *a, Operation *b) { return opLevel[a] < opLevel[b]; });
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(compute))
+    position[op] = static_cast<int64_t>(i);
+  llvm::DenseMap<Operation *, int64_t> issueAfter;
+  for (Operation *c : collectives) {
+    Operation *def = c->getOperand(0).getDefiningOp();
+    issueAfter[c] = !def ? -1 : position.count(def) ? position[def] : issueAfter[def];
+  }
+  std::stable_sort(collectives.begin(), collectives.end(),
+                   [&](Operation *a, Operation *b) { return issueAfter[a] < issueAfter[b]; });
+
+  // Buckets.
+  auto bytesOf = [](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    return type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  };
+  // An all-reduce of a computed value can share a call with the ones
+  // before it of the same kind, dtype, axes and level.
+  auto packable = [&](Operation *c) {
+    Operation *def = c->getOperand(0).getDefiningOp();
+    return !options.inShardOrder && isa<AllReduceOp>(c) &&
+           !(def && kernelRoleOf(def) == KernelRole::Collective);
+  };
+  auto packsWith = [&](Operation *a, Operation *b) {
+    return packable(a) && packable(b) &&
+           cast<AllReduceOp>(a).getKind() == cast<AllReduceOp>(b).getKind() &&
+           getElementTypeOrSelf(a->getOperand(0).getType()) ==
+               getElementTypeOrSelf(b->getOperand(0).getType()) &&
+           a->getAttr("mesh_axes") == b->getAttr("mesh_axes") && opLevel[a] == opLevel[b];
+  };
+  int64_t bucketBytes = 0;
+  for (Operation *c : collectives) {
+    int64_t bytes = bytesOf(c->getOperand(0));
+    if (!buckets.empty() && packsWith(buckets.back().ops.front(), c) &&
+        bucketBytes + bytes <= options.bucketBytes) {
+      buckets.back().ops.push_back(c);
+      buckets.back().issueAfter = issueAfter[c];
+      bucketBytes += bytes;
       continue;
     }
-    segments.back().ops.push_back(&op);
+    buckets.emplace_back();
+    buckets.back().ops.push_back(c);
+    buckets.back().issueAfter = issueAfter[c];
+    bucketBytes = bytes;
   }
+  for (auto [b, bucket] : llvm::enumerate(buckets))
+    for (auto [m, op] : llvm::enumerate(bucket.ops))
+      fromBucket[op->getResult(0)] = {b, m};
+
+  // Steps: segments cut at levels and issue points.
+  size_t nextBucket = 0;
+  auto issueUpTo = [&](int64_t pos) {
+    while (nextBucket < buckets.size() && buckets[nextBucket].issueAfter <= pos)
+      steps.push_back({-1, static_cast<int64_t>(nextBucket++)});
+  };
+  issueUpTo(-1);
+  for (auto [i, op] : llvm::enumerate(compute)) {
+    bool newLevel = i == 0 || opLevel[compute[i - 1]] != opLevel[op];
+    bool afterIssue = !steps.empty() && steps.back().bucket >= 0;
+    if (segments.empty() || newLevel || afterIssue) {
+      segments.emplace_back();
+      steps.push_back({static_cast<int64_t>(segments.size() - 1), -1});
+    }
+    segments.back().ops.push_back(op);
+    issueUpTo(static_cast<int64_t>(i));
+  }
+  issueUpTo(std::numeric_limits<int64_t>::max());
+
   llvm::DenseMap<Operation *, size_t> segmentOf;
   for (auto [i, s] : llvm::enumerate(segments))
     for (Operation *op : s.ops)
@@ -272,16 +296,95 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
     s.inputs.assign(in.begin(), in.end());
     s.outputs.assign(out.begin(), out.end());
   }
+}
 
-  // 2. Each segment compiled for the CPU.
+void SpmdProgram::Impl::issue(Bucket &bucket) {
+  // TEST-ONLY: DLC_TEST_HANG_RANK=r makes rank r stall before its first
+  // collective, so that the others' deadlines are tested.
+  if (const char *hang = std::getenv("DLC_TEST_HANG_RANK");
+      hang && &bucket == &buckets.front() && std::atoi(hang) == comm->rank())
+    std::this_thread::sleep_for(std::chrono::hours(1));
+  bucket.issued = true;
+  bucket.finished = false;
+  thread->submit([this, &bucket] {
+    std::string error;
+    bool ok = true;
+    bucket.out.assign(bucket.ops.size(), {});
+    if (options.inShardOrder) {
+      for (auto [m, op] : llvm::enumerate(bucket.ops))
+        ok = ok && succeeded(communicateInShardOrder(op, bucket.in[m], bucket.out[m], *comm, error));
+    } else {
+      std::vector<HostTensor> xs, ys;
+      for (auto &in : bucket.in)
+        xs.push_back(HostTensor::borrow(in[0].dtype(), in[0].shape(), in[0].data(), in[0].byteSize()));
+      ok = succeeded(communicate(bucket.ops, xs, ys, *comm, error));
+      for (size_t m = 0; ok && m < ys.size(); ++m)
+        bucket.out[m].push_back(std::move(ys[m]));
+    }
+    if (!ok) {
+      // A collective that failed (a peer gone or stalled past the
+      // deadline) leaves the ranks out of step: every rank goes down with
+      // exit 3 rather than wait (MPI_Abort through the comm).
+      llvm::errs() << "dlc: error: " << error << "\n";
+      llvm::errs().flush();
+      comm->abort(kExitRuntimeFault);
+    }
+    std::lock_guard<std::mutex> lock(thread->mutex);
+    bucket.finished = true;
+  });
+}
+
+SpmdProgram::SpmdProgram() : impl(std::make_unique<Impl>()) {}
+SpmdProgram::~SpmdProgram() = default;
+
+double SpmdProgram::computeSeconds() const { return impl->compute; }
+double SpmdProgram::exposedSeconds() const { return impl->exposed; }
+double SpmdProgram::collectiveSeconds() const {
+  if (!impl->thread)
+    return 0;
+  std::lock_guard<std::mutex> lock(impl->thread->mutex);
+  return impl->thread->busy;
+}
+size_t SpmdProgram::callsPerRun() const { return impl->buckets.size(); }
+
+ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh &mesh,
+                            rt::comm::Communicator &comm, const SpmdOptions &options) {
+  impl->comm = &comm;
+  impl->func = func;
+  impl->options = options;
+  if (options.localShards < 1 || comm.size() * options.localShards != mesh.size())
+    return fail(context, kExitInternalError, "an SPMD program of " + std::to_string(mesh.size()) +
+                                                 " ranks on " + std::to_string(comm.size()) +
+                                                 " processes of " +
+                                                 std::to_string(options.localShards) + " shards");
+  // Every rank must issue the same collectives (a different --mesh, model
+  // or dlc on one rank fails here, naming the hashes).
+  if (rt::Status s = comm.checkSchedule(collectiveScheduleHash(func),
+                                        func.getSymName().str());
+      !s.ok())
+    return fail(context, kExitBadInput, s.message());
+
+  Block &body = func.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    if (kernelRoleOf(&op) != KernelRole::Collective)
+      continue;
+    std::vector<std::string> names;
+    for (Attribute a : op.getAttrOfType<ArrayAttr>("mesh_axes"))
+      names.push_back(cast<StringAttr>(a).str());
+    if (mesh.groupSize(names) != mesh.size())
+      return fail(context, kExitBadInput,
+                  "on MPI ranks, a collective runs over the whole mesh for now; '" +
+                      op.getName().getStringRef().str() + "' over " +
+                      std::to_string(mesh.groupSize(names)) + " of " +
+                      std::to_string(mesh.size()) + " ranks needs split communicators");
+  }
+  impl->schedule(body);
+
+  // Each segment compiled for the CPU.
   impl->owner = ModuleOp::create(func.getLoc());
   OpBuilder b(&context);
   b.setInsertionPointToEnd(impl->owner->getBody());
-  for (auto [i, s] : llvm::enumerate(segments)) {
-    if (s.ops.empty()) {
-      impl->funcs.push_back(nullptr);
-      continue;
-    }
+  for (auto [i, s] : llvm::enumerate(impl->segments)) {
     SmallVector<Type> argTypes, resultTypes;
     for (Value v : s.inputs)
       argTypes.push_back(v.getType());
@@ -305,74 +408,117 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
       f.setArgAttr(a, "dlc.name", b.getStringAttr("in" + std::to_string(a)));
     for (unsigned r = 0; r < f.getNumResults(); ++r)
       f.setResultAttr(r, "dlc.name", b.getStringAttr("out" + std::to_string(r)));
-    impl->funcs.push_back(f);
+    s.func = f;
   }
   if (failed(runCompilePipeline(*impl->owner)))
     return kExitInternalError;
-  for (auto [i, s] : llvm::enumerate(segments)) {
-    if (!impl->funcs[i])
-      continue;
+  for (auto [i, s] : llvm::enumerate(impl->segments)) {
     codegen::CpuFailure why;
     std::string message;
-    auto built = codegen::buildCpuModule(impl->funcs[i], why, message);
+    auto built = codegen::buildCpuModule(s.func, why, message);
     if (failed(built))
       return fail(context, kExitInternalError, "segment " + std::to_string(i) + ": " + message);
     std::string error;
     if (ExitCode c = LoadedModule::fromMemory(built->bytes, s.module, error))
       return fail(context, c, error);
   }
+  impl->thread = std::make_unique<CommThread>();
   return kExitSuccess;
 }
 
-ExitCode SpmdProgram::run(const std::vector<HostTensor> &inputs,
-                          std::vector<HostTensor> &outputs, std::string &error) {
-  Block &body = impl->func.getBody().front();
-  llvm::DenseMap<Value, HostTensor> values;
-  for (auto [arg, t] : llvm::zip(body.getArguments(), inputs))
-    values[arg] = t;
-  int rank = comm->rank();
-  for (auto [i, s] : llvm::enumerate(impl->segments)) {
+ExitCode SpmdProgram::run(const std::vector<std::vector<HostTensor>> &inputs,
+                          std::vector<std::vector<HostTensor>> &outputs, std::string &error) {
+  Impl &p = *impl;
+  Block &body = p.func.getBody().front();
+  size_t shards = static_cast<size_t>(p.options.localShards);
+  std::vector<llvm::DenseMap<Value, HostTensor>> values(shards);
+  for (size_t s = 0; s < shards; ++s)
+    for (auto [arg, t] : llvm::zip(body.getArguments(), inputs[s]))
+      values[s][arg] = HostTensor::borrow(t.dtype(), t.shape(), t.data(), t.byteSize());
+  for (Bucket &bucket : p.buckets)
+    bucket.issued = false;
+  // Waits for the bucket holding `v` (if it is a collective's result) and
+  // takes its results.
+  auto await = [&](Value v) -> bool {
+    auto found = p.fromBucket.find(v);
+    if (found == p.fromBucket.end() || values[0].count(v))
+      return true;
+    Bucket &bucket = p.buckets[found->second.first];
+    if (!bucket.issued) {
+      error = "internal error: a segment reads a collective issued after it";
+      return false;
+    }
     auto started = std::chrono::steady_clock::now();
-    auto seconds = [&] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    };
-    if (impl->funcs[i]) {
+    p.thread->waitUntil([&] { return bucket.finished; });
+    p.exposed += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    for (auto [m, op] : llvm::enumerate(bucket.ops))
+      for (size_t s = 0; s < shards; ++s)
+        values[s][op->getResult(0)] = std::move(bucket.out[m][s]);
+    return true;
+  };
+  for (const Step &step : p.steps) {
+    if (step.bucket >= 0) {
+      Bucket &bucket = p.buckets[step.bucket];
+      bucket.in.assign(bucket.ops.size(), {});
+      for (auto [m, op] : llvm::enumerate(bucket.ops)) {
+        if (!await(op->getOperand(0)))
+          return kExitInternalError;
+        for (size_t s = 0; s < shards; ++s) {
+          const HostTensor &t = values[s].find(op->getOperand(0))->second;
+          bucket.in[m].push_back(HostTensor::borrow(t.dtype(), t.shape(), t.data(), t.byteSize()));
+        }
+      }
+      p.issue(bucket);
+      continue;
+    }
+    Segment &segment = p.segments[step.segment];
+    for (Value v : segment.inputs)
+      if (!await(v))
+        return kExitInternalError;
+    auto started = std::chrono::steady_clock::now();
+    for (size_t s = 0; s < shards; ++s) {
       std::vector<HostTensor> in, out;
-      for (Value v : s.inputs)
-        in.push_back(values.lookup(v));
-      if (ExitCode c = s.module.run("cpu", in, out, error)) {
-        error = "rank " + std::to_string(rank) + ", segment " + std::to_string(i) + ": " + error;
+      for (Value v : segment.inputs) {
+        const HostTensor &t = values[s].find(v)->second;
+        in.push_back(HostTensor::borrow(t.dtype(), t.shape(), t.data(), t.byteSize()));
+      }
+      if (ExitCode c = segment.module.run("cpu", in, out, error)) {
+        error = "rank " + std::to_string(p.comm->rank()) + ", segment " +
+                std::to_string(step.segment) + ": " + error;
         return c;
       }
-      for (auto [v, t] : llvm::zip(s.outputs, out))
-        values[v] = std::move(t);
+      for (auto [v, t] : llvm::zip(segment.outputs, out))
+        values[s][v] = std::move(t);
     }
-    compute += seconds();
-    started = std::chrono::steady_clock::now();
-    if (i < impl->collectives.size()) {
-      Operation *op = impl->collectives[i];
-      // TEST-ONLY: DLC_TEST_HANG_RANK=r makes rank r stall before its first
-      // collective, so that the others' deadlines are tested.
-      if (const char *hang = std::getenv("DLC_TEST_HANG_RANK");
-          hang && i == 0 && std::atoi(hang) == rank)
-        std::this_thread::sleep_for(std::chrono::hours(1));
-      auto result = communicate(op, values.lookup(op->getOperand(0)), *comm, error);
-      if (failed(result)) {
-        // A collective that failed (a peer gone or stalled past the
-        // deadline) leaves the ranks out of step: every rank goes down
-        // with exit 3 rather than wait (MPI_Abort through the comm).
-        llvm::errs() << "dlc: error: " << error << "\n";
-        llvm::errs().flush();
-        comm->abort(kExitRuntimeFault);
-      }
-      values[op->getResult(0)] = std::move(*result);
-      collective += seconds();
-    }
+    p.compute += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
-  outputs.clear();
+  outputs.assign(shards, {});
   for (Value v : body.getTerminator()->getOperands())
-    outputs.push_back(values.lookup(v));
+    if (!await(v))
+      return kExitInternalError;
+  // Every bucket ends before the run does (its operands are this run's).
+  for (Bucket &bucket : p.buckets)
+    if (bucket.issued)
+      p.thread->waitUntil([&] { return bucket.finished; });
+  for (size_t s = 0; s < shards; ++s)
+    for (Value v : body.getTerminator()->getOperands()) {
+      HostTensor &t = values[s].find(v)->second;
+      if (t.isBorrowed()) {
+        HostTensor copy(t.dtype(), t.shape());
+        std::memcpy(copy.mutableData(), t.data(), t.byteSize());
+        outputs[s].push_back(std::move(copy));
+      } else {
+        outputs[s].push_back(t);
+      }
+    }
   return kExitSuccess;
+}
+
+ExitCode SpmdProgram::gather(const std::vector<HostTensor> &blocks, int64_t axis,
+                             HostTensor &whole, std::string &error) {
+  bool ok = true;
+  impl->thread->call([&] { ok = succeeded(gatherBlocks(blocks, axis, whole, *impl->comm, error)); });
+  return ok ? kExitSuccess : kExitRuntimeFault;
 }
 
 ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
@@ -386,14 +532,14 @@ ExitCode runPartitionedOnRanks(MLIRContext &context, func::FuncOp func,
   SpmdProgram program;
   if (ExitCode c = program.build(context, func, mesh, *comm))
     return c;
-  std::vector<HostTensor> in, out;
+  std::vector<std::vector<HostTensor>> in(1), out;
   for (const oracle::Tensor &t : inputs)
-    in.push_back(t.toHost());
+    in[0].push_back(t.toHost());
   std::string error;
   if (ExitCode c = program.run(in, out, error))
     return fail(context, c, error);
   outputs.clear();
-  for (const HostTensor &t : out)
+  for (const HostTensor &t : out[0])
     outputs.push_back(oracle::Tensor::fromHost(t));
   return kExitSuccess;
 }

@@ -32,30 +32,54 @@ ExitCode openMeshCommunicator(mlir::MLIRContext &context, const Mesh &mesh,
                               std::unique_ptr<rt::comm::Communicator> &comm,
                               double timeoutSeconds = 0);
 
-struct Segment;
+/// How an SpmdProgram carries out its collectives.
+struct SpmdOptions {
+  /// All-reduces whose operands become ready together (one level of the
+  /// program: a backward pass's gradients) go as one call of up to this
+  /// many bytes, issued as soon as its last operand is computed, while
+  /// the segments after it run (DDP's buckets).
+  int64_t bucketBytes = 25 << 20;
+  /// Shards of the mesh this process runs, one after another: the
+  /// program's mesh has `comm.size() * localShards` ranks.
+  int64_t localShards = 1;
+  /// Every collective gathers all shards' operands and evaluates the
+  /// oracle's definition in shard order (driver/HostCollectives.h): bits
+  /// that do not depend on the number of processes.
+  bool inShardOrder = false;
+};
 
-/// A partitioned function as this rank runs it: the ops between
-/// collectives compiled as CPU modules, the collectives through `comm`.
+/// A partitioned function as this process runs it: the ops between
+/// collectives compiled as CPU modules, the collectives through `comm` on
+/// a communication thread, so that they overlap the segments that do not
+/// need their results (driver/SpmdRunner.cpp says how it is cut).
 class SpmdProgram {
 public:
   SpmdProgram();
   ~SpmdProgram();
   /// Checks the collective schedule with every rank, cuts and compiles.
+  /// `mesh` is the program's (every shard a rank).
   ExitCode build(mlir::MLIRContext &context, mlir::func::FuncOp func, const Mesh &mesh,
-                 rt::comm::Communicator &comm);
-  /// One run: `inputs` in the function's argument order.
-  ExitCode run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
-               std::string &error);
-  /// Seconds spent so far in the segments (compute) and in the
-  /// collectives (communication, waiting included), over all runs.
-  double computeSeconds() const { return compute; }
-  double collectiveSeconds() const { return collective; }
+                 rt::comm::Communicator &comm, const SpmdOptions &options = {});
+  /// One run: `inputs[s]` are local shard s's arguments in the function's
+  /// order; `outputs[s]` its results.
+  ExitCode run(const std::vector<std::vector<HostTensor>> &inputs,
+               std::vector<std::vector<HostTensor>> &outputs, std::string &error);
+  /// The whole tensor whose blocks along `axis` are the shards' `blocks`
+  /// (this process's, in order; every process calls it).
+  ExitCode gather(const std::vector<HostTensor> &blocks, int64_t axis, HostTensor &whole,
+                  std::string &error);
+  /// Over all runs: seconds in the segments (compute), seconds the
+  /// communication thread spent in collectives, and seconds the segments
+  /// waited for a collective's result (communication not overlapped).
+  double computeSeconds() const;
+  double collectiveSeconds() const;
+  double exposedSeconds() const;
+  /// Collective calls per run (after bucketing).
+  size_t callsPerRun() const;
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;
-  rt::comm::Communicator *comm = nullptr;
-  double compute = 0, collective = 0;
 };
 
 /// Runs `func` (partitioned for `mesh`) as this process's rank, given the

@@ -65,7 +65,6 @@ LogicalResult Lockstep::collective(Operation *op, std::vector<Values> &values) {
            << stated << ", but its axes span " << size << " ranks of the mesh "
            << mesh.str();
   Value x = op->getOperand(0), result = op->getResult(0);
-  int64_t rank = llvm::cast<RankedTensorType>(x.getType()).getRank();
   std::vector<bool> done(mesh.size(), false);
   for (int64_t r = 0; r < mesh.size(); ++r) {
     if (done[r])
@@ -76,30 +75,7 @@ LogicalResult Lockstep::collective(Operation *op, std::vector<Values> &values) {
       operands.push_back(values[m].find(x)->second);
     std::vector<Tensor> results;
     try {
-      results = llvm::TypeSwitch<Operation *, std::vector<Tensor>>(op)
-                    .Case([&](AllReduceOp o) { return allReduce(operands, kindOf(o.getKind())); })
-                    .Case([&](AllGatherOp o) {
-                      return allGather(operands, normalized(o.getAxis(), rank));
-                    })
-                    .Case([&](ReduceScatterOp o) {
-                      return reduceScatter(operands, kindOf(o.getKind()),
-                                           normalized(o.getAxis(), rank));
-                    })
-                    .Case([&](AllToAllOp o) {
-                      return allToAll(operands, normalized(o.getSplitAxis(), rank),
-                                      normalized(o.getConcatAxis(), rank));
-                    })
-                    .Case([&](BroadcastOp o) {
-                      return broadcast(operands, static_cast<int64_t>(o.getRoot()));
-                    })
-                    .Case([&](ShardOp o) {
-                      std::vector<Tensor> blocks;
-                      for (size_t i = 0; i < operands.size(); ++i)
-                        blocks.push_back(block(operands[i], normalized(o.getAxis(), rank),
-                                               static_cast<int64_t>(i),
-                                               static_cast<int64_t>(operands.size())));
-                      return blocks;
-                    });
+      results = collectiveOverGroup(op, operands);
     } catch (const EvalError &error) {
       return op->emitError(error.what());
     }
@@ -158,6 +134,31 @@ Lockstep::run(Block &body, const std::vector<std::vector<Tensor>> &args) {
 }
 
 } // namespace
+
+std::vector<Tensor> collectiveOverGroup(Operation *op, const std::vector<Tensor> &operands) {
+  int64_t rank = llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  return llvm::TypeSwitch<Operation *, std::vector<Tensor>>(op)
+      .Case([&](AllReduceOp o) { return allReduce(operands, kindOf(o.getKind())); })
+      .Case([&](AllGatherOp o) { return allGather(operands, normalized(o.getAxis(), rank)); })
+      .Case([&](ReduceScatterOp o) {
+        return reduceScatter(operands, kindOf(o.getKind()), normalized(o.getAxis(), rank));
+      })
+      .Case([&](AllToAllOp o) {
+        return allToAll(operands, normalized(o.getSplitAxis(), rank),
+                        normalized(o.getConcatAxis(), rank));
+      })
+      .Case([&](BroadcastOp o) { return broadcast(operands, static_cast<int64_t>(o.getRoot())); })
+      .Case([&](ShardOp o) {
+        std::vector<Tensor> blocks;
+        for (size_t i = 0; i < operands.size(); ++i)
+          blocks.push_back(block(operands[i], normalized(o.getAxis(), rank),
+                                 static_cast<int64_t>(i), static_cast<int64_t>(operands.size())));
+        return blocks;
+      })
+      .Default([&](Operation *) -> std::vector<Tensor> {
+        throw EvalError("'" + op->getName().getStringRef().str() + "' is not a collective");
+      });
+}
 
 FailureOr<std::vector<std::vector<Tensor>>>
 evaluateSpmd(func::FuncOp func, const Mesh &mesh,

@@ -22,11 +22,22 @@
 
 #include <vector>
 
-namespace mlir::func {
+namespace mlir {
+class Operation;
+namespace func {
 class FuncOp;
 }
+} // namespace mlir
 
 namespace dlc::oracle {
+
+/// The collective `op` over one group: `operands` are its members' operands
+/// in group order, the result each member's result (`dlc.shard`: member i
+/// keeps block i). Reductions accumulate in double in group order, so the
+/// result does not depend on how the members are spread over processes:
+/// what `dlc train --deterministic` runs on ranks. Throws EvalError.
+std::vector<Tensor> collectiveOverGroup(mlir::Operation *op,
+                                        const std::vector<Tensor> &operands);
 
 /// Evaluates `func` on every rank of `mesh`: `inputs[r]` are rank r's
 /// arguments; the result's [r] its results. Parameters are materialised

@@ -207,9 +207,14 @@ ExitCode Loop::restore(bool &restored) {
 }
 
 ExitCode Loop::saveCheckpoint() {
-  if (options_.checkpointDir.empty() || options_.rank != 0 ||
-      checkpointStep_ == pos_.step)
+  if (options_.checkpointDir.empty() || checkpointStep_ == pos_.step)
     return kExitSuccess;
+  if (Status status = step_.beforeCheckpoint(); !status.ok())
+    return fail(status.code, "writing a checkpoint: " + status.message);
+  if (options_.rank != 0) {
+    checkpointStep_ = pos_.step;
+    return kExitSuccess;
+  }
   std::map<std::string, HostTensor> tensors;
   for (const TensorSpec &spec : step_.state()) {
     Status status = step_.readState(spec.name, tensors[spec.name]);

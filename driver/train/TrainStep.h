@@ -97,6 +97,9 @@ public:
   virtual Status step(const std::vector<HostTensor> &batch,
                       float learningRate, float &loss) = 0;
 
+  /// Called on every rank before rank 0 reads the state for a checkpoint:
+  /// a step whose state is split over ranks gathers it here (a collective).
+  virtual Status beforeCheckpoint() { return Status::success(); }
   /// A host copy of state tensor `name`.
   virtual Status readState(const std::string &name, HostTensor &out) = 0;
   /// Replaces state tensor `name` by `value`, which has its spec's dtype and

@@ -87,7 +87,15 @@ private:
                    ArrayRef<NamedAttribute> extra, Operation *user);
 
   LogicalResult partitionOp(Operation *op);
+  /// Backward propagation: from the results that must leave split (ZeRO's
+  /// moments), each op's operands are hinted the splits its rule maps the
+  /// hinted result dims to; the forward walk takes a hint, after what the
+  /// operands already have, for an op that resolves a partial sum.
+  void propagateHints();
   LogicalResult shardArguments();
+  /// Whether state `name` is a parameter's optimizer moment: `P.m` where
+  /// `P` names another state argument (Differentiate's naming).
+  bool isOptimizerMoment(StringRef name);
   LogicalResult shardParameters();
   /// `axes` (mesh axis names, "" whole) as axis indices; an error at `at`
   /// naming `what` for an unknown axis or a count that is not the rank.
@@ -103,6 +111,10 @@ private:
   /// goes), and each op's rule, taken on the unpartitioned graph.
   llvm::DenseMap<Value, Type> globalTypes;
   llvm::DenseMap<Operation *, ShardingRule> rules;
+  /// Per value: the mesh axis per dimension its users would like split.
+  llvm::DenseMap<Value, SmallVector<int64_t, 4>> hints;
+  /// Per state name: how it arrives and leaves (ZeRO's split moments).
+  std::map<std::string, SmallVector<int64_t, 4>> splitState;
   /// A value already resharded for an earlier user (which it dominates).
   std::map<std::pair<void *, std::vector<int64_t>>, Value> resharded;
 };
@@ -131,19 +143,31 @@ Value Partitioner::reshard(Value v, ArrayRef<int64_t> wanted, Operation *user) {
   if (auto found = resharded.find(key); found != resharded.end())
     return found->second;
   Value value = v;
-  // 1. Partial values become complete.
+  // 1. Partial values become complete: reduce-scattered onto the dim the
+  // user wants split over the same axis (each rank reduces only its
+  // block: half an all-reduce's traffic), else all-reduced.
+  SmallVector<int64_t, 4> dims = current.dims;
   for (auto [axis, kind] : current.partial) {
     Value from = value;
-    value = collective(
-        AllReduceOp::getOperationName(), value, value.getType(), axis,
-        {builder.getNamedAttr("kind", CollectiveReductionAttr::get(
-                                          builder.getContext(), collectiveOf(kind)))},
-        user);
+    auto kindAttr = builder.getNamedAttr(
+        "kind", CollectiveReductionAttr::get(builder.getContext(), collectiveOf(kind)));
+    auto scatterDim = llvm::find_if(llvm::seq<size_t>(0, dims.size()), [&](size_t d) {
+      return wanted[d] == axis && dims[d] < 0;
+    });
+    if (scatterDim != llvm::seq<size_t>(0, dims.size()).end()) {
+      dims[*scatterDim] = axis;
+      value = collective(
+          ReduceScatterOp::getOperationName(), value, localType(v, dims), axis,
+          {kindAttr, builder.getNamedAttr("axis", builder.getI64IntegerAttr(*scatterDim))},
+          user);
+    } else {
+      value = collective(AllReduceOp::getOperationName(), value, value.getType(), axis,
+                         {kindAttr}, user);
+    }
     globalTypes[value] = globalTypes.lookup(from);
   }
   current.partial.clear();
   // 2. Split dims that must be whole or split otherwise are gathered.
-  SmallVector<int64_t, 4> dims = current.dims;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] < 0 || dims[d] == wanted[d])
       continue;
@@ -205,6 +229,19 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     int64_t n = rule.operands[1][matmul.getTransposeB() ? rb - 2 : rb - 1];
     if (model >= 0 && factorAxis[k] < 0)
       take(n, model);
+  }
+  // Then, where an operand is a pending reduction, what the users want
+  // (hints, lower priority than the operands): the reduction becomes a
+  // reduce-scatter instead of an all-reduce.
+  bool reducesPartial = llvm::any_of(op->getOperands(), [&](Value v) {
+    return !shardingOf(v).partial.empty();
+  });
+  for (auto [r, result] : llvm::enumerate(op->getResults())) {
+    auto hint = hints.find(result);
+    if (!reducesPartial || hint == hints.end())
+      continue;
+    for (auto [d, f] : llvm::enumerate(rule.results[r]))
+      take(f, hint->second[d]);
   }
   // Operands as the factors say.
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
@@ -303,6 +340,14 @@ LogicalResult Partitioner::shardArguments() {
       if (failed(axes))
         return failure();
       wanted = *axes;
+    } else if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.state");
+               state && isOptimizerMoment(state.getValue()) && !wanted.empty()) {
+      int64_t data = axisIndex("data");
+      if (options.shardOptimizerState && data >= 0 &&
+          shapeOfValue(arg)[0] % axisSize(data) == 0) {
+        wanted[0] = data;
+        splitState[state.str()] = wanted;
+      }
     } else if (options.preset.data && !wanted.empty() &&
                !func.getArgAttr(arg.getArgNumber(), "dlc.state")) {
       // Data, not state: a train step's parameters and moments stay whole
@@ -327,6 +372,52 @@ LogicalResult Partitioner::shardArguments() {
   return success();
 }
 
+bool Partitioner::isOptimizerMoment(StringRef name) {
+  auto [param, moment] = name.rsplit('.');
+  if (moment.empty())
+    return false;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto state = func.getArgAttrOfType<StringAttr>(i, "dlc.state");
+        state && state.getValue() == param)
+      return true;
+  return false;
+}
+
+void Partitioner::propagateHints() {
+  Block &body = func.getBody().front();
+  Operation *ret = body.getTerminator();
+  for (auto [i, v] : llvm::enumerate(ret->getOperands()))
+    if (auto state = func.getResultAttrOfType<StringAttr>(i, "dlc.state"))
+      if (auto split = splitState.find(state.str()); split != splitState.end())
+        hints.try_emplace(v, split->second);
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    auto rule = rules.find(op);
+    if (rule == rules.end())
+      continue;
+    SmallVector<int64_t> factorHint(rule->second.numFactors(), -1);
+    bool any = false;
+    for (auto [r, result] : llvm::enumerate(op->getResults()))
+      if (auto hint = hints.find(result); hint != hints.end())
+        for (auto [d, f] : llvm::enumerate(rule->second.results[r]))
+          if (f >= 0 && hint->second[d] >= 0) {
+            factorHint[f] = hint->second[d];
+            any = true;
+          }
+    if (!any)
+      continue;
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      SmallVector<int64_t, 4> dims;
+      for (int64_t f : rule->second.operands[i])
+        dims.push_back(f >= 0 ? factorHint[f] : -1);
+      if (llvm::any_of(dims, [](int64_t a) { return a >= 0; }))
+        hints.try_emplace(operand, dims);
+    }
+  }
+}
+
 LogicalResult Partitioner::run() {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments())
@@ -339,11 +430,17 @@ LogicalResult Partitioner::run() {
   }
   if (failed(shardArguments()) || failed(shardParameters()))
     return failure();
+  propagateHints();
   for (Operation &op : llvm::make_early_inc_range(body)) {
     if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
-      // Results are whole on every rank.
+      // Results are whole on every rank, but split state, which leaves as
+      // it came.
       for (auto [i, v] : llvm::enumerate(op.getOperands())) {
         SmallVector<int64_t, 4> whole(shapeOfValue(v).size(), -1);
+        auto state = func.getResultAttrOfType<StringAttr>(i, "dlc.state");
+        if (auto split = state ? splitState.find(state.str()) : splitState.end();
+            split != splitState.end())
+          whole = split->second;
         Value complete = reshard(v, whole, &op);
         if (complete != v)
           op.setOperand(i, complete);
@@ -360,7 +457,7 @@ LogicalResult Partitioner::run() {
     module->setAttr("dlc.mesh", builder.getStringAttr(mesh.str()));
   // Arguments given split (localArguments) have their local types now.
   func.setFunctionType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
-                                         func.getResultTypes()));
+                                         body.getTerminator()->getOperandTypes()));
   func->setAttr("dlc.collective_schedule",
                 builder.getI64IntegerAttr(static_cast<int64_t>(collectiveScheduleHash(func))));
   return success();

@@ -46,6 +46,13 @@ struct PartitionOptions {
   /// Split arguments arrive split: each rank is given its block (a data
   /// loader's shard of the batch) instead of the whole value to `shard`.
   bool localArguments = false;
+  /// ZeRO stage 1 on the `data` axis: a train step's optimizer moments
+  /// (state `P.m` of a parameter state `P`) are split along their first
+  /// dimension where the axis divides it, arrive and leave split (each rank
+  /// keeps its block), so their gradients are reduce-scattered, each rank
+  /// updates its block of the parameter, and the parameters are
+  /// all-gathered.
+  bool shardOptimizerState = false;
 };
 
 /// Rewrites `func` into its SPMD program on `options.mesh` and records the

@@ -6,7 +6,8 @@
 # the partitioner, the collectives run through runtime/comm's MPI) ends 50
 # steps with the parameters of one process training the same global
 # batches (rel <= 1e-5 in norm per tensor; printed), in rank 0's
-# checkpoint.
+# checkpoint; so do --zero 1 and, bit for bit across rank counts,
+# --deterministic.
 import json
 import os
 import struct
@@ -54,6 +55,46 @@ for ranks in (2, 4):
             for k in ("w1", "b1", "w2", "b2")}
     print(f"{ranks} ranks: " + ", ".join(f"{k} {e:.1e}" for k, e in errs.items()))
     assert max(errs.values()) <= 1e-5, errs
+# --zero 1 (optimizer moments split over the ranks: gradients
+# reduce-scattered, parameters all-gathered) ends with the same state.
+for ranks in (2, 4):
+    out = f"{tmp}/zero{ranks}"
+    p = subprocess.run(mpirun + ["-np", str(ranks)] + base +
+                       ["--checkpoint-dir", out, "--mesh", f"data={ranks}", "--parallel", "data",
+                        "--zero", "1", "--bucket-mb", "0.1"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, (ranks, p.stdout, p.stderr)
+    got = load(f"{out}/ckpt-50.safetensors")
+    assert sorted(got) == sorted(one), (sorted(got), sorted(one))
+    errs = {k: float(np.linalg.norm(got[k].astype(np.float64) - one[k]) /
+                     max(np.linalg.norm(one[k].astype(np.float64)), 1e-30))
+            for k in one if k != "step"}
+    print(f"--zero 1 on {ranks} ranks: max rel {max(errs.values()):.1e} "
+          f"({max(errs, key=errs.get)})")
+    assert max(errs.values()) <= 1e-5, errs
+
+# --deterministic: the step is 8 shards of the batch summed in shard order,
+# so 1, 2 and 4 ranks (with or without --zero 1) end with the same bits.
+runs = {}
+for ranks, zero in ((1, "0"), (2, "0"), (4, "0"), (2, "1"), (4, "1")):
+    out = f"{tmp}/det{ranks}-{zero}"
+    launch = mpirun + ["-np", str(ranks)] if ranks > 1 else []
+    p = subprocess.run(launch + base +
+                       ["--checkpoint-dir", out, "--mesh", f"data={ranks}", "--parallel", "data",
+                        "--deterministic", "--zero", zero],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, (ranks, p.stdout, p.stderr)
+    runs[(ranks, zero)] = load(f"{out}/ckpt-50.safetensors")
+ref = runs[(1, "0")]
+for key, got in runs.items():
+    same = [k for k in ref if np.array_equal(ref[k], got[k])]
+    print(f"--deterministic, {key[0]} ranks, --zero {key[1]}: "
+          f"{len(same)} of {len(ref)} tensors bitwise equal to 1 rank")
+    assert len(same) == len(ref), sorted(set(ref) - set(same))
+errs = {k: float(np.linalg.norm(ref[k].astype(np.float64) - one[k]) /
+                 max(np.linalg.norm(one[k].astype(np.float64)), 1e-30)) for k in one}
+assert max(errs.values()) <= 1e-5, errs
+
 # An epoch's partial last batch would need another compiled global batch:
 # said before training starts.
 p = subprocess.run(mpirun + ["-np", "2", "dlc", "train", model, "--data",

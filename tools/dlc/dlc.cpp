@@ -197,6 +197,24 @@ static cl::opt<bool> deterministic(
              "than the checkpoint's (runs are bit-reproducible on the same "
              "configuration: the kernels use fixed reduction orders)"),
     cl::cat(trainCategory));
+static cl::opt<int64_t> zeroStage(
+    "zero",
+    cl::desc("train, compile --train, plan --train with --parallel data: 1 "
+             "splits the optimizer moments over the "
+             "data ranks (ZeRO stage 1: gradients reduce-scattered, each rank "
+             "updates its block, parameters all-gathered)"),
+    cl::value_desc("0|1"), cl::init(0), cl::cat(trainCategory));
+static cl::opt<double> bucketMb(
+    "bucket-mb",
+    cl::desc("train --parallel data: all-reduce gradients in buckets of about "
+             "this many MiB, each as soon as its gradients are ready (as DDP)"),
+    cl::value_desc("MIB"), cl::init(25), cl::cat(trainCategory));
+static cl::opt<int64_t> deterministicShards(
+    "deterministic-shards",
+    cl::desc("train --parallel data --deterministic: compute each step as G "
+             "shards of the global batch summed in shard order, so any rank "
+             "count dividing G gives the same bits (default 8)"),
+    cl::value_desc("G"), cl::init(0), cl::cat(trainCategory));
 static cl::opt<int64_t>
     maxSteps("max-steps",
              cl::desc("train: stop (and checkpoint) once N steps are taken "
@@ -288,6 +306,8 @@ int main(int argc, char **argv) {
           "            [--device cpu|cuda|cuda-emu] [--memory-budget BYTES] "
           "[--deterministic]\n"
           "            [--export M.dlcm] [--compile-only JOB-DIR]\n"
+          "  mpirun -np N dlc train M.dlg ... --mesh data=N --parallel data "
+          "[--zero 1] [--bucket-mb MIB]\n"
           "  dlc run M.dlg --params CKPT.safetensors  run with trained "
           "parameters\n",
           &llvm::errs()))
@@ -324,7 +344,7 @@ int main(int argc, char **argv) {
   if (command == "compile") {
     CompileOptions compile{emit, outputPath, llvm::AreStatisticsEnabled(),
                            target, trainStep, paramsFile, std::nullopt,
-                           {meshSpec, parallel}};
+                           {meshSpec, parallel, 0, zeroStage}};
     if (memoryBudget.getNumOccurrences())
       compile.memoryBudget = memoryBudget;
     return runCompile(common, compile, context, sourceMgr);
@@ -334,7 +354,7 @@ int main(int argc, char **argv) {
     plan.train = trainStep;
     if (memoryBudget.getNumOccurrences())
       plan.memoryBudget = memoryBudget;
-    plan.mesh = {meshSpec, parallel};
+    plan.mesh = {meshSpec, parallel, 0, zeroStage};
     if (deviceMemory.getNumOccurrences())
       plan.deviceMemory = deviceMemory;
     return runPlan(common, plan, context, sourceMgr, llvm::outs());
@@ -357,7 +377,7 @@ int main(int argc, char **argv) {
     run.params = paramsFile;
     run.showValues = showValues;
     run.stage = stage;
-    run.mesh = {meshSpec, parallel, collectiveTimeout};
+    run.mesh = {meshSpec, parallel, collectiveTimeout, zeroStage};
     return runRun(common, run, context, sourceMgr, llvm::outs());
   }
   if (command == "train") {
@@ -386,7 +406,9 @@ int main(int argc, char **argv) {
     train.dropLast = dropLast;
     train.exportPath = exportPath;
     train.compileOnly = compileOnly;
-    train.mesh = {meshSpec, parallel, collectiveTimeout};
+    train.mesh = {meshSpec, parallel, collectiveTimeout, zeroStage};
+    train.bucketMb = bucketMb;
+    train.deterministicShards = deterministicShards;
     if (memoryBudget.getNumOccurrences())
       train.memoryBudget = memoryBudget;
     train.fakeStep = fakeStep;

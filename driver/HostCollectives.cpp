@@ -1,0 +1,266 @@
+//===- HostCollectives.cpp - a partitioned graph's collectives on host tensors ===//
+
+#include "driver/HostCollectives.h"
+
+#include "ir/DlcDialect.h"
+#include "oracle/Spmd.h"
+#include "oracle/kernels/Tensor.h"
+#include "runtime/comm/Communicator.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace dlc {
+
+namespace {
+
+/// Bytes of one element of `t`.
+size_t elementBytes(const HostTensor &t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape())
+    n *= d;
+  return n ? t.byteSize() / static_cast<size_t>(n) : 0;
+}
+
+} // namespace
+
+HostTensor blockOf(const HostTensor &x, int64_t axis, int64_t index, int64_t count) {
+  std::vector<int64_t> shape = x.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  size_t e = elementBytes(x);
+  int64_t size = shape[axis] / count;
+  shape[axis] = size;
+  HostTensor out(x.dtype(), shape);
+  size_t row = static_cast<size_t>(size * inner) * e;
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out.mutableData() + o * row,
+                x.data() + (o * x.shape()[axis] + index * size) * inner * e, row);
+  return out;
+}
+
+HostTensor concatOf(const std::vector<HostTensor> &parts, int64_t axis) {
+  std::vector<int64_t> shape = parts[0].shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  size_t e = elementBytes(parts[0]);
+  int64_t each = shape[axis];
+  shape[axis] = each * static_cast<int64_t>(parts.size());
+  HostTensor out(parts[0].dtype(), shape);
+  size_t row = static_cast<size_t>(each * inner) * e;
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t p = 0; p < parts.size(); ++p)
+      std::memcpy(out.mutableData() + (o * parts.size() + p) * row,
+                  parts[p].data() + o * row, row);
+  return out;
+}
+
+namespace {
+
+/// `g` blocks of `shape`, one after another in `flat`.
+std::vector<HostTensor> splitFlat(const HostTensor &flat, const std::vector<int64_t> &shape,
+                                  int64_t g) {
+  std::vector<HostTensor> blocks;
+  size_t bytes = flat.byteSize() / static_cast<size_t>(g);
+  for (int64_t i = 0; i < g; ++i) {
+    HostTensor b(flat.dtype(), shape);
+    std::memcpy(b.mutableData(), flat.data() + i * bytes, bytes);
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
+rt::comm::ReduceOp reduceOpOf(CollectiveReduction kind) {
+  switch (kind) {
+  case CollectiveReduction::max: return rt::comm::ReduceOp::kMax;
+  case CollectiveReduction::min: return rt::comm::ReduceOp::kMin;
+  case CollectiveReduction::avg: return rt::comm::ReduceOp::kAvg;
+  default: return rt::comm::ReduceOp::kSum;
+  }
+}
+
+
+/// The collective `op` on this rank's tensor `x`, through `comm`: each
+/// group is the whole world (checked before), in rank order.
+FailureOr<HostTensor> communicateOne(Operation *op, const HostTensor &x,
+                                  rt::comm::Communicator &comm, std::string &error) {
+  int64_t g = comm.size(), r = comm.rank();
+  int64_t rank = static_cast<int64_t>(x.shape().size());
+  auto norm = [&](int64_t a) { return a < 0 ? a + rank : a; };
+
+  auto check = [&](const rt::Status &s) {
+    if (!s.ok())
+      error = s.message();
+    return s.ok();
+  };
+  size_t e = elementBytes(x);
+  uint64_t count = e ? x.byteSize() / e : 0;
+  if (auto o = dyn_cast<ShardOp>(op))
+    return blockOf(x, norm(o.getAxis()), r, g);
+  if (auto o = dyn_cast<AllReduceOp>(op)) {
+    HostTensor y(x.dtype(), x.shape());
+    std::memcpy(y.mutableData(), x.data(), x.byteSize());
+    if (!check(comm.allReduce(y.mutableData(), count, y.dtype(), reduceOpOf(o.getKind()))))
+      return failure();
+    return y;
+  }
+  if (auto o = dyn_cast<BroadcastOp>(op)) {
+    HostTensor y(x.dtype(), x.shape());
+    std::memcpy(y.mutableData(), x.data(), x.byteSize());
+    if (!check(comm.broadcast(y.mutableData(), count, y.dtype(), static_cast<int>(o.getRoot()))))
+      return failure();
+    return y;
+  }
+  if (auto o = dyn_cast<AllGatherOp>(op)) {
+    HostTensor recv(x.dtype(), {g * static_cast<int64_t>(count)});
+    if (!check(comm.allGather(x.data(), recv.mutableData(), count, x.dtype())))
+      return failure();
+    return concatOf(splitFlat(recv, x.shape(), g), norm(o.getAxis()));
+  }
+  // Block i of the split axis contiguous, in rank order.
+  auto blocksInOrder = [&](int64_t axis) {
+    std::vector<HostTensor> blocks;
+    for (int64_t i = 0; i < g; ++i)
+      blocks.push_back(blockOf(x, axis, i, g));
+    HostTensor flat(x.dtype(), {static_cast<int64_t>(count)});
+    size_t bytes = blocks[0].byteSize();
+    for (int64_t i = 0; i < g; ++i)
+      std::memcpy(flat.mutableData() + i * bytes, blocks[i].data(), bytes);
+    return std::make_pair(flat, blocks[0].shape());
+  };
+  if (auto o = dyn_cast<ReduceScatterOp>(op)) {
+    auto [send, shape] = blocksInOrder(norm(o.getAxis()));
+    HostTensor recv(x.dtype(), shape);
+    if (!check(comm.reduceScatter(send.data(), recv.mutableData(), count / g, x.dtype(),
+                                  reduceOpOf(o.getKind()))))
+      return failure();
+    return recv;
+  }
+  if (auto o = dyn_cast<AllToAllOp>(op)) {
+    auto [send, shape] = blocksInOrder(norm(o.getSplitAxis()));
+    HostTensor recv(x.dtype(), {static_cast<int64_t>(count)});
+    if (!check(comm.allToAll(send.data(), recv.mutableData(), count / g, x.dtype())))
+      return failure();
+    return concatOf(splitFlat(recv, shape, g), norm(o.getConcatAxis()));
+  }
+  error = "no host form for '" + op->getName().getStringRef().str() + "'";
+  return failure();
+}
+
+
+} // namespace
+
+LogicalResult communicate(ArrayRef<Operation *> ops, const std::vector<HostTensor> &xs,
+                          std::vector<HostTensor> &ys, rt::comm::Communicator &comm,
+                          std::string &error) {
+  ys.clear();
+  if (ops.size() == 1) {
+    auto y = communicateOne(ops[0], xs[0], comm, error);
+    if (failed(y))
+      return failure();
+    ys.push_back(std::move(*y));
+    return success();
+  }
+  // A bucket: the all-reduces' operands one after another in one buffer,
+  // reduced by one call, then cut apart.
+  size_t total = 0;
+  for (const HostTensor &x : xs)
+    total += x.byteSize();
+  size_t e = elementBytes(xs[0]);
+  HostTensor flat(xs[0].dtype(), {static_cast<int64_t>(total / e)});
+  size_t at = 0;
+  for (const HostTensor &x : xs) {
+    std::memcpy(flat.mutableData() + at, x.data(), x.byteSize());
+    at += x.byteSize();
+  }
+  rt::comm::ReduceOp kind = reduceOpOf(cast<AllReduceOp>(ops[0]).getKind());
+  if (rt::Status s = comm.allReduce(flat.mutableData(), total / e, flat.dtype(), kind); !s.ok()) {
+    error = s.message();
+    return failure();
+  }
+  at = 0;
+  for (const HostTensor &x : xs) {
+    HostTensor y(x.dtype(), x.shape());
+    std::memcpy(y.mutableData(), flat.data() + at, x.byteSize());
+    at += x.byteSize();
+    ys.push_back(std::move(y));
+  }
+  return success();
+}
+
+namespace {
+
+/// Every shard's tensor (this process's `local`, the others' from the
+/// peers), in shard order.
+LogicalResult allShards(const std::vector<HostTensor> &local, std::vector<HostTensor> &all,
+                        rt::comm::Communicator &comm, std::string &error) {
+  all.clear();
+  if (comm.size() == 1) {
+    all = local;
+    return success();
+  }
+  size_t bytes = local[0].byteSize(), e = elementBytes(local[0]);
+  HostTensor send(local[0].dtype(), {static_cast<int64_t>(bytes * local.size() / e)});
+  for (size_t s = 0; s < local.size(); ++s)
+    std::memcpy(send.mutableData() + s * bytes, local[s].data(), bytes);
+  HostTensor recv(local[0].dtype(), {send.numel() * comm.size()});
+  if (rt::Status s = comm.allGather(send.data(), recv.mutableData(),
+                                    static_cast<uint64_t>(send.numel()), send.dtype());
+      !s.ok()) {
+    error = s.message();
+    return failure();
+  }
+  all = splitFlat(recv, local[0].shape(),
+                  static_cast<int64_t>(local.size()) * comm.size());
+  return success();
+}
+
+} // namespace
+
+LogicalResult communicateInShardOrder(Operation *op, const std::vector<HostTensor> &xs,
+                                      std::vector<HostTensor> &ys,
+                                      rt::comm::Communicator &comm, std::string &error) {
+  int64_t local = static_cast<int64_t>(xs.size());
+  int64_t shards = local * comm.size(), first = comm.rank() * local;
+  ys.clear();
+  if (auto shard = dyn_cast<ShardOp>(op)) {
+    int64_t axis = shard.getAxis() < 0 ? shard.getAxis() + xs[0].rank() : shard.getAxis();
+    for (int64_t s = 0; s < local; ++s)
+      ys.push_back(blockOf(xs[s], axis, first + s, shards));
+    return success();
+  }
+  std::vector<HostTensor> all;
+  if (failed(allShards(xs, all, comm, error)))
+    return failure();
+  std::vector<oracle::Tensor> group;
+  for (const HostTensor &t : all)
+    group.push_back(oracle::Tensor::fromHost(t));
+  try {
+    std::vector<oracle::Tensor> results = oracle::collectiveOverGroup(op, group);
+    for (int64_t s = 0; s < local; ++s)
+      ys.push_back(results[first + s].toHost());
+  } catch (const oracle::EvalError &e) {
+    error = e.what();
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult gatherBlocks(const std::vector<HostTensor> &blocks, int64_t axis,
+                           HostTensor &whole, rt::comm::Communicator &comm,
+                           std::string &error) {
+  std::vector<HostTensor> all;
+  if (failed(allShards(blocks, all, comm, error)))
+    return failure();
+  whole = concatOf(all, axis);
+  return success();
+}
+
+} // namespace dlc
