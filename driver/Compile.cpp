@@ -101,6 +101,10 @@ ExitCode runCompile(const CommonOptions &options,
     auto model = loadForCompile(options, compile, context, sourceMgr, code);
     if (!model)
       return code;
+    if (!compile.mesh.mesh.empty())
+      if (ExitCode c = partitionForMesh(context, entryGraph(*model->built.module), compile.mesh,
+                                        nullptr, /*localArguments=*/true))
+        return c;
     if (compile.emit == "fused" &&
         failed(runFusionPipeline(*model->built.module)))
       return kExitInternalError;
@@ -136,6 +140,15 @@ ExitCode runCompile(const CommonOptions &options,
   if (!model)
     return code;
   ModuleOp module = *model->built.module;
+  // With --mesh, the module runs on every rank of the mesh (SPMD): the
+  // partitioned graph, its split inputs given as each rank's block, its
+  // collectives executed by the runtime through the session's communicator.
+  if (!compile.mesh.mesh.empty()) {
+    MeshOptions mesh = compile.mesh;
+    if (ExitCode c = partitionForMesh(context, entryGraph(module), mesh, nullptr,
+                                      /*localArguments=*/true))
+      return c;
+  }
   if (failed(runCompilePipeline(module, compile.memoryBudget.value_or(0))))
     return kExitInternalError;
   func::FuncOp func = entryGraph(module);

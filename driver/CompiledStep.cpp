@@ -65,6 +65,7 @@ public:
   std::string modelName, lossKind;
   train::OptimizerInfo optimizer;
   bool lossIsMean = true;
+  int64_t ranks = 1;
 
 private:
   FailureOr<std::vector<uint8_t>> codegen(ModuleOp module, func::FuncOp func,
@@ -121,6 +122,8 @@ train::ModuleStepInfo Compiler::info() const {
   info.lossIsMean = lossIsMean;
   info.device = train.device;
   info.batchSize = train.batchSize;
+  info.mesh = train.mesh.mesh;
+  info.ranks = ranks;
   return info;
 }
 
@@ -168,6 +171,19 @@ ExitCode Compiler::compile(int64_t batch, train::ModulePair &out) {
       optimizer.learningRate = lr.getValueAsDouble();
   if (optimizer.learningRate == 0)
     optimizer.learningRate = optimizer.kind == "sgd" ? 1e-2 : 1e-3;
+  // A job for a mesh: the train step partitioned, each rank given its block
+  // of the batch; the runtime runs its collectives (the evaluation graph
+  // stays whole).
+  if (!train.mesh.mesh.empty()) {
+    if (train.mesh.zero)
+      return fail(context, kExitBadInput,
+                  "--zero 1 is not compiled into a training job yet: train with "
+                  "`mpirun dlc train --mesh ... --zero 1`");
+    Mesh mesh;
+    if (ExitCode c = partitionForMesh(context, loss, train.mesh, &mesh, /*localArguments=*/true))
+      return c;
+    ranks = mesh.size();
+  }
   if (failed(runCompilePipeline(module, train.memoryBudget.value_or(0))))
     return kExitInternalError;
 

@@ -113,10 +113,11 @@ ExitCode parseMeshOptions(MLIRContext &context, const MeshOptions &options,
 }
 
 ExitCode partitionForMesh(MLIRContext &context, func::FuncOp func,
-                          const MeshOptions &options, Mesh *mesh) {
+                          const MeshOptions &options, Mesh *mesh, bool localArguments) {
   PartitionOptions partition;
   if (ExitCode c = parseMeshOptions(context, options, partition))
     return c;
+  partition.localArguments = localArguments;
   if (failed(partitionFunction(func, partition)))
     return kExitBadInput;
   if (mesh)

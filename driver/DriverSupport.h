@@ -69,9 +69,11 @@ ExitCode parseMeshOptions(mlir::MLIRContext &context, const MeshOptions &options
 
 /// Partitions `func` for `--mesh`/`--parallel` (passes/partition), and sets
 /// `mesh` (when given) to the parsed mesh; errors (a bad mesh or preset, an
-/// op without a rule) are reported, exit 2.
+/// op without a rule) are reported, exit 2. With `localArguments`, split
+/// arguments are given as each rank's block (PartitionOptions).
 ExitCode partitionForMesh(mlir::MLIRContext &context, mlir::func::FuncOp func,
-                          const MeshOptions &options, Mesh *mesh = nullptr);
+                          const MeshOptions &options, Mesh *mesh = nullptr,
+                          bool localArguments = false);
 
 } // namespace dlc
 

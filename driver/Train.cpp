@@ -89,6 +89,11 @@ static ExitCode compileTrainingJob(const CommonOptions &options,
     if (ExitCode c = loadDataset(train.data, data::IdxSplit::Train, inputs, context,
                                  trainData))
       return c;
+    // A job for a mesh trains one global batch (dlc-train-job asks for
+    // --drop-last where the data needs it) and does not evaluate yet.
+    written = {train.batchSize};
+    if (!train.mesh.mesh.empty())
+      return kExitSuccess;
     if (!train.dropLast && trainData.numSamples % train.batchSize)
       rows.insert(trainData.numSamples % train.batchSize);
     std::string evalPath = train.eval;

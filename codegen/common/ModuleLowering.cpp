@@ -6,6 +6,7 @@
 #include "ir/ParamSpec.h"
 #include "passes/analysis/State.h"
 #include "passes/analysis/Liveness.h"
+#include "support/Mesh.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -32,6 +33,79 @@ static std::string nameOf(func::FuncOp func, unsigned i, bool result) {
   auto attr = result ? func.getResultAttrOfType<StringAttr>(i, "dlc.name")
                      : func.getArgAttrOfType<StringAttr>(i, "dlc.name");
   return attr ? attr.str() : (result ? "result" : "arg") + std::to_string(i);
+}
+
+/// Elements before `axis` in `shape`: 1 when blocks along `axis` are
+/// contiguous.
+static int64_t outerElements(ArrayRef<int64_t> shape, int64_t axis) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    n *= shape[d];
+  return n;
+}
+
+/// `op` (a collective) as the runtime executes it; its `recv` is set by
+/// the caller. The runtime moves contiguous blocks: a gather, scatter or
+/// shard along an axis with only size-1 dimensions before it.
+static FailureOr<LoweredCollective>
+lowerCollective(Operation *kernel, Operation *op,
+                const llvm::DenseMap<Value, format::BufferRef> &refs, size_t afterKernels) {
+  LoweredCollective c;
+  c.afterKernels = afterKernels;
+  Value x = kernel->getOperand(0);
+  auto found = refs.find(x);
+  if (found == refs.end())
+    return op->emitError("codegen: an operand defined after its use");
+  c.send = found->second;
+  auto type = cast<RankedTensorType>(x.getType());
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  auto norm = [&](int64_t axis) { return axis < 0 ? axis + type.getRank() : axis; };
+  for (Attribute a : op->getAttrOfType<ArrayAttr>("mesh_axes"))
+    c.desc.axes.push_back(cast<StringAttr>(a).str());
+  c.desc.dtype = dtypeOf(type.getElementType());
+  auto reduceOf = [](CollectiveReduction kind) {
+    switch (kind) {
+    case CollectiveReduction::max: return fb::ReduceOp::max;
+    case CollectiveReduction::min: return fb::ReduceOp::min;
+    case CollectiveReduction::avg: return fb::ReduceOp::avg;
+    default: return fb::ReduceOp::sum;
+    }
+  };
+  auto contiguous = [&](int64_t axis, ArrayRef<int64_t> shape) -> LogicalResult {
+    if (outerElements(shape, norm(axis)) == 1)
+      return success();
+    return op->emitError("'")
+           << op->getName() << "' along axis " << axis
+           << " moves strided blocks, which a compiled module does not do yet: run the "
+              "partitioned graph with `mpirun dlc run/train --mesh` (the host path)";
+  };
+  if (auto o = dyn_cast<AllReduceOp>(op)) {
+    c.desc.op = fb::CollectiveOp::all_reduce;
+    c.desc.reduce = reduceOf(o.getKind());
+    c.desc.count = type.getNumElements();
+  } else if (auto o = dyn_cast<AllGatherOp>(op)) {
+    if (failed(contiguous(o.getAxis(), type.getShape())))
+      return failure();
+    c.desc.op = fb::CollectiveOp::all_gather;
+    c.desc.reduce = fb::ReduceOp::none;
+    c.desc.count = type.getNumElements();
+  } else if (auto o = dyn_cast<ReduceScatterOp>(op)) {
+    if (failed(contiguous(o.getAxis(), type.getShape())))
+      return failure();
+    c.desc.op = fb::CollectiveOp::reduce_scatter;
+    c.desc.reduce = reduceOf(o.getKind());
+    c.desc.count = resultType.getNumElements();
+  } else if (auto o = dyn_cast<ShardOp>(op)) {
+    if (failed(contiguous(o.getAxis(), type.getShape())))
+      return failure();
+    c.shard = true;
+    c.shardBytes = byteSize(resultType);
+  } else {
+    return op->emitError("'") << op->getName()
+                              << "' is not executed by compiled modules yet: run the partitioned "
+                                 "graph with `mpirun dlc run --mesh` (the host path)";
+  }
+  return c;
 }
 
 FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
@@ -104,6 +178,24 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
       outputOf[v] = outputIndex[j];
   }
 
+  // Where a result is written: in place over its state, straight into its
+  // output, else the arena at its planned offset.
+  auto resultRef = [&](Value result, int64_t offset, uint64_t bytes) {
+    auto output = outputOf.find(result);
+    auto state = inPlaceState.find(result);
+    return state != inPlaceState.end() ? format::stateRef(state->second, 0, bytes)
+           : output != outputOf.end()  ? format::outputRef(output->second, 0, bytes)
+                                       : format::arenaRef(offset, bytes);
+  };
+  if (auto mesh = func->getAttrOfType<StringAttr>("dlc.mesh")) {
+    Mesh parsed;
+    std::string error;
+    if (!Mesh::parse(mesh.str(), parsed, error))
+      return func.emitError("dlc.mesh: ") << error;
+    for (const auto &[name, size] : parsed.axes())
+      m.mesh.push_back({name, static_cast<uint32_t>(size)});
+  }
+
   unsigned kernelIndex = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (isa<ParamOp, ConstantOp>(op)) {
@@ -132,6 +224,17 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
     if (!offsets || offsets.size() != (int64_t)op.getNumResults())
       return op.emitError("codegen needs the memory plan's dlc.offsets on "
                           "every kernel");
+    if (Operation *inner = collectiveIn(&op)) {
+      auto lowered = lowerCollective(&op, inner, refs, m.kernels.size());
+      if (failed(lowered))
+        return failure();
+      Value result = op.getResult(0);
+      lowered->recv = resultRef(result, offsets[0], byteSize(result.getType()));
+      refs[result] = lowered->recv;
+      names[result] = "%" + op.getName().stripDialect().str() + std::to_string(m.collectives.size());
+      m.collectives.push_back(*lowered);
+      continue;
+    }
     LoweredKernel k;
     k.view = viewKernel(&op);
     for (Value operand : op.getOperands()) {
@@ -146,10 +249,7 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
       uint64_t bytes = byteSize(result.getType());
       auto output = outputOf.find(result);
       auto state = inPlaceState.find(result);
-      format::BufferRef ref =
-          state != inPlaceState.end() ? format::stateRef(state->second, 0, bytes)
-          : output != outputOf.end()  ? format::outputRef(output->second, 0, bytes)
-                                      : format::arenaRef(offsets[r], bytes);
+      format::BufferRef ref = resultRef(result, offsets[r], bytes);
       refs[result] = ref;
       std::string name =
           state != inPlaceState.end()
@@ -201,4 +301,44 @@ void dlc::codegen::describeModule(const LoweredModule &m,
     w.addWeight(t, m.weightBytes[i]);
   for (const auto &s : m.state)
     w.addState(s);
+}
+
+void dlc::codegen::addPlans(const LoweredModule &m,
+                            const std::vector<format::LaunchDesc> &launches,
+                            format::ModuleWriter &w) {
+  int64_t ranks = 1;
+  for (const auto &axis : m.mesh)
+    ranks *= axis.size;
+  if (!m.mesh.empty())
+    w.setMesh(m.mesh);
+  std::vector<uint32_t> sequence;
+  for (const LoweredCollective &c : m.collectives)
+    sequence.push_back(c.shard ? 0 : w.addCollective(c.desc));
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    format::PlanDesc plan;
+    plan.arenaSize = m.arenaSize;
+    plan.arenaAlignment = m.arenaAlignment;
+    size_t next = 0;
+    auto collectivesUpTo = [&](size_t kernels) {
+      for (; next < m.collectives.size() && m.collectives[next].afterKernels <= kernels; ++next) {
+        const LoweredCollective &c = m.collectives[next];
+        if (c.shard) {
+          format::BufferRef src(c.send.space(), c.send.index(),
+                                c.send.offset() + static_cast<uint64_t>(rank) * c.shardBytes,
+                                c.shardBytes);
+          plan.commands.push_back(format::CopyDesc{src, c.recv, c.shardBytes});
+        } else {
+          plan.commands.push_back(format::CollectiveCommandDesc{sequence[next], c.send, c.recv});
+        }
+      }
+    };
+    for (size_t k = 0; k < launches.size(); ++k) {
+      collectivesUpTo(k);
+      plan.commands.push_back(launches[k]);
+    }
+    collectivesUpTo(launches.size());
+    for (const auto &copy : m.copies)
+      plan.commands.push_back(copy);
+    w.addPlan(plan);
+  }
 }

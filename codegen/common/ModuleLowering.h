@@ -44,6 +44,20 @@ struct LoweredKernel {
   std::vector<std::string> argNames;
 };
 
+/// A collective of a partitioned function, executed by the runtime
+/// between kernels through the session's communicator (module.fbs
+/// Collective), or, for `dlc.shard`, a copy of this rank's block.
+struct LoweredCollective {
+  /// Runs after this many kernels (m.kernels[0 .. afterKernels)).
+  size_t afterKernels = 0;
+  format::CollectiveDesc desc;
+  /// `dlc.shard`: rank r copies the `shardBytes` at `r * shardBytes` of
+  /// `send` (no communication; desc unused).
+  bool shard = false;
+  uint64_t shardBytes = 0;
+  format::BufferRef send, recv;
+};
+
 struct LoweredModule {
   std::string name;
   std::vector<format::TensorDesc> inputs, outputs;
@@ -54,6 +68,9 @@ struct LoweredModule {
   std::vector<std::vector<uint8_t>> weightBytes;
   std::vector<LoweredKernel> kernels;
   std::vector<format::CopyDesc> copies;
+  /// In program order; with `mesh`, the module has one plan per rank.
+  std::vector<LoweredCollective> collectives;
+  std::vector<format::MeshAxisDesc> mesh;
   uint64_t arenaSize = 0;
   /// What every arena offset is a multiple of: the memory planner's
   /// kArenaAlignment (passes/analysis/Liveness.h).
@@ -69,6 +86,12 @@ mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func);
 /// Gives `writer` what every target's module has of `m`: its name,
 /// signature, weights and state (kernels and the plan are the target's).
 void describeModule(const LoweredModule &m, format::ModuleWriter &writer);
+
+/// Adds the module's plans: per rank of its mesh (one without a mesh), the
+/// kernels launched as `launches` (one per m.kernels entry) with the
+/// collectives between them, then the copies; and its mesh and collectives.
+void addPlans(const LoweredModule &m, const std::vector<format::LaunchDesc> &launches,
+              format::ModuleWriter &writer);
 
 } // namespace dlc::codegen
 

@@ -100,9 +100,7 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
   describeModule(m, w);
   uint32_t binary = w.addBinary("kernels.so", fb::BinaryFormat::shared_object,
                                 format::hostArchitecture(), std::move(so));
-  format::PlanDesc plan;
-  plan.arenaSize = m.arenaSize;
-  plan.arenaAlignment = m.arenaAlignment;
+  std::vector<format::LaunchDesc> launches;
   for (auto [i, k] : llvm::enumerate(m.kernels)) {
     const EmittedKernel &e = emitted.kernels[i];
     format::KernelDesc desc;
@@ -113,11 +111,9 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
     desc.parallelExtent = e.parallelExtent;
     desc.grain = e.grain;
     uint32_t id = w.addKernel(desc);
-    plan.commands.push_back(format::LaunchDesc{id, k.refs});
+    launches.push_back(format::LaunchDesc{id, k.refs});
   }
-  for (auto &copy : m.copies)
-    plan.commands.push_back(copy);
-  w.addPlan(plan);
+  addPlans(m, launches, w);
 
   CpuModule result;
   rt::Status status = w.serialize(&result.bytes);

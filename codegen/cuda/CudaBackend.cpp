@@ -98,9 +98,7 @@ FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
                                    format::hostArchitecture(), std::move(so)));
   }
 
-  format::PlanDesc plan;
-  plan.arenaSize = m.arenaSize;
-  plan.arenaAlignment = m.arenaAlignment;
+  std::vector<format::LaunchDesc> launches;
   if (emitted.kernels.size() != m.kernels.size()) {
     message = "CUDA codegen and module lowering disagree on the kernels";
     return mlir::failure();
@@ -122,11 +120,9 @@ FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
     desc.block = {e.block[0], e.block[1], e.block[2]};
     desc.dynamicSharedMemory = e.dynamicSharedBytes;
     uint32_t id = w.addKernel(desc);
-    plan.commands.push_back(format::LaunchDesc{id, k.refs});
+    launches.push_back(format::LaunchDesc{id, k.refs});
   }
-  for (auto &copy : m.copies)
-    plan.commands.push_back(copy);
-  w.addPlan(plan);
+  addPlans(m, launches, w);
 
   CudaModule result;
   rt::Status status = w.serialize(&result.bytes);

@@ -251,9 +251,14 @@ public:
   const std::vector<TensorSpec> &inputs() const override { return specs; }
   const std::vector<TensorSpec> &state() const override { return main().state; }
 
+  int rank() const override { return rank_; }
+  int worldSize() const override { return worldSize_; }
+
   Status step(const std::vector<HostTensor> &data, float learningRate,
               float &loss) override {
-    int64_t rows = rowsOf(data);
+    // A partitioned module takes this rank's block; its variants are known
+    // by the global batch.
+    int64_t rows = rowsOf(data) * info.ranks;
     Session *session = nullptr;
     if (Status s = sessionFor(rows, session); !s.ok())
       return s;
@@ -300,6 +305,7 @@ public:
 
   ModuleStepInfo info;
   ModuleSource source;
+  int rank_ = 0, worldSize_ = 1;
   std::map<int64_t, Variant> variants;
   std::vector<TensorSpec> specs;
   HostTensor lr{DType::F32, {}};
@@ -359,7 +365,21 @@ Status openModuleTraining(const ModuleStepInfo &info, ModulePair first,
   if (Status s = opened->open(info.batchSize, first); !s.ok())
     return s;
   opened->specs = dataInputs(opened->main().inputs);
-  evaluator = std::make_unique<ModuleEvaluator>(*opened);
+  int32_t rank = 0, world = 1;
+  if (Status s = statusOf(dlc_session_rank(opened->main().session, &rank, &world),
+                          "the train module's ranks");
+      !s.ok())
+    return s;
+  if (world != info.ranks)
+    return Status::failure(kExitBadInput, "the job is for " + std::to_string(info.ranks) +
+                                              " ranks, its module runs on " +
+                                              std::to_string(world));
+  opened->rank_ = rank;
+  opened->worldSize_ = world;
+  // Evaluation of a partitioned job: not yet (each rank holds a block of
+  // the batches; the evaluator would need the same split and a sum).
+  if (info.ranks == 1)
+    evaluator = std::make_unique<ModuleEvaluator>(*opened);
   step = std::move(opened);
   return Status::success();
 }

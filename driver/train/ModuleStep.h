@@ -39,8 +39,12 @@ struct ModuleStepInfo {
   bool lossIsMean = true;
   /// The runtime's device name: "cpu", "cuda", "cuda:N" or "cuda-emu".
   std::string device = "cpu";
-  /// The batch size the state lives at.
+  /// The batch size the state lives at (the global batch).
   int64_t batchSize = 0;
+  /// The mesh the train module is partitioned for (`data=N`; "" for none):
+  /// its sessions run this process's rank, each on its block of the batch.
+  std::string mesh;
+  int64_t ranks = 1;
 };
 
 /// The train-step and evaluation modules of one batch size.

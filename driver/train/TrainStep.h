@@ -97,6 +97,11 @@ public:
   virtual Status step(const std::vector<HostTensor> &batch,
                       float learningRate, float &loss) = 0;
 
+  /// This process's rank and the number of ranks a step runs on (a step
+  /// partitioned over a mesh): the loop gives each rank its block of every
+  /// batch, and only rank 0 writes.
+  virtual int rank() const { return 0; }
+  virtual int worldSize() const { return 1; }
   /// Called on every rank before rank 0 reads the state for a checkpoint:
   /// a step whose state is split over ranks gathers it here (a collective).
   virtual Status beforeCheckpoint() { return Status::success(); }

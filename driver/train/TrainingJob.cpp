@@ -55,6 +55,7 @@ bool writeTrainingJob(const std::string &dir, const ModuleStepInfo &info,
       {"optimizer", info.optimizer.kind},
       {"lr", info.optimizer.learningRate},
       {"device", info.device},     {"batch_size", info.batchSize},
+      {"mesh", info.mesh},         {"ranks", info.ranks},
       {"modules", nlohmann::json::array()}};
   for (const auto &[rows, pair] : modules) {
     std::string train = "train-" + std::to_string(rows) + ".dlcm";
@@ -93,6 +94,8 @@ bool readTrainingJob(const std::string &dir, ModuleStepInfo &info,
     info.optimizer.learningRate = job.at("lr").get<double>();
     info.device = job.at("device").get<std::string>();
     info.batchSize = job.at("batch_size").get<int64_t>();
+    info.mesh = job.value("mesh", "");
+    info.ranks = job.value("ranks", int64_t{1});
     for (const nlohmann::json &m : job.at("modules")) {
       ModulePair &pair = modules[m.at("rows").get<int64_t>()];
       if (!readFile(fs::path(dir) / m.at("train").get<std::string>(), pair.train, error) ||

@@ -455,6 +455,7 @@ LogicalResult Partitioner::run() {
   auto module = func->getParentOfType<ModuleOp>();
   if (module)
     module->setAttr("dlc.mesh", builder.getStringAttr(mesh.str()));
+  func->setAttr("dlc.mesh", builder.getStringAttr(mesh.str()));
   // Arguments given split (localArguments) have their local types now.
   func.setFunctionType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
                                          body.getTerminator()->getOperandTypes()));

@@ -441,6 +441,19 @@ dlc_status_t dlc_session_reset_state(dlc_session_t *session) {
   });
 }
 
+dlc_status_t dlc_session_rank(const dlc_session_t *session, int32_t *rank,
+                              int32_t *world_size) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return dlc::rt::invalidArgument("session is NULL");
+    if (rank)
+      *rank = session->session->rank();
+    if (world_size)
+      *world_size = session->session->worldSize();
+    return dlc::rt::okStatus();
+  });
+}
+
 dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inputs,
                              size_t num_inputs, const DLTensor *const *outputs,
                              size_t num_outputs) {

@@ -2,6 +2,9 @@
 
 #include "runtime/executor/Session.h"
 
+#include "runtime/comm/CommRegistry.h"
+#include "runtime/comm/NcclComm.h"
+
 #include "runtime/base/Log.h"
 #include "runtime/hal/DeviceRegistry.h"
 
@@ -117,11 +120,9 @@ Status Session::resolve() {
   const std::string &deviceName = device_->name();
 
   // 1. Checks against the device, before any allocation.
-  if (sizeOf(root.plans()) != 1)
-    return unimplemented(label, ": the module has ", sizeOf(root.plans()),
-                         " ranks; running more than one needs a communicator, which this "
-                         "runtime does not have yet");
-  const fb::Plan *plan = root.plans()->Get(0);
+  if (sizeOf(root.plans()) > 1 || sizeOf(root.collectives()) > 0)
+    DLC_RETURN_IF_ERROR(openCommunicator(sizeOf(root.plans())).prepend(label));
+  const fb::Plan *plan = root.plans()->Get(comm_ ? comm_->rank() : 0);
   if (plan->arena_size() > device_->limits().maxAllocationBytes)
     return resourceExhausted(label, ": the plan's arena of ", plan->arena_size(),
                              " bytes is over the memory limit of device '", deviceName,
@@ -137,7 +138,7 @@ Status Session::resolve() {
   const auto *commands = plan->commands();
   for (uint32_t c = 0; c < sizeOf(commands); ++c) {
     const fb::Command type = types->Get(c);
-    if (type == fb::Command::LibraryCall || type == fb::Command::Collective)
+    if (type == fb::Command::LibraryCall)
       return unimplemented(label, ": plans[0].commands[", c, "] is a ",
                            fb::EnumNameCommand(type), ", which this runtime cannot execute yet");
     if (type != fb::Command::Launch)
@@ -227,6 +228,12 @@ Status Session::resolve() {
       step.argCount = sizeOf(launch->args());
       for (uint32_t a = 0; a < step.argCount; ++a)
         refs_.push_back(ref(launch->args()->Get(a)));
+    } else if (types->Get(c) == fb::Command::Collective) {
+      const fb::Collective *coll = commands->GetAs<fb::Collective>(c);
+      step.kind = Step::kCollective;
+      step.kernel = coll->sequence();
+      step.src = ref(coll->send());
+      step.dst = ref(coll->recv());
     } else if (types->Get(c) == fb::Command::Copy) {
       const fb::Copy *copy = commands->GetAs<fb::Copy>(c);
       step.kind = Step::kCopy;
@@ -244,7 +251,10 @@ Status Session::resolve() {
     DLC_RETURN_IF_ERROR(prepareDeviceMemory().prepend(label));
   DLC_RETURN_IF_ERROR(allocateState().prepend(label));
   const char *graphs = env("DLC_CUDA_GRAPHS");
-  graphsEnabled_ = stream_->supportsGraphs() && !(graphs && std::string(graphs) == "0");
+  // A plan with collectives waits for its peers on the host between
+  // kernels: it is not captured.
+  graphsEnabled_ = stream_->supportsGraphs() && !(graphs && std::string(graphs) == "0") &&
+                   sizeOf(root.collectives()) == 0;
   if (logEnabled())
     log(LogLevel::kInfo, strCat("session on ", deviceName, ": arena ", plan->arena_size(),
                                 " bytes, ", spec.kernels.size(), " kernels, ", steps_.size(),
@@ -368,12 +378,69 @@ Status Session::enqueuePlan() {
         argPointers_[a] = address(refs_[step.firstArg + a]);
       DLC_RETURN_IF_ERROR(
           stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
+    } else if (step.kind == Step::kCollective) {
+      DLC_RETURN_IF_ERROR(collective(step.kernel, address(step.src), address(step.dst)));
     } else {
       if (step.bytes)
         DLC_RETURN_IF_ERROR(stream_->copy(address(step.dst), address(step.src), step.bytes));
     }
   }
   return okStatus();
+}
+
+int Session::rank() const { return comm_ ? comm_->rank() : 0; }
+int Session::worldSize() const { return comm_ ? comm_->size() : 1; }
+
+Status Session::openCommunicator(uint32_t plans) {
+  const fb::Module &root = module_->root();
+  comm::LaunchInfo launch;
+  DLC_RETURN_IF_ERROR(comm::readLaunchInfo({}, &launch));
+  if (static_cast<uint32_t>(launch.worldSize) != plans)
+    return invalidArgument("the module is partitioned for ", plans, plans == 1 ? " rank" : " ranks",
+                           ", but this run has ", launch.worldSize, " (", launch.source,
+                           "): start it with mpirun -np ", plans);
+  DLC_RETURN_IF_ERROR(comm::createCommunicator("auto", launch, &hostComm_));
+  comm_ = hostComm_.get();
+  if (!device_->sharesHostMemory()) {
+    // Device buffers: NCCL, bootstrapped over the host communicator.
+    std::unique_ptr<comm::NcclComm> nccl;
+    DLC_RETURN_IF_ERROR(comm::NcclComm::create(*hostComm_, &nccl));
+    deviceComm_ = std::move(nccl);
+    comm_ = deviceComm_.get();
+  }
+  return comm_->checkSchedule(root.collectives_hash(), module_->label());
+}
+
+Status Session::collective(uint32_t sequence, uint8_t *send, uint8_t *recv) {
+  const fb::CollectiveInfo *info = module_->root().collectives()->Get(sequence);
+  const DType dtype = *format::dtypeFromWire(info->dtype());
+  const uint64_t count = static_cast<uint64_t>(info->count());
+  auto reduceOp = [&] {
+    switch (info->reduce()) {
+    case fb::ReduceOp::max: return comm::ReduceOp::kMax;
+    case fb::ReduceOp::min: return comm::ReduceOp::kMin;
+    case fb::ReduceOp::avg: return comm::ReduceOp::kAvg;
+    default: return comm::ReduceOp::kSum;
+    }
+  };
+  // The kernels before it have written its operand (a device's stream
+  // first finishes them; the communicator waits for its own call).
+  if (send != recv && info->op() == fb::CollectiveOp::all_reduce && count)
+    DLC_RETURN_IF_ERROR(stream_->copy(recv, send, count * elementSize(dtype)));
+  DLC_RETURN_IF_ERROR(stream_->synchronize());
+  switch (info->op()) {
+  case fb::CollectiveOp::all_reduce:
+    return comm_->allReduce(recv, count, dtype, reduceOp());
+  case fb::CollectiveOp::all_gather:
+    return comm_->allGather(send, recv, count, dtype);
+  case fb::CollectiveOp::reduce_scatter:
+    return comm_->reduceScatter(send, recv, count, dtype, reduceOp());
+  case fb::CollectiveOp::all_to_all:
+    return comm_->allToAll(send, recv, count, dtype);
+  default:
+    return unimplemented("collective ", sequence, ": ", fb::EnumNameCollectiveOp(info->op()),
+                         " is not executed by this runtime yet");
+  }
 }
 
 Status Session::run(const void *const *inputs, size_t inputCount, void *const *outputs,

@@ -24,6 +24,10 @@
 
 namespace dlc::rt {
 
+namespace comm {
+class Communicator;
+}
+
 struct SessionOptions {
   hal::DeviceOptions device;
 };
@@ -54,6 +58,16 @@ public:
              size_t outputCount, const bool *inputOnDevice = nullptr,
              const bool *outputOnDevice = nullptr);
 
+  /// This process's rank of the module's mesh and the mesh's size (0 and 1
+  /// for a module without one). A module partitioned for N ranks runs
+  /// under a launch of N processes (mpirun, torchrun, DLC_*: comm/Launch.h);
+  /// each runs plans[rank], its collectives through a communicator the
+  /// session opens: NCCL on a CUDA device, else MPI (a world of one
+  /// without a launch). The ranks check that their collective lists agree
+  /// when the sessions are created.
+  int rank() const;
+  int worldSize() const;
+
   /// Runs of the plan that replayed a captured graph (for tests).
   uint64_t graphReplays() const { return graphReplays_; }
 
@@ -82,9 +96,14 @@ private:
     uint32_t index;
     uint64_t offset;
   };
+  /// Opens the communicator for a module with a mesh or collectives.
+  Status openCommunicator(uint32_t plans);
+  /// Carries out collective `sequence` from `send` into `recv`.
+  Status collective(uint32_t sequence, uint8_t *send, uint8_t *recv);
+
   struct Step {
-    enum Kind : uint8_t { kLaunch, kCopy } kind;
-    uint32_t kernel = 0;   ///< index into the executable
+    enum Kind : uint8_t { kLaunch, kCopy, kCollective } kind;
+    uint32_t kernel = 0;   ///< index into the executable; kCollective: its sequence
     uint32_t firstArg = 0; ///< into refs_
     uint32_t argCount = 0;
     Ref src{}, dst{};
@@ -115,6 +134,10 @@ private:
   // Scratch for run(): base pointers per space, argument pointers per launch.
   std::vector<const void *> inputPointers_;
   std::vector<void *> outputPointers_, argPointers_;
+  // The communicator (a host one; NCCL's bootstraps over it) and the one
+  // the collectives go through.
+  std::unique_ptr<comm::Communicator> hostComm_, deviceComm_;
+  comm::Communicator *comm_ = nullptr;
 };
 
 } // namespace dlc::rt

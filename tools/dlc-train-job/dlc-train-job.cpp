@@ -175,14 +175,25 @@ int main(int argc, char **argv) {
   if (!haveEvalPath && data::isDatasetFolder(dataPath) &&
       data::hasIdxSplit(dataPath, data::IdxSplit::Test))
     evalPath = dataPath;
-  bool haveEval = !evalPath.empty();
+  bool haveEval = !evalPath.empty() && evaluator;
   if (haveEval && !data::loadTrainingData(evalPath, data::IdxSplit::Test,
                                           step->inputs(), evalData, error)) {
     std::cerr << "dlc-train-job: error: " << error << "\n";
     return kExitBadInput;
   }
 
-  // 3. The loop, with Ctrl-C asking it to stop.
+  // 3. The loop, with Ctrl-C asking it to stop. A job partitioned over a
+  // mesh runs this process's rank: its block of every batch; rank 0 writes.
+  loop.rank = step->rank();
+  loop.worldSize = step->worldSize();
+  if (loop.worldSize > 1 && !loop.dropLast &&
+      trainData.numSamples % loop.batchSize != 0 &&
+      (!loop.maxSteps || *loop.maxSteps > trainData.numSamples / loop.batchSize)) {
+    std::cerr << "dlc-train-job: error: the job is partitioned for one global batch, and "
+                 "the data ends each epoch with a batch of "
+              << trainData.numSamples % loop.batchSize << ": add --drop-last\n";
+    return kExitBadInput;
+  }
   loop.progress = ::isatty(STDERR_FILENO) ? &std::cerr : nullptr;
   loop.interrupt = &interruptRequested;
   std::signal(SIGINT, onInterrupt);

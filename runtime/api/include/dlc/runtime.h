@@ -214,6 +214,17 @@ DLC_API dlc_status_t dlc_session_write_state(dlc_session_t *session, size_t inde
 /* Every state tensor back to its initial value. */
 DLC_API dlc_status_t dlc_session_reset_state(dlc_session_t *session);
 
+/* A module compiled for a mesh (`dlc compile --mesh data=N ...`) holds one
+ * plan per rank and the collectives between its kernels. Its session runs
+ * this process's rank under a launch of N processes (mpirun; torchrun's or
+ * DLC_RANK/DLC_WORLD_SIZE variables): the collectives go through NCCL on a
+ * CUDA device and MPI on the CPU (both loaded with dlopen), and every
+ * rank's session creation checks that the ranks run the same collectives.
+ * Sets *rank and *world_size (0 and 1 for a module without a mesh); either
+ * may be NULL. */
+DLC_API dlc_status_t dlc_session_rank(const dlc_session_t *session, int32_t *rank,
+                                      int32_t *world_size);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

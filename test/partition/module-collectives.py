@@ -1,0 +1,95 @@
+# REQUIRES: mpi, fashion-mnist
+# RUN: rm -rf %t && mkdir -p %t && %python %s %t
+# Collectives executed by the runtime inside a compiled module: `dlc compile
+# --mesh` / `dlc train --compile-only --mesh` write one plan per rank with
+# the partitioner's collectives between the kernels; the session runs this
+# process's rank, the collectives through MPI on CPU ranks (NCCL on a GPU:
+# bench/results/dp-gpu.md).
+#  - inference: the data-parallel MLP's module on 2 ranks (each its block of
+#    the batch; the logits all-gathered) gives the single-device logits;
+#  - training: the partitioned train-step job on 2 ranks (cpu, and cuda-emu:
+#    the CUDA codegen's plan) ends 30 steps with the parameters of one
+#    process (rel <= 1e-5); a job for 2 ranks refuses to start on 1.
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+tmp = sys.argv[1]
+root = os.environ.get("DLC_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
+mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+fashion = "/usr/share/datasets/fashion-mnist"
+mlp = os.path.join(root, "examples", "mnist_mlp.dlg")
+fmlp = os.path.join(root, "examples", "fashion_mnist", "mlp.dlg")
+
+
+def load(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for k, v in header.items():
+        if k == "__metadata__":
+            continue
+        a, b = v["data_offsets"]
+        dtype = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
+        out[k] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=dtype).reshape(v["shape"])
+    return out
+
+
+# Inference.
+rng = np.random.default_rng(0)
+x = rng.random((8, 784), dtype=np.float32)
+np.save(f"{tmp}/x.npy", x)
+for r in range(2):
+    np.save(f"{tmp}/x{r}.npy", x[4 * r:4 * r + 4])
+subprocess.run(["dlc", "run", mlp, "--dim", "N=8", "--input", f"x=@{tmp}/x.npy",
+                "--output", f"logits=@{tmp}/ref.npy"], check=True, capture_output=True)
+subprocess.run(["dlc", "compile", mlp, "--dim", "N=8", "--mesh", "data=2", "--parallel", "data",
+                "-o", f"{tmp}/dp.dlcm"], check=True)
+# Each rank its own block: a wrapper picks the file by Open MPI's rank.
+script = f"{tmp}/rank.sh"
+with open(script, "w") as f:
+    f.write(f"#!/bin/sh\nexec dlc run {tmp}/dp.dlcm --input x=@{tmp}/x$OMPI_COMM_WORLD_RANK.npy "
+            f"--output logits=@{tmp}/out$OMPI_COMM_WORLD_RANK.npy\n")
+os.chmod(script, 0o755)
+subprocess.run(mpirun + ["-np", "2", script], check=True, capture_output=True)
+ref = np.load(f"{tmp}/ref.npy")
+for r in range(2):
+    got = np.load(f"{tmp}/out{r}.npy")
+    err = float(np.abs(got - ref).max() / np.abs(ref).max())
+    print(f"inference, data=2, rank {r}: logits {got.shape}, max rel error {err:.1e}")
+    assert got.shape == ref.shape and err <= 1e-5, err
+p = subprocess.run(["dlc", "run", f"{tmp}/dp.dlcm"], capture_output=True, text=True)
+assert p.returncode == 2 and "partitioned for 2 ranks, but this run has 1" in p.stderr, p.stderr
+
+# Training.
+base = ["--data", fashion, "--batch-size", "64"]
+subprocess.run(["dlc", "train", fmlp] + base + ["--max-steps", "30", "--checkpoint-dir",
+                                                f"{tmp}/one"], check=True, capture_output=True)
+one = load(f"{tmp}/one/ckpt-30.safetensors")
+for device in ("cpu", "cuda-emu"):
+    job = f"{tmp}/job-{device}"
+    subprocess.run(["dlc", "train", fmlp] + base + ["--device", device, "--compile-only", job,
+                                                    "--mesh", "data=2", "--parallel", "data"],
+                   check=True, capture_output=True)
+    with open(f"{job}/job.json") as f:
+        meta = json.load(f)
+    assert meta["mesh"] == "data=2" and meta["ranks"] == 2, meta
+    p = subprocess.run(mpirun + ["-np", "2", "dlc-train-job", job, "--data", fashion,
+                                 "--max-steps", "30", "--checkpoint-dir", f"{tmp}/ck-{device}"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    got = load(f"{tmp}/ck-{device}/ckpt-30.safetensors")
+    errs = {k: float(np.linalg.norm(got[k].astype(np.float64) - one[k]) /
+                     max(np.linalg.norm(one[k].astype(np.float64)), 1e-30)) for k in one}
+    print(f"training job on 2 ranks, {device}: max rel error {max(errs.values()):.1e}")
+    assert max(errs.values()) <= 1e-5, errs
+p = subprocess.run(["dlc-train-job", f"{tmp}/job-cpu", "--data", fashion, "--max-steps", "2"],
+                   capture_output=True, text=True)
+assert p.returncode == 2 and "start it with mpirun -np 2" in p.stderr, (p.returncode, p.stderr)
+print("collectives inside compiled modules: inference and training on 2 ranks equal one process")
