@@ -132,6 +132,26 @@ LogicalResult ShardOp::verify() {
   return verifyOneAxis(*this, getMeshAxes(), getGroupSize(), getAxis(), -1);
 }
 
+/// send/recv: the group's checks and a shift that reaches another rank.
+static LogicalResult verifyShift(Operation *op, ArrayAttr meshAxes, uint64_t groupSize,
+                                 uint64_t shiftAttr) {
+  if (failed(verifyGroup(op, meshAxes, groupSize)))
+    return failure();
+  int64_t shift = static_cast<int64_t>(shiftAttr), size = static_cast<int64_t>(groupSize);
+  if (shift == 0 || shift <= -size || shift >= size)
+    return op->emitOpError("shift ") << shift << " does not reach another rank of a group of "
+                                     << size;
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyShift(*this, getMeshAxes(), getGroupSize(), getShift());
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyShift(*this, getMeshAxes(), getGroupSize(), getShift());
+}
+
 LogicalResult AllToAllOp::verify() {
   if (failed(verifyGroup(*this, getMeshAxes(), getGroupSize())))
     return failure();

@@ -569,6 +569,43 @@ def Dlc_ShardOp : Dlc_CollectiveOp<"shard"> {
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 
+def Dlc_SendOp : Dlc_CollectiveOp<"send"> {
+  let summary = "Sends a tensor to the rank `shift` places further along the group.";
+  let description = [{
+    Rank `i` of each group sends its operand to rank `i + shift` of the
+    group when there is one (`0 <= i + shift < group_size`); the others
+    send nothing. It pairs with the next `dlc.recv` of the same
+    `mesh_axes` and `shift`, which the receiving rank runs (sends and
+    receives of one pair are matched in program order). With `shift` 1
+    over a `pipe` axis, each pipeline stage hands its activations to the
+    next.
+
+    ```mlir
+    dlc.send %x {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins Dlc_Tensor:$x, I64Attr:$shift, StrArrayAttr:$mesh_axes,
+      I64Attr:$group_size);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def Dlc_RecvOp : Dlc_CollectiveOp<"recv"> {
+  let summary = "Receives the tensor the rank `shift` places back along the group sent.";
+  let description = [{
+    Rank `i` of each group receives what rank `i - shift` sent by the
+    matching `dlc.send` (same `mesh_axes` and `shift`), which must have the
+    result's type; a rank with no such peer (`i - shift` outside the
+    group) gets zeros.
+
+    ```mlir
+    %y = dlc.recv {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$shift, StrArrayAttr:$mesh_axes, I64Attr:$group_size);
+  let results = (outs Dlc_Tensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

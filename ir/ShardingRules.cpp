@@ -105,6 +105,8 @@ ShardingRule AllGatherOp::getShardingRule() { return ShardingRule::whole(*this);
 ShardingRule ReduceScatterOp::getShardingRule() { return ShardingRule::whole(*this); }
 ShardingRule AllToAllOp::getShardingRule() { return ShardingRule::whole(*this); }
 ShardingRule BroadcastOp::getShardingRule() { return ShardingRule::whole(*this); }
+ShardingRule SendOp::getShardingRule() { return ShardingRule::whole(*this); }
+ShardingRule RecvOp::getShardingRule() { return ShardingRule::whole(*this); }
 ShardingRule ShardOp::getShardingRule() { return ShardingRule::whole(*this); }
 
 //===----------------------------------------------------------------------===//

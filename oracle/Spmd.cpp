@@ -3,13 +3,16 @@
 #include "oracle/Spmd.h"
 
 #include "ir/DlcDialect.h"
+#include "ir/ParamSpec.h"
 #include "oracle/Interpreter.h"
 #include "oracle/kernels/Collectives.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <deque>
 #include <map>
 
 using namespace mlir;
@@ -44,10 +47,54 @@ public:
 private:
   /// A collective: each group's ranks' operands in, each rank's result out.
   LogicalResult collective(Operation *op, std::vector<Values> &values);
+  /// dlc.send puts each rank's operand in its peer's mailbox; dlc.recv
+  /// takes the oldest (zeros for a rank without a peer).
+  LogicalResult pointToPoint(Operation *op, const std::vector<int64_t> &members,
+                             std::vector<Values> &values);
 
   const Mesh &mesh;
   ParamStore &params;
+  /// Per (receiving rank, axes and shift): what was sent to it, in order.
+  std::map<std::pair<int64_t, std::string>, std::deque<Tensor>> mailboxes;
 };
+
+LogicalResult Lockstep::pointToPoint(Operation *op, const std::vector<int64_t> &members,
+                                     std::vector<Values> &values) {
+  int64_t shift = op->getAttrOfType<IntegerAttr>("shift").getInt();
+  int64_t size = static_cast<int64_t>(members.size());
+  std::string channel;
+  llvm::raw_string_ostream os(channel);
+  os << op->getAttr("mesh_axes") << " shift " << shift;
+  os.flush();
+  for (int64_t i = 0; i < size; ++i) {
+    if (auto send = dyn_cast<SendOp>(op)) {
+      if (i + shift >= 0 && i + shift < size)
+        mailboxes[{members[i + shift], channel}].push_back(
+            values[members[i]].find(send.getX())->second);
+      continue;
+    }
+    auto recv = cast<RecvOp>(op);
+    auto type = cast<RankedTensorType>(recv.getType());
+    if (i - shift < 0 || i - shift >= size) {
+      values[members[i]][recv.getResult()] =
+          Tensor::zeros(dtypeOf(type.getElementType()),
+                        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
+      continue;
+    }
+    auto &box = mailboxes[{members[i], channel}];
+    if (box.empty())
+      return op->emitError("rank ") << members[i] << " receives from rank " << members[i - shift]
+                                    << ", which has sent nothing on this channel (" << channel
+                                    << ") before";
+    Tensor t = std::move(box.front());
+    box.pop_front();
+    if (t.shape != std::vector<int64_t>(type.getShape().begin(), type.getShape().end()))
+      return op->emitError("rank ") << members[i] << " receives a tensor of another shape than "
+                                    << type << " from rank " << members[i - shift];
+    values[members[i]][recv.getResult()] = std::move(t);
+  }
+  return success();
+}
 
 LogicalResult Lockstep::collective(Operation *op, std::vector<Values> &values) {
   auto axesAttr = op->getAttrOfType<ArrayAttr>("mesh_axes");
@@ -64,12 +111,19 @@ LogicalResult Lockstep::collective(Operation *op, std::vector<Values> &values) {
     return op->emitError("has group_size ")
            << stated << ", but its axes span " << size << " ranks of the mesh "
            << mesh.str();
-  Value x = op->getOperand(0), result = op->getResult(0);
   std::vector<bool> done(mesh.size(), false);
   for (int64_t r = 0; r < mesh.size(); ++r) {
     if (done[r])
       continue;
     std::vector<int64_t> members = mesh.group(r, axes);
+    if (isa<SendOp, RecvOp>(op)) {
+      if (failed(pointToPoint(op, members, values)))
+        return failure();
+      for (int64_t m : members)
+        done[m] = true;
+      continue;
+    }
+    Value x = op->getOperand(0), result = op->getResult(0);
     std::vector<Tensor> operands;
     for (int64_t m : members)
       operands.push_back(values[m].find(x)->second);

@@ -481,8 +481,8 @@ uint64_t collectiveScheduleHash(func::FuncOp func) {
       return;
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << op->getName() << " " << op->getAttrDictionary() << " "
-       << op->getOperand(0).getType() << " -> " << op->getResult(0).getType() << ";";
+    os << op->getName() << " " << op->getAttrDictionary() << " " << op->getOperandTypes()
+       << " -> " << op->getResultTypes() << ";";
     mix(os.str());
   });
   return hash;

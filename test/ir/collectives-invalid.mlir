@@ -68,3 +68,19 @@ func.func @all_to_all_split(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %0 = dlc.all_to_all %x {split_axis = 0 : i64, concat_axis = 0 : i64, mesh_axes = ["model"], group_size = 2 : i64} : tensor<3x4xf32> -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+func.func @send_shift_zero(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.send' op shift 0 does not reach another rank of a group of 4}}
+  dlc.send %x {shift = 0 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @recv_shift_past_group() -> tensor<4xf32> {
+  // expected-error @+1 {{'dlc.recv' op shift -4 does not reach another rank of a group of 4}}
+  %0 = dlc.recv {shift = -4 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -33,3 +33,16 @@ module attributes {dlc.mesh = "data=4"} {
     return %0, %1, %2, %3 : tensor<32x4xf32>, tensor<2x4xf32>, tensor<2x16xf32>, tensor<8x4xf32>
   }
 }
+
+// -----
+
+// A pipeline hand-over: each stage sends to the next, receives from the one
+// before (SPMD over 'pipe').
+// CHECK-LABEL: func.func @pipeline_handover
+// CHECK: dlc.send %{{.*}} {group_size = 4 : i64, mesh_axes = ["pipe"], shift = 1 : i64} : tensor<8x16xf32>
+// CHECK: dlc.recv {group_size = 4 : i64, mesh_axes = ["pipe"], shift = 1 : i64} : tensor<8x16xf32>
+func.func @pipeline_handover(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  dlc.send %x {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<8x16xf32>
+  %0 = dlc.recv {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}

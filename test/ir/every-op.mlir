@@ -257,6 +257,14 @@ func.func @shard(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = dlc.shard %x {axis = 0 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+func.func @send(%x: tensor<2x3xf32>) {
+  dlc.send %x {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 2 : i64} : tensor<2x3xf32>
+  return
+}
+func.func @recv() -> tensor<2x3xf32> {
+  %0 = dlc.recv {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 2 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
 
 // ----- Data movement
 

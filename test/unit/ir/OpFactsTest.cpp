@@ -48,7 +48,8 @@ const char *const kCollective =
 const std::map<std::string, std::string> kOracleOnly = {
     {"dlc.all_reduce", kCollective},  {"dlc.all_gather", kCollective},
     {"dlc.reduce_scatter", kCollective}, {"dlc.all_to_all", kCollective},
-    {"dlc.broadcast", kCollective},   {"dlc.shard", kCollective}};
+    {"dlc.broadcast", kCollective},   {"dlc.shard", kCollective},
+    {"dlc.send", kCollective},        {"dlc.recv", kCollective}};
 
 class OpFactsTest : public ::testing::Test {
 protected:

@@ -139,6 +139,56 @@ TEST_F(SpmdTest, GatherScatterAllToAllBroadcastShard) {
   EXPECT_EQ((*out)[1][4].data, (std::vector<double>{12, 13}));  // its own row 1
 }
 
+TEST_F(SpmdTest, SendRecvShiftAlongAnAxis) {
+  // pipe=4: rank i sends to i + 1 and receives from i - 1 (rank 0: zeros);
+  // then what it received goes 2 back.
+  auto out = run(R"(
+    func.func @f(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+      dlc.send %x {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<2xf32>
+      %0 = dlc.recv {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<2xf32>
+      dlc.send %0 {shift = -2 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<2xf32>
+      %1 = dlc.recv {shift = -2 : i64, mesh_axes = ["pipe"], group_size = 4 : i64} : tensor<2xf32>
+      return %0, %1 : tensor<2xf32>, tensor<2xf32>
+    })",
+                 "pipe=4", perRank(4, {2}));
+  ASSERT_TRUE(out) << lastError;
+  EXPECT_EQ((*out)[0][0].data, (std::vector<double>{0, 0}));    // no rank before 0
+  EXPECT_EQ((*out)[1][0].data, (std::vector<double>{0, 1}));    // rank 0's
+  EXPECT_EQ((*out)[3][0].data, (std::vector<double>{20, 21}));  // rank 2's
+  EXPECT_EQ((*out)[0][1].data, (std::vector<double>{10, 11}));  // rank 2's first receive
+  EXPECT_EQ((*out)[1][1].data, (std::vector<double>{20, 21}));  // rank 3's
+  EXPECT_EQ((*out)[2][1].data, (std::vector<double>{0, 0}));    // no rank 4
+}
+
+TEST_F(SpmdTest, SendRecvStayInTheirGroup) {
+  // data=2, pipe=2: pipe groups {0, 1} and {2, 3}.
+  auto out = run(R"(
+    func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+      dlc.send %x {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 2 : i64} : tensor<2xf32>
+      %0 = dlc.recv {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 2 : i64} : tensor<2xf32>
+      return %0 : tensor<2xf32>
+    })",
+                 "data=2,pipe=2", perRank(4, {2}));
+  ASSERT_TRUE(out) << lastError;
+  EXPECT_EQ((*out)[1][0].data, (std::vector<double>{0, 1}));
+  EXPECT_EQ((*out)[2][0].data, (std::vector<double>{0, 0}));
+  EXPECT_EQ((*out)[3][0].data, (std::vector<double>{20, 21}));
+}
+
+TEST_F(SpmdTest, ReceivingWhatWasNotSentIsAnError) {
+  auto out = run(R"(
+    func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %0 = dlc.recv {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 2 : i64} : tensor<2xf32>
+      dlc.send %x {shift = 1 : i64, mesh_axes = ["pipe"], group_size = 2 : i64} : tensor<2xf32>
+      return %0 : tensor<2xf32>
+    })",
+                 "pipe=2", perRank(2, {2}));
+  EXPECT_FALSE(out);
+  EXPECT_NE(lastError.find("rank 1 receives from rank 0, which has sent nothing"),
+            std::string::npos)
+      << lastError;
+}
+
 TEST_F(SpmdTest, GroupSizeMustMatchTheMesh) {
   auto out = run(R"(
     func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
