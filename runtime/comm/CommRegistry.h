@@ -1,8 +1,11 @@
 //===- CommRegistry.h - A communicator by backend name ----------*- C++ -*-===//
 //
-// "self" (a world of one), "mpi" (Open MPI through dlopen) or "auto": self
-// when the launch (Launch.h) says one process, else mpi. NCCL communicators
-// are made from an MPI one (NcclComm::create), as they need a device.
+// "self" (a world of one), "mpi" (Open MPI through dlopen), "tcp" (a star
+// through rank 0 at MASTER_ADDR:MASTER_PORT, for torchrun-style launches:
+// TcpComm.h) or "auto": self when the launch (Launch.h) says one process,
+// mpi under mpirun, tcp when the launch names a rendezvous, else mpi. NCCL
+// communicators are made over one of these (NcclComm::create), as they
+// need a device.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -81,7 +81,9 @@ Status readLaunchInfo(const LaunchOverrides &overrides, LaunchInfo *out, const E
     if (local)
       DLC_RETURN_IF_ERROR(parseInt(s.localRank, local, &info.localRank));
     DLC_RETURN_IF_ERROR(validate(&info, s.rank, s.size));
-    if (info.source == "torchrun") {
+    // The rendezvous of launches without MPI (torchrun sets it; a DLC_*
+    // launch may).
+    if (info.source == "torchrun" || info.source == "DLC") {
       if (const char *addr = get("MASTER_ADDR"))
         info.masterAddr = addr;
       if (const char *port = get("MASTER_PORT"))

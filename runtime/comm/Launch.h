@@ -30,8 +30,9 @@ struct LaunchInfo {
   int localRank = 0;
   /// "explicit", "DLC", "torchrun", "Open MPI", "Slurm" or "single process".
   std::string source = "single process";
-  /// torchrun's rendezvous (empty / 0 elsewhere): kept for a future TCP
-  /// bootstrap; MPI needs neither.
+  /// The rendezvous of a torchrun or DLC_* launch (MASTER_ADDR and
+  /// MASTER_PORT; empty / 0 elsewhere): where the tcp communicator meets
+  /// (TcpComm.h). MPI needs neither.
   std::string masterAddr;
   int masterPort = 0;
   /// Whether the process was started by Open MPI's mpirun (the MPI
