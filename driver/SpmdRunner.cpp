@@ -22,6 +22,7 @@
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
 #include "passes/partition/Partition.h"
+#include "runtime/comm/CommQueue.h"
 #include "runtime/comm/CommRegistry.h"
 #include "runtime/comm/Launch.h"
 
@@ -33,13 +34,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <functional>
 #include <limits>
-#include <mutex>
 #include <thread>
 
 using namespace mlir;
@@ -85,79 +82,13 @@ struct Bucket {
   int64_t issueAfter = -1;
   /// Per run: operands and results, [member][local shard].
   std::vector<std::vector<HostTensor>> in, out;
-  bool issued = false, finished = false;
+  /// This run's ticket on the communication queue (0: not issued yet).
+  uint64_t ticket = 0;
 };
 
 /// What run() does, in order: a segment, or issuing a bucket.
 struct Step {
   int64_t segment = -1, bucket = -1;
-};
-
-/// One thread that makes every communicator call after start-up, in the
-/// order they are submitted (the same on every rank), so that the
-/// collectives overlap the segments the main thread runs.
-class CommThread {
-public:
-  CommThread() : thread([this] { loop(); }) {}
-  ~CommThread() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-    }
-    wake.notify_all();
-    thread.join();
-  }
-  void submit(std::function<void()> task) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      queue.push_back(std::move(task));
-    }
-    wake.notify_all();
-  }
-  /// Blocks until `done()` holds (checked whenever a task ends).
-  void waitUntil(const std::function<bool()> &done) {
-    std::unique_lock<std::mutex> lock(mutex);
-    finishedTask.wait(lock, done);
-  }
-  /// Runs `task` on the thread and waits for it.
-  void call(std::function<void()> task) {
-    bool done = false;
-    submit([&] {
-      task();
-      std::lock_guard<std::mutex> lock(mutex);
-      done = true;
-    });
-    waitUntil([&] { return done; });
-  }
-  std::mutex mutex; ///< guards the buckets' `finished` and `busy`
-  double busy = 0;
-
-private:
-  void loop() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty())
-          return;
-        task = std::move(queue.front());
-        queue.pop_front();
-      }
-      auto started = std::chrono::steady_clock::now();
-      task();
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        busy += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      }
-      finishedTask.notify_all();
-    }
-  }
-
-  std::deque<std::function<void()>> queue;
-  std::condition_variable wake, finishedTask;
-  bool stopping = false;
-  std::thread thread;
 };
 
 } // namespace
@@ -172,7 +103,7 @@ struct SpmdProgram::Impl {
   std::vector<Step> steps;
   /// Each collective's result: its bucket and place in it.
   llvm::DenseMap<Value, std::pair<size_t, size_t>> fromBucket;
-  std::unique_ptr<CommThread> thread;
+  std::unique_ptr<rt::comm::CommQueue> queue;
   double compute = 0, exposed = 0;
 
   /// Cuts the function into segments and buckets (see below).
@@ -304,9 +235,7 @@ void SpmdProgram::Impl::issue(Bucket &bucket) {
   if (const char *hang = std::getenv("DLC_TEST_HANG_RANK");
       hang && &bucket == &buckets.front() && std::atoi(hang) == comm->rank())
     std::this_thread::sleep_for(std::chrono::hours(1));
-  bucket.issued = true;
-  bucket.finished = false;
-  thread->submit([this, &bucket] {
+  bucket.ticket = queue->submit([this, &bucket]() -> rt::Status {
     std::string error;
     bool ok = true;
     bucket.out.assign(bucket.ops.size(), {});
@@ -329,8 +258,7 @@ void SpmdProgram::Impl::issue(Bucket &bucket) {
       llvm::errs().flush();
       comm->abort(kExitRuntimeFault);
     }
-    std::lock_guard<std::mutex> lock(thread->mutex);
-    bucket.finished = true;
+    return rt::okStatus();
   });
 }
 
@@ -340,10 +268,7 @@ SpmdProgram::~SpmdProgram() = default;
 double SpmdProgram::computeSeconds() const { return impl->compute; }
 double SpmdProgram::exposedSeconds() const { return impl->exposed; }
 double SpmdProgram::collectiveSeconds() const {
-  if (!impl->thread)
-    return 0;
-  std::lock_guard<std::mutex> lock(impl->thread->mutex);
-  return impl->thread->busy;
+  return impl->queue ? impl->queue->busySeconds() : 0;
 }
 size_t SpmdProgram::callsPerRun() const { return impl->buckets.size(); }
 
@@ -422,7 +347,7 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
     if (ExitCode c = LoadedModule::fromMemory(built->bytes, s.module, error))
       return fail(context, c, error);
   }
-  impl->thread = std::make_unique<CommThread>();
+  impl->queue = std::make_unique<rt::comm::CommQueue>();
   return kExitSuccess;
 }
 
@@ -436,7 +361,7 @@ ExitCode SpmdProgram::run(const std::vector<std::vector<HostTensor>> &inputs,
     for (auto [arg, t] : llvm::zip(body.getArguments(), inputs[s]))
       values[s][arg] = HostTensor::borrow(t.dtype(), t.shape(), t.data(), t.byteSize());
   for (Bucket &bucket : p.buckets)
-    bucket.issued = false;
+    bucket.ticket = 0;
   // Waits for the bucket holding `v` (if it is a collective's result) and
   // takes its results.
   auto await = [&](Value v) -> bool {
@@ -444,12 +369,12 @@ ExitCode SpmdProgram::run(const std::vector<std::vector<HostTensor>> &inputs,
     if (found == p.fromBucket.end() || values[0].count(v))
       return true;
     Bucket &bucket = p.buckets[found->second.first];
-    if (!bucket.issued) {
+    if (!bucket.ticket) {
       error = "internal error: a segment reads a collective issued after it";
       return false;
     }
     auto started = std::chrono::steady_clock::now();
-    p.thread->waitUntil([&] { return bucket.finished; });
+    (void)p.queue->wait(bucket.ticket);
     p.exposed += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     for (auto [m, op] : llvm::enumerate(bucket.ops))
       for (size_t s = 0; s < shards; ++s)
@@ -497,9 +422,7 @@ ExitCode SpmdProgram::run(const std::vector<std::vector<HostTensor>> &inputs,
     if (!await(v))
       return kExitInternalError;
   // Every bucket ends before the run does (its operands are this run's).
-  for (Bucket &bucket : p.buckets)
-    if (bucket.issued)
-      p.thread->waitUntil([&] { return bucket.finished; });
+  (void)p.queue->drain();
   for (size_t s = 0; s < shards; ++s)
     for (Value v : body.getTerminator()->getOperands()) {
       HostTensor &t = values[s].find(v)->second;
@@ -517,7 +440,11 @@ ExitCode SpmdProgram::run(const std::vector<std::vector<HostTensor>> &inputs,
 ExitCode SpmdProgram::gather(const std::vector<HostTensor> &blocks, int64_t axis,
                              HostTensor &whole, std::string &error) {
   bool ok = true;
-  impl->thread->call([&] { ok = succeeded(gatherBlocks(blocks, axis, whole, *impl->comm, error)); });
+  uint64_t ticket = impl->queue->submit([&] {
+    ok = succeeded(gatherBlocks(blocks, axis, whole, *impl->comm, error));
+    return rt::okStatus();
+  });
+  (void)impl->queue->wait(ticket);
   return ok ? kExitSuccess : kExitRuntimeFault;
 }
 

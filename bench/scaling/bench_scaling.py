@@ -4,7 +4,11 @@
 Trains examples/fashion_mnist/mlp.dlg for STEPS steps of a global batch of
 64 with `mpirun -np N dlc train ... --mesh data=N --parallel data` (N = 1
 through the same partitioned path, so the ranks compare like with like),
-and reports rank 0's step time (DLC_SPMD_STATS: segments computed plus
+(the host path: segments between collectives, driver/SpmdRunner.h), and
+the same step compiled into one module per process whose collectives the
+runtime executes (`dlc train --compile-only --mesh` + `mpirun
+dlc-train-job`: its step time from the wall time of two runs), and reports
+rank 0's step time (DLC_SPMD_STATS: segments computed plus
 the time they waited for a collective's result), the time its
 communication thread spent in collectives (waiting for peers included),
 the share of that hidden behind the backward pass (overlap), and the
@@ -56,6 +60,37 @@ def run(build, ranks, steps, extra):
         return wall, float(m.group(1)), float(m.group(2)), float(m.group(3)), int(m.group(4))
 
 
+def run_job(build, ranks, steps):
+    """The compiled path: the partitioned train step as one module per
+    process, its collectives run by the runtime (dlc-train-job). Step time
+    from two runs (steps and steps/4) so that start-up cancels out."""
+    with tempfile.TemporaryDirectory(prefix="dlc-scaling-") as tmp:
+        job = os.path.join(tmp, "job")
+        subprocess.run([os.path.join(build, "bin", "dlc"), "train",
+                        os.path.join(ROOT, "examples", "fashion_mnist", "mlp.dlg"),
+                        "--data", "/usr/share/datasets/fashion-mnist", "--batch-size", "64",
+                        "--compile-only", job, "--mesh", f"data={ranks}", "--parallel", "data"],
+                       check=True, capture_output=True)
+        walls, stats = [], None
+        for n in (steps // 4, steps):
+            launch = (["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(ranks),
+                       "-x", "DLC_SPMD_STATS=1", "-x", "OMP_NUM_THREADS=1"] if ranks > 1 else [])
+            cmd = launch + [os.path.join(build, "bin", "dlc-train-job"), job, "--data",
+                            "/usr/share/datasets/fashion-mnist", "--max-steps", str(n),
+                            "--checkpoint-dir", os.path.join(tmp, f"ck{n}")]
+            env = dict(os.environ, DLC_SPMD_STATS="1")
+            start = time.perf_counter()
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            walls.append(time.perf_counter() - start)
+            if p.returncode:
+                sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr}")
+            m = re.search(r"module collectives: ([0-9.]+) s on the communication thread, "
+                          r"([0-9.]+) s waited", p.stderr)
+            stats = (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
+        step_ms = 1e3 * (walls[1] - walls[0]) / (steps - steps // 4)
+        return step_ms, 1e3 * stats[0] / steps, 1e3 * stats[1] / steps, walls[1]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -77,6 +112,13 @@ def main():
             rows.append((name, ranks, calls, step_ms, comm_ms, exposed_ms, overlap, wall))
             print(f"{name}, {ranks} ranks: {step_ms:.2f} ms/step, collectives {comm_ms:.2f} ms, "
                   f"overlap {100 * overlap:.0f}%", file=sys.stderr)
+    for ranks in (1, 2, 4):
+        step_ms, comm_ms, exposed_ms, wall = run_job(args.build, ranks, args.steps)
+        overlap = max(0.0, 1 - exposed_ms / comm_ms) if comm_ms > 0 else 0.0
+        rows.append(("compiled module (dlc-train-job)", ranks, 6, step_ms, comm_ms, exposed_ms,
+                     overlap, wall))
+        print(f"compiled module, {ranks} ranks: {step_ms:.2f} ms/step, collectives "
+              f"{comm_ms:.2f} ms, overlap {100 * overlap:.0f}%", file=sys.stderr)
     base = rows[0][3]
     lines = ["# Data-parallel training on CPU ranks (MLP, Fashion-MNIST, global batch 64)", "",
              f"Machine: {machine()}; Open MPI ranks, one thread each; {args.steps} steps;",

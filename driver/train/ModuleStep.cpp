@@ -5,6 +5,8 @@
 #include "dlc/runtime.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <thread>
@@ -225,6 +227,16 @@ class ModuleStep : public TrainStep {
 public:
   ModuleStep(ModuleStepInfo info, ModuleSource source)
       : info(std::move(info)), source(std::move(source)) {}
+  ~ModuleStep() override {
+    // Where a partitioned step's time went, for bench/scaling (rank 0).
+    if (info.ranks > 1 && rank_ == 0 && std::getenv("DLC_SPMD_STATS") &&
+        variants.count(info.batchSize)) {
+      double busy = 0, waited = 0;
+      dlc_status_free(dlc_session_collective_seconds(main().session, &busy, &waited));
+      std::fprintf(stderr, "dlc: module collectives: %.3f s on the communication thread, "
+                           "%.3f s waited\n", busy, waited);
+    }
+  }
 
   /// Opens the sessions of `pair` for `rows` rows.
   Status open(int64_t rows, const ModulePair &pair) {

@@ -454,6 +454,19 @@ dlc_status_t dlc_session_rank(const dlc_session_t *session, int32_t *rank,
   });
 }
 
+dlc_status_t dlc_session_collective_seconds(const dlc_session_t *session, double *busy_seconds,
+                                            double *waited_seconds) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return dlc::rt::invalidArgument("session is NULL");
+    if (busy_seconds)
+      *busy_seconds = session->session->collectiveSeconds();
+    if (waited_seconds)
+      *waited_seconds = session->session->collectiveWaitSeconds();
+    return dlc::rt::okStatus();
+  });
+}
+
 dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inputs,
                              size_t num_inputs, const DLTensor *const *outputs,
                              size_t num_outputs) {

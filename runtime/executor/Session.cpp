@@ -2,6 +2,7 @@
 
 #include "runtime/executor/Session.h"
 
+#include "runtime/comm/CommQueue.h"
 #include "runtime/comm/CommRegistry.h"
 #include "runtime/comm/NcclComm.h"
 
@@ -9,6 +10,9 @@
 #include "runtime/hal/DeviceRegistry.h"
 
 #include <cctype>
+#include <chrono>
+#include <climits>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -87,8 +91,12 @@ uint64_t roundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 } // namespace
 
 Session::~Session() {
-  // The executable's code must outlive nothing that calls it; the stream
+  // The communication thread first (it may still hold a call), then the
+  // executable's code must outlive nothing that calls it; the stream
   // goes first (a graph before it), then the code, then the memory.
+  commQueue_.reset();
+  commEvents_.clear();
+  commStream_.reset();
   graph_.reset();
   stream_.reset();
   executable_.reset();
@@ -218,33 +226,54 @@ Status Session::resolve() {
   auto ref = [](const fb::BufferRef *r) {
     return Ref{static_cast<uint8_t>(r->space()), r->index(), r->offset()};
   };
+  // What each step reads and writes, for the collectives' waits.
+  std::vector<std::vector<Access>> accesses;
+  auto access = [&](const fb::BufferRef *r, bool writes) {
+    return Access{ref(r), r->bytes(), writes};
+  };
   for (uint32_t c = 0; c < sizeOf(commands); ++c) {
     Step step{};
+    std::vector<Access> touched;
     if (types->Get(c) == fb::Command::Launch) {
       const fb::Launch *launch = commands->GetAs<fb::Launch>(c);
+      const fb::Kernel *kernel = root.kernels()->Get(launch->kernel());
       step.kind = Step::kLaunch;
       step.kernel = static_cast<uint32_t>(executableIndex[launch->kernel()]);
       step.firstArg = static_cast<uint32_t>(refs_.size());
       step.argCount = sizeOf(launch->args());
-      for (uint32_t a = 0; a < step.argCount; ++a)
+      for (uint32_t a = 0; a < step.argCount; ++a) {
         refs_.push_back(ref(launch->args()->Get(a)));
+        bool writes = a < sizeOf(kernel->args()) &&
+                      kernel->args()->Get(a)->access() != fb::Access::read;
+        touched.push_back(access(launch->args()->Get(a), writes));
+      }
     } else if (types->Get(c) == fb::Command::Collective) {
       const fb::Collective *coll = commands->GetAs<fb::Collective>(c);
       step.kind = Step::kCollective;
       step.kernel = coll->sequence();
       step.src = ref(coll->send());
       step.dst = ref(coll->recv());
+      touched = {access(coll->send(), false), access(coll->recv(), true)};
     } else if (types->Get(c) == fb::Command::Copy) {
       const fb::Copy *copy = commands->GetAs<fb::Copy>(c);
       step.kind = Step::kCopy;
       step.src = ref(copy->src());
       step.dst = ref(copy->dst());
       step.bytes = copy->bytes();
+      touched = {access(copy->src(), false), access(copy->dst(), true)};
     } else {
       continue;
     }
     steps_.push_back(step);
+    accesses.push_back(std::move(touched));
   }
+  findCollectiveWaits(accesses);
+  if (commQueue_ && !device_->sharesHostMemory())
+    for (const Step &step : steps_)
+      if (step.kind == Step::kCollective) {
+        commEvents_.emplace_back();
+        DLC_RETURN_IF_ERROR(device_->createEvent(&commEvents_.back()).prepend(label));
+      }
   for (uint32_t w = 0; w < m.weights().size(); ++w)
     weightPointers_.push_back(const_cast<uint8_t *>(m.weightData(w).data()));
   if (!device_->sharesHostMemory())
@@ -371,7 +400,30 @@ Status Session::enqueuePlan() {
     // A zero-byte tensor may come with a null pointer; nothing reads through it.
     return base ? base + r.offset : nullptr;
   };
-  for (const Step &step : steps_) {
+  // Collectives in flight: (the step that waits for it, its ticket).
+  std::vector<std::pair<uint32_t, uint64_t>> inFlight;
+  auto waitFor = [&](uint32_t upTo) -> Status {
+    uint64_t ticket = 0;
+    for (auto it = inFlight.begin(); it != inFlight.end();) {
+      if (it->first <= upTo) {
+        ticket = std::max(ticket, it->second);
+        it = inFlight.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!ticket)
+      return okStatus();
+    auto started = std::chrono::steady_clock::now();
+    Status s = commQueue_->wait(ticket);
+    collectiveWait_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return s;
+  };
+  size_t event = 0;
+  for (uint32_t i = 0; i < steps_.size(); ++i) {
+    const Step &step = steps_[i];
+    DLC_RETURN_IF_ERROR(waitFor(i));
     if (step.kind == Step::kLaunch) {
       argPointers_.resize(step.argCount);
       for (uint32_t a = 0; a < step.argCount; ++a)
@@ -379,13 +431,57 @@ Status Session::enqueuePlan() {
       DLC_RETURN_IF_ERROR(
           stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
     } else if (step.kind == Step::kCollective) {
-      DLC_RETURN_IF_ERROR(collective(step.kernel, address(step.src), address(step.dst)));
+      // After the kernels before it: a device's compute stream signals an
+      // event the communication stream waits for; a host device's kernels
+      // have run when dispatch returns.
+      if (commStream_) {
+        DLC_RETURN_IF_ERROR(stream_->record(*commEvents_[event]));
+        DLC_RETURN_IF_ERROR(commStream_->waitEvent(*commEvents_[event]));
+        ++event;
+      } else {
+        DLC_RETURN_IF_ERROR(stream_->synchronize());
+      }
+      uint32_t sequence = step.kernel;
+      uint8_t *send = address(step.src), *recv = address(step.dst);
+      inFlight.push_back({step.waitBefore, commQueue_->submit([this, sequence, send, recv] {
+                            return collective(sequence, send, recv);
+                          })});
     } else {
       if (step.bytes)
         DLC_RETURN_IF_ERROR(stream_->copy(address(step.dst), address(step.src), step.bytes));
     }
   }
-  return okStatus();
+  return waitFor(UINT32_MAX);
+}
+
+void Session::findCollectiveWaits(const std::vector<std::vector<Access>> &accesses) {
+  auto overlaps = [](const Access &a, const Access &b) {
+    return a.ref.space == b.ref.space && a.ref.index == b.ref.index &&
+           a.ref.offset < b.ref.offset + b.bytes && b.ref.offset < a.ref.offset + a.bytes;
+  };
+  for (uint32_t c = 0; c < steps_.size(); ++c) {
+    if (steps_[c].kind != Step::kCollective)
+      continue;
+    steps_[c].waitBefore = static_cast<uint32_t>(steps_.size());
+    // A later step that writes what the collective reads or writes, or
+    // reads what it writes (collectives after it queue behind it anyway).
+    for (uint32_t j = c + 1; j < steps_.size(); ++j) {
+      if (steps_[j].kind == Step::kCollective)
+        continue;
+      bool conflict = false;
+      for (const Access &later : accesses[j])
+        for (const Access &mine : accesses[c])
+          conflict = conflict || (overlaps(later, mine) && (later.writes || mine.writes));
+      if (conflict) {
+        steps_[c].waitBefore = j;
+        break;
+      }
+    }
+  }
+}
+
+double Session::collectiveSeconds() const {
+  return commQueue_ ? commQueue_->busySeconds() : 0;
 }
 
 int Session::rank() const { return comm_ ? comm_->rank() : 0; }
@@ -402,13 +498,18 @@ Status Session::openCommunicator(uint32_t plans) {
   DLC_RETURN_IF_ERROR(comm::createCommunicator("auto", launch, &hostComm_));
   comm_ = hostComm_.get();
   if (!device_->sharesHostMemory()) {
-    // Device buffers: NCCL, bootstrapped over the host communicator.
+    // Device buffers: NCCL, bootstrapped over the host communicator, on a
+    // stream of its own.
     std::unique_ptr<comm::NcclComm> nccl;
     DLC_RETURN_IF_ERROR(comm::NcclComm::create(*hostComm_, &nccl));
+    DLC_RETURN_IF_ERROR(device_->createStream(&commStream_));
+    nccl->setStream(commStream_->nativeHandle());
     deviceComm_ = std::move(nccl);
     comm_ = deviceComm_.get();
   }
-  return comm_->checkSchedule(root.collectives_hash(), module_->label());
+  DLC_RETURN_IF_ERROR(comm_->checkSchedule(root.collectives_hash(), module_->label()));
+  commQueue_ = std::make_unique<comm::CommQueue>();
+  return okStatus();
 }
 
 Status Session::collective(uint32_t sequence, uint8_t *send, uint8_t *recv) {
@@ -423,11 +524,14 @@ Status Session::collective(uint32_t sequence, uint8_t *send, uint8_t *recv) {
     default: return comm::ReduceOp::kSum;
     }
   };
-  // The kernels before it have written its operand (a device's stream
-  // first finishes them; the communicator waits for its own call).
-  if (send != recv && info->op() == fb::CollectiveOp::all_reduce && count)
-    DLC_RETURN_IF_ERROR(stream_->copy(recv, send, count * elementSize(dtype)));
-  DLC_RETURN_IF_ERROR(stream_->synchronize());
+  // In place: the operand first goes where the result is (on a device, on
+  // the communication stream, before the call queued there).
+  if (send != recv && info->op() == fb::CollectiveOp::all_reduce && count) {
+    if (commStream_)
+      DLC_RETURN_IF_ERROR(commStream_->copy(recv, send, count * elementSize(dtype)));
+    else
+      std::memcpy(recv, send, count * elementSize(dtype));
+  }
   switch (info->op()) {
   case fb::CollectiveOp::all_reduce:
     return comm_->allReduce(recv, count, dtype, reduceOp());

@@ -104,6 +104,9 @@ public:
   virtual Status waitEvent(Event &event) = 0;
   /// Blocks until everything queued has finished; reports the first fault.
   virtual Status synchronize() = 0;
+  /// The device API's handle (a CUstream), for libraries that queue work
+  /// on it (NCCL); null where there is none.
+  virtual void *nativeHandle() { return nullptr; }
 
   /// Whether beginCapture/endCapture/launchGraph work on this stream.
   virtual bool supportsGraphs() const { return false; }

@@ -92,6 +92,7 @@ class CudaStream final : public Stream {
 public:
   CudaStream(const CudaDriver &driver, CUcontext context, CUstream stream)
       : driver_(driver), context_(context), stream_(stream) {}
+  void *nativeHandle() override { return stream_; }
   ~CudaStream() override {
     driver_.cuCtxSetCurrent(context_);
     if (capturing_) {

@@ -224,6 +224,13 @@ DLC_API dlc_status_t dlc_session_reset_state(dlc_session_t *session);
  * may be NULL. */
 DLC_API dlc_status_t dlc_session_rank(const dlc_session_t *session, int32_t *rank,
                                       int32_t *world_size);
+/* Over all runs so far: seconds the collectives took on the session's
+ * communication thread (waiting for peers included), and seconds the plan
+ * waited for them; the kernels between a collective and the first step
+ * that needs it overlap the rest. Either may be NULL. */
+DLC_API dlc_status_t dlc_session_collective_seconds(const dlc_session_t *session,
+                                                    double *busy_seconds,
+                                                    double *waited_seconds);
 
 #ifdef __cplusplus
 } /* extern "C" */
