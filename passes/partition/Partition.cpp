@@ -92,6 +92,12 @@ private:
   /// hinted result dims to; the forward walk takes a hint, after what the
   /// operands already have, for an op that resolves a partial sum.
   void propagateHints();
+  /// Moves each collective right after what computes its operand (the
+  /// walk placed it before its first user): a gradient's all-reduce then
+  /// starts as soon as the backward pass has it, and the executor, which
+  /// waits for a collective only before the first step touching its
+  /// buffers, overlaps it with the rest of the backward pass.
+  void hoistCollectives();
   LogicalResult shardArguments();
   /// Whether state `name` is a parameter's optimizer moment: `P.m` where
   /// `P` names another state argument (Differentiate's naming).
@@ -418,6 +424,18 @@ void Partitioner::propagateHints() {
   }
 }
 
+void Partitioner::hoistCollectives() {
+  Block &body = func.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    if (kernelRoleOf(&op) != KernelRole::Collective || op.getNumOperands() != 1)
+      continue;
+    if (Operation *def = op.getOperand(0).getDefiningOp())
+      op.moveAfter(def);
+    else
+      op.moveBefore(&body.front());
+  }
+}
+
 LogicalResult Partitioner::run() {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments())
@@ -452,6 +470,7 @@ LogicalResult Partitioner::run() {
     if (failed(partitionOp(&op)))
       return failure();
   }
+  hoistCollectives();
   auto module = func->getParentOfType<ModuleOp>();
   if (module)
     module->setAttr("dlc.mesh", builder.getStringAttr(mesh.str()));

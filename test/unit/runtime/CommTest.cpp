@@ -262,7 +262,7 @@ TEST(CommRegistryTest, ByName) {
   EXPECT_EQ(s.message(),
             "the self communicator is a world of one, but the launch (DLC) says 4 ranks");
   s = createCommunicator("gloo", LaunchInfo(), &comm);
-  EXPECT_EQ(s.message(), "communicator 'gloo': expected auto, self or mpi");
+  EXPECT_EQ(s.message(), "communicator 'gloo': expected auto, self, mpi or tcp");
 }
 
 // Each library is loaded once per process: the failures run in a child.
