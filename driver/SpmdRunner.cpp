@@ -293,6 +293,11 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
   for (Operation &op : body.without_terminator()) {
     if (kernelRoleOf(&op) != KernelRole::Collective)
       continue;
+    if (isa<SendOp, RecvOp>(op))
+      return fail(context, kExitBadInput,
+                  "'" + op.getName().getStringRef().str() +
+                      "' on MPI ranks: point-to-point between pipeline stages is not run "
+                      "by dlc yet");
     std::vector<std::string> names;
     for (Attribute a : op.getAttrOfType<ArrayAttr>("mesh_axes"))
       names.push_back(cast<StringAttr>(a).str());

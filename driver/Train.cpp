@@ -89,12 +89,10 @@ static ExitCode compileTrainingJob(const CommonOptions &options,
     if (ExitCode c = loadDataset(train.data, data::IdxSplit::Train, inputs, context,
                                  trainData))
       return c;
-    // A job for a mesh trains one global batch (dlc-train-job asks for
-    // --drop-last where the data needs it) and does not evaluate yet.
     written = {train.batchSize};
-    if (!train.mesh.mesh.empty())
-      return kExitSuccess;
-    if (!train.dropLast && trainData.numSamples % train.batchSize)
+    // A job for a mesh trains one global batch (dlc-train-job asks for
+    // --drop-last where the data needs it); other sizes only evaluate.
+    if (!train.dropLast && trainData.numSamples % train.batchSize && train.mesh.mesh.empty())
       rows.insert(trainData.numSamples % train.batchSize);
     std::string evalPath = train.eval;
     if (evalPath.empty() && data::isDatasetFolder(train.data) &&

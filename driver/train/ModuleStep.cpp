@@ -241,10 +241,15 @@ public:
   /// Opens the sessions of `pair` for `rows` rows.
   Status open(int64_t rows, const ModulePair &pair) {
     Variant v;
+    // A partitioned job trains one global batch; its other variants only
+    // evaluate (on rank 0), so their train sessions, whose start-up is a
+    // collective, are not opened.
+    bool train = info.ranks == 1 || rows == info.batchSize;
     for (auto [bytes, session] : {std::make_pair(&pair.train, &v.train),
                                   std::make_pair(&pair.eval, &v.eval)})
-      if (Status s = Session::open(*bytes, info.device, *session); !s.ok())
-        return s;
+      if (session == &v.eval || train)
+        if (Status s = Session::open(*bytes, info.device, *session); !s.ok())
+          return s;
     variants.emplace(rows, std::move(v));
     return Status::success();
   }
@@ -298,8 +303,8 @@ public:
     return main().writeState(name, value);
   }
 
-  /// The train session of `rows` rows, its modules asked for on first use.
-  Status sessionFor(int64_t rows, Session *&out) {
+  /// The sessions of `rows` rows, their modules asked for on first use.
+  Status variantFor(int64_t rows, Variant *&out) {
     auto found = variants.find(rows);
     if (found == variants.end()) {
       ModulePair pair;
@@ -309,7 +314,21 @@ public:
         return s;
       found = variants.find(rows);
     }
-    out = found->second.train.get();
+    out = &found->second;
+    return Status::success();
+  }
+
+  /// The train session of `rows` rows.
+  Status sessionFor(int64_t rows, Session *&out) {
+    Variant *variant = nullptr;
+    if (Status s = variantFor(rows, variant); !s.ok())
+      return s;
+    out = variant->train.get();
+    if (!out)
+      return Status::failure(kExitBadInput,
+                             "a batch of " + std::to_string(rows) +
+                                 " rows: the partitioned job trains batches of " +
+                                 std::to_string(info.batchSize) + " (train with --drop-last)");
     return Status::success();
   }
 
@@ -336,10 +355,10 @@ public:
   Status evaluate(const std::vector<HostTensor> &data, double &lossSum,
                   int64_t &correct, int64_t &labelled) override {
     int64_t rows = rowsOf(data);
-    Session *trainSession = nullptr;
-    if (Status s = step.sessionFor(rows, trainSession); !s.ok())
+    Variant *variant = nullptr;
+    if (Status s = step.variantFor(rows, variant); !s.ok())
       return s;
-    Session &eval = *step.variants.at(rows).eval;
+    Session &eval = *variant->eval;
     // The parameters, from the train step's session, once per evaluation
     // and batch size.
     if (!parametersLoaded.count(rows)) {
@@ -388,10 +407,7 @@ Status openModuleTraining(const ModuleStepInfo &info, ModulePair first,
                                               std::to_string(world));
   opened->rank_ = rank;
   opened->worldSize_ = world;
-  // Evaluation of a partitioned job: not yet (each rank holds a block of
-  // the batches; the evaluator would need the same split and a sum).
-  if (info.ranks == 1)
-    evaluator = std::make_unique<ModuleEvaluator>(*opened);
+  evaluator = std::make_unique<ModuleEvaluator>(*opened);
   step = std::move(opened);
   return Status::success();
 }

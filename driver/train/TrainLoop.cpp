@@ -253,6 +253,10 @@ ExitCode Loop::evaluate(double &loss, int64_t &correct, int64_t &labelled,
   data::LoaderOptions options = loaderOptions_;
   options.shuffle = false;
   options.dropLast = false;
+  // Rank 0 evaluates the whole set (the parameters are the same on every
+  // rank).
+  options.rank = 0;
+  options.worldSize = 1;
   data::Loader loader(*eval_, options);
   loader.start(0, 0, 1);
   data::Batch batch;
@@ -274,7 +278,7 @@ ExitCode Loop::finishEpoch(double epochSeconds, double trainSeconds,
                            int64_t trainSamples, float lr) {
   double evalLoss = NAN, accuracy = NAN;
   Clock::time_point evalStart = Clock::now();
-  if (evaluator_ && eval_) {
+  if (evaluator_ && eval_ && options_.rank == 0) {
     double sum;
     int64_t correct, labelled, count;
     if (ExitCode code = evaluate(sum, correct, labelled, count))

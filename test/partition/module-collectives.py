@@ -9,7 +9,8 @@
 #    the batch; the logits all-gathered) gives the single-device logits;
 #  - training: the partitioned train-step job on 2 ranks (cpu, and cuda-emu:
 #    the CUDA codegen's plan) ends 30 steps with the parameters of one
-#    process (rel <= 1e-5); a job for 2 ranks refuses to start on 1.
+#    process (rel <= 1e-5); an epoch on 2 ranks is evaluated (rank 0, the
+#    whole test set); a job for 2 ranks refuses to start on 1.
 import json
 import os
 import struct
@@ -89,6 +90,15 @@ for device in ("cpu", "cuda-emu"):
                      max(np.linalg.norm(one[k].astype(np.float64)), 1e-30)) for k in one}
     print(f"training job on 2 ranks, {device}: max rel error {max(errs.values()):.1e}")
     assert max(errs.values()) <= 1e-5, errs
+# A whole epoch on 2 ranks, evaluated by rank 0 on the whole test set.
+p = subprocess.run(mpirun + ["-np", "2", "dlc-train-job", f"{tmp}/job-cpu", "--data", fashion,
+                             "--epochs", "1", "--drop-last"], capture_output=True, text=True)
+assert p.returncode == 0, (p.stdout, p.stderr)
+line = [l for l in p.stdout.splitlines() if l.startswith("epoch 1/1")]
+assert len(line) == 1, p.stdout  # printed once, by rank 0
+accuracy = float(line[0].split("eval_accuracy ")[1].split()[0])
+print(f"one epoch on 2 ranks: {line[0]}")
+assert accuracy >= 0.80, accuracy
 p = subprocess.run(["dlc-train-job", f"{tmp}/job-cpu", "--data", fashion, "--max-steps", "2"],
                    capture_output=True, text=True)
 assert p.returncode == 2 and "start it with mpirun -np 2" in p.stderr, (p.returncode, p.stderr)
