@@ -31,22 +31,11 @@ for round in 1 2; do
     tail -1 "$TMP/log-$job-$round"
   done
 done
-python3 - "$TMP/ck-plain-1/ckpt-900.safetensors" "$TMP/ck-dp1-1/ckpt-900.safetensors" <<'PY'
-import json, struct, sys
+PYTHONPATH="$ROOT/test/e2e_lib" python3 - "$TMP/ck-plain-1/ckpt-900.safetensors" "$TMP/ck-dp1-1/ckpt-900.safetensors" <<'PY'
+import sys
 import numpy as np
-def load(path):
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        a, b = v["data_offsets"]
-        dtype = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
-        out[k] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=dtype).reshape(v["shape"])
-    return out
-a, b = load(sys.argv[1]), load(sys.argv[2])
+from dlc_numpy import load_safetensors
+a, b = load_safetensors(sys.argv[1]), load_safetensors(sys.argv[2])
 for k in ("w1", "b1", "w2", "b2"):
     x, y = a[k].astype(np.float64), b[k].astype(np.float64)
     print(f"{k}: plain vs data-parallel rel {np.linalg.norm(x - y) / np.linalg.norm(x):.2e}")

@@ -16,15 +16,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:-$ROOT/build/gpu-train}
 BUILD=$ROOT/build
-ninja -C "$BUILD" dlc dlc-train-job dlc_runtime >/dev/null
-rm -rf "$OUT"
-mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/lib-debian" "$OUT/fashion-mnist"
-cp "$BUILD/bin/dlc-train-job" "$OUT/bin/"
-cp -P "$BUILD"/lib/libdlc_runtime.so* "$OUT/lib/"
-for lib in libzip.so.4 libbz2.so.1.0 libcrypto.so.3; do
-  cp -L "/lib/x86_64-linux-gnu/$lib" "$OUT/lib-debian/"
-done
-cp /usr/share/datasets/fashion-mnist/*.gz "$OUT/fashion-mnist/"
+"$ROOT/bench/gpu_bundle.sh" "$OUT"
 MODELS=${MODELS:-mlp,cnn}
 python3 "$ROOT/bench/train/bench_train.py" --build "$BUILD" --device cuda \
   --models "$MODELS" --prepare-jobs "$OUT/jobs"

@@ -247,34 +247,24 @@ Status TcpComm::connectPeers(Clock::time_point deadline) {
 }
 
 Status TcpComm::sendTo(int peer, const Collective &call, const void *data, uint64_t bytes) {
-  int fd = sockets_[peer];
-  const auto *p = static_cast<const uint8_t *>(data);
-  while (bytes) {
-    if (!waitFor(fd, POLLOUT, call.deadline))
-      return unavailable("rank ", rank_, " of ", size_, ": ", call.describe(), " timed out after ",
-                         timeout().count() / 1000.0, " s: rank ", peer, " does not take its data");
-    ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);
-    if (n <= 0) {
-      if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      return unavailable("rank ", rank_, " of ", size_, ": ", call.describe(), ": rank ", peer,
-                         " closed its connection (it exited)");
-    }
-    p += n;
-    bytes -= static_cast<uint64_t>(n);
-  }
-  return okStatus();
+  return transfer(peer, call, const_cast<void *>(data), bytes, /*sending=*/true);
 }
 
 Status TcpComm::recvFrom(int peer, const Collective &call, void *data, uint64_t bytes) {
+  return transfer(peer, call, data, bytes, /*sending=*/false);
+}
+
+Status TcpComm::transfer(int peer, const Collective &call, void *data, uint64_t bytes,
+                         bool sending) {
   int fd = sockets_[peer];
   auto *p = static_cast<uint8_t *>(data);
   while (bytes) {
-    if (!waitFor(fd, POLLIN, call.deadline))
+    if (!waitFor(fd, sending ? POLLOUT : POLLIN, call.deadline))
       return unavailable("rank ", rank_, " of ", size_, ": ", call.describe(), " timed out after ",
-                         timeout().count() / 1000.0, " s: a peer has not joined it (rank ",
-                         peer, ")");
-    ssize_t n = ::recv(fd, p, bytes, 0);
+                         timeout().count() / 1000.0, " s: ",
+                         sending ? "rank " + std::to_string(peer) + " does not take its data"
+                                 : "a peer has not joined it (rank " + std::to_string(peer) + ")");
+    ssize_t n = sending ? ::send(fd, p, bytes, MSG_NOSIGNAL) : ::recv(fd, p, bytes, 0);
     if (n <= 0) {
       if (n < 0 && (errno == EINTR || errno == EAGAIN))
         continue;

@@ -55,6 +55,8 @@ private:
                 std::vector<uint8_t> *all);
   Status sendTo(int peer, const Collective &call, const void *data, uint64_t bytes);
   Status recvFrom(int peer, const Collective &call, void *data, uint64_t bytes);
+  /// Moves `bytes` to or from `peer` before the call's deadline.
+  Status transfer(int peer, const Collective &call, void *data, uint64_t bytes, bool sending);
 
   int rank_, size_;
   /// The connection to each other rank (-1 for this one).

@@ -13,11 +13,11 @@
 #    whole test set); a job for 2 ranks refuses to start on 1.
 import json
 import os
-import struct
 import subprocess
 import sys
 
 import numpy as np
+from dlc_numpy import load_safetensors as load
 
 tmp = sys.argv[1]
 root = os.environ.get("DLC_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
@@ -25,21 +25,6 @@ mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
 fashion = "/usr/share/datasets/fashion-mnist"
 mlp = os.path.join(root, "examples", "mnist_mlp.dlg")
 fmlp = os.path.join(root, "examples", "fashion_mnist", "mlp.dlg")
-
-
-def load(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        a, b = v["data_offsets"]
-        dtype = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
-        out[k] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=dtype).reshape(v["shape"])
-    return out
 
 
 # Inference.

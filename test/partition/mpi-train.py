@@ -8,13 +8,12 @@
 # batches (rel <= 1e-5 in norm per tensor; printed), in rank 0's
 # checkpoint; so do --zero 1 and, bit for bit across rank counts,
 # --deterministic.
-import json
 import os
-import struct
 import subprocess
 import sys
 
 import numpy as np
+from dlc_numpy import load_safetensors as load
 
 tmp = sys.argv[1]
 root = os.environ.get("DLC_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
@@ -22,21 +21,6 @@ model = os.path.join(root, "examples", "fashion_mnist", "mlp.dlg")
 base = ["dlc", "train", model, "--data", "/usr/share/datasets/fashion-mnist",
         "--max-steps", "50", "--batch-size", "64"]
 mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
-
-
-def load(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        a, b = v["data_offsets"]
-        dtype = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
-        out[k] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=dtype).reshape(v["shape"])
-    return out
 
 
 subprocess.run(base + ["--checkpoint-dir", f"{tmp}/one"], check=True, capture_output=True)

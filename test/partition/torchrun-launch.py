@@ -9,16 +9,15 @@
 #  - a partitioned training job (dlc-train-job) on 2 ranks: the
 #    single-process parameters after 30 steps;
 #  - a rank killed mid-run: the other exits 3 at once, naming it.
-import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
 
 import numpy as np
+from dlc_numpy import load_safetensors as load
 
 tmp = sys.argv[1]
 root = os.environ.get("DLC_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
@@ -50,21 +49,6 @@ def finish(procs, timeout=300):
     for p in procs:
         o, e = p.communicate(timeout=timeout)
         out.append((p.returncode, o, e))
-    return out
-
-
-def load(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        a, b = v["data_offsets"]
-        dtype = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
-        out[k] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=dtype).reshape(v["shape"])
     return out
 
 
