@@ -93,18 +93,25 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
                            MLIRContext &context, llvm::SourceMgr &sourceMgr,
                            llvm::raw_ostream &os) {
   ExitCode code;
-  auto model = loadForPlan(options, /*defaultDims=*/true, /*train=*/false, context,
+  auto model = loadForPlan(options, /*defaultDims=*/true, plan.train, context,
                            sourceMgr, code);
   if (!model)
     return code;
   ModuleOp module = *model->built.module;
+  // A train step is planned as a rank runs it: its data given split (each
+  // rank's block of the global batch), its state whole but for --zero 1's
+  // split moments.
+  if (plan.train && failed(trainingFunction(module, entryGraph(module), false)))
+    return kExitBadInput;
   func::FuncOp func = entryGraph(module);
-  if (ExitCode c = partitionForMesh(context, func, plan.mesh))
+  if (ExitCode c = partitionForMesh(context, func, plan.mesh, nullptr,
+                                    /*localArguments=*/plan.train))
     return c;
   int64_t kernelsBefore = countKernels(func);
   if (failed(runCompilePipeline(module)))
     return kExitInternalError;
-  printHeading(os, "graph " + func.getSymName() + " on mesh " + plan.mesh.mesh +
+  printHeading(os, std::string(plan.train ? "train step of " : "graph ") + func.getSymName() +
+                       " on mesh " + plan.mesh.mesh + (plan.mesh.zero ? ", --zero 1" : "") +
                        ", per rank",
                options.modelPath, *model);
   PlanReport report = summarizePlan(func, kernelsBefore);
@@ -180,10 +187,9 @@ ExitCode runPlan(const CommonOptions &options, const PlanOptions &plan,
     return fail(context, kExitBadInput,
                 "--device-memory expects a number of bytes, at least 1");
   if (!plan.mesh.mesh.empty()) {
-    if (plan.train)
+    if (plan.memoryBudget)
       return fail(context, kExitBadInput,
-                  "--mesh plans a graph's partitioned program; the train step "
-                  "is not partitioned yet (issue 12)");
+                  "--memory-budget does not apply to a partitioned train step yet");
     return planOnMesh(options, plan, context, sourceMgr, os);
   }
   if (plan.train)
