@@ -7,6 +7,7 @@
 #include "oracle/kernels/Tensor.h"
 #include "runtime/comm/Communicator.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -224,28 +225,43 @@ LogicalResult allShards(const std::vector<HostTensor> &local, std::vector<HostTe
 
 } // namespace
 
-LogicalResult communicateInShardOrder(Operation *op, const std::vector<HostTensor> &xs,
+LogicalResult communicateInShardOrder(Operation *op, const Mesh &mesh,
+                                      const std::vector<HostTensor> &xs,
                                       std::vector<HostTensor> &ys,
                                       rt::comm::Communicator &comm, std::string &error) {
   int64_t local = static_cast<int64_t>(xs.size());
-  int64_t shards = local * comm.size(), first = comm.rank() * local;
+  int64_t first = comm.rank() * local;
+  std::vector<std::string> axes;
+  for (Attribute a : op->getAttrOfType<ArrayAttr>("mesh_axes"))
+    axes.push_back(cast<StringAttr>(a).str());
+  // Shard `s` of this process is rank first + s of the mesh; its group,
+  // and its place in it.
+  auto groupOf = [&](int64_t s, int64_t &position) {
+    std::vector<int64_t> members = mesh.group(first + s, axes);
+    position = std::find(members.begin(), members.end(), first + s) - members.begin();
+    return members;
+  };
   ys.clear();
   if (auto shard = dyn_cast<ShardOp>(op)) {
     int64_t axis = shard.getAxis() < 0 ? shard.getAxis() + xs[0].rank() : shard.getAxis();
-    for (int64_t s = 0; s < local; ++s)
-      ys.push_back(blockOf(xs[s], axis, first + s, shards));
+    for (int64_t s = 0; s < local; ++s) {
+      int64_t position;
+      int64_t size = static_cast<int64_t>(groupOf(s, position).size());
+      ys.push_back(blockOf(xs[s], axis, position, size));
+    }
     return success();
   }
   std::vector<HostTensor> all;
   if (failed(allShards(xs, all, comm, error)))
     return failure();
-  std::vector<oracle::Tensor> group;
-  for (const HostTensor &t : all)
-    group.push_back(oracle::Tensor::fromHost(t));
   try {
-    std::vector<oracle::Tensor> results = oracle::collectiveOverGroup(op, group);
-    for (int64_t s = 0; s < local; ++s)
-      ys.push_back(results[first + s].toHost());
+    for (int64_t s = 0; s < local; ++s) {
+      int64_t position;
+      std::vector<oracle::Tensor> group;
+      for (int64_t m : groupOf(s, position))
+        group.push_back(oracle::Tensor::fromHost(all[m]));
+      ys.push_back(oracle::collectiveOverGroup(op, group)[position].toHost());
+    }
   } catch (const oracle::EvalError &e) {
     error = e.what();
     return failure();

@@ -20,6 +20,7 @@
 #define DLC_DRIVER_HOSTCOLLECTIVES_H
 
 #include "support/HostTensor.h"
+#include "support/Mesh.h"
 
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -50,10 +51,13 @@ mlir::LogicalResult communicate(llvm::ArrayRef<mlir::Operation *> ops,
                                 const std::vector<HostTensor> &xs, std::vector<HostTensor> &ys,
                                 rt::comm::Communicator &comm, std::string &error);
 
-/// The collective `op` over `comm.size() * xs.size()` shards: `xs` are this
-/// process's shards' operands (shards rank*V .. rank*V+V-1, V = xs.size()).
-/// Sets `ys`, one result per local shard, or `error`.
-mlir::LogicalResult communicateInShardOrder(mlir::Operation *op,
+/// The collective `op` over the groups of `mesh` (of `comm.size() *
+/// xs.size()` ranks, its shards): `xs` are this process's shards' operands
+/// (ranks rank*V .. rank*V+V-1 of the mesh, V = xs.size()). Every shard's
+/// operand is gathered, then each local shard's group result computed.
+/// Sets `ys`, one result per local shard, or `error`. Also how collectives
+/// over part of a mesh (a 2-D mesh's axis) run on ranks.
+mlir::LogicalResult communicateInShardOrder(mlir::Operation *op, const Mesh &mesh,
                                             const std::vector<HostTensor> &xs,
                                             std::vector<HostTensor> &ys,
                                             rt::comm::Communicator &comm, std::string &error);

@@ -65,6 +65,17 @@ public:
   const std::vector<data::TensorSpec> &inputs() const override { return dataSpecs; }
   const std::vector<data::TensorSpec> &state() const override { return stateSpecs; }
 
+  int rank() const override { return comm->rank(); }
+  int worldSize() const override { return comm->size(); }
+  int dataRank() const override {
+    int64_t axis = mesh.axisIndex("data");
+    return axis < 0 ? 0 : static_cast<int>(mesh.coordinates(comm->rank())[axis]);
+  }
+  int dataRanks() const override {
+    int64_t axis = mesh.axisIndex("data");
+    return axis < 0 ? 1 : static_cast<int>(mesh.axes()[axis].second);
+  }
+
   int64_t shards() const { return static_cast<int64_t>(stateValues.size()); }
   /// Shard s of this process is shard `firstShard + s` of the program's mesh.
   int64_t firstShard() const { return comm->rank() * shards(); }

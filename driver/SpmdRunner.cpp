@@ -106,6 +106,15 @@ struct SpmdProgram::Impl {
   std::unique_ptr<rt::comm::CommQueue> queue;
   double compute = 0, exposed = 0;
 
+  /// The program's mesh: a collective over part of it (one axis of a 2-D
+  /// mesh) gathers every rank's operand and computes its group's result.
+  Mesh mesh;
+  bool spansMesh(Operation *op) const {
+    std::vector<std::string> names;
+    for (Attribute a : op->getAttrOfType<ArrayAttr>("mesh_axes"))
+      names.push_back(cast<StringAttr>(a).str());
+    return mesh.groupSize(names) == mesh.size();
+  }
   /// Cuts the function into segments and buckets (see below).
   void schedule(Block &body);
   /// Runs `bucket` on the communication thread; a failure takes the job
@@ -159,7 +168,7 @@ void SpmdProgram::Impl::schedule(Block &body) {
   // before it of the same kind, dtype, axes and level.
   auto packable = [&](Operation *c) {
     Operation *def = c->getOperand(0).getDefiningOp();
-    return !options.inShardOrder && isa<AllReduceOp>(c) &&
+    return !options.inShardOrder && isa<AllReduceOp>(c) && spansMesh(c) &&
            !(def && kernelRoleOf(def) == KernelRole::Collective);
   };
   auto packsWith = [&](Operation *a, Operation *b) {
@@ -239,9 +248,10 @@ void SpmdProgram::Impl::issue(Bucket &bucket) {
     std::string error;
     bool ok = true;
     bucket.out.assign(bucket.ops.size(), {});
-    if (options.inShardOrder) {
+    if (options.inShardOrder || !spansMesh(bucket.ops.front())) {
       for (auto [m, op] : llvm::enumerate(bucket.ops))
-        ok = ok && succeeded(communicateInShardOrder(op, bucket.in[m], bucket.out[m], *comm, error));
+        ok = ok && succeeded(
+                       communicateInShardOrder(op, mesh, bucket.in[m], bucket.out[m], *comm, error));
     } else {
       std::vector<HostTensor> xs, ys;
       for (auto &in : bucket.in)
@@ -298,16 +308,8 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
                   "'" + op.getName().getStringRef().str() +
                       "' on MPI ranks: point-to-point between pipeline stages is not run "
                       "by dlc yet");
-    std::vector<std::string> names;
-    for (Attribute a : op.getAttrOfType<ArrayAttr>("mesh_axes"))
-      names.push_back(cast<StringAttr>(a).str());
-    if (mesh.groupSize(names) != mesh.size())
-      return fail(context, kExitBadInput,
-                  "on MPI ranks, a collective runs over the whole mesh for now; '" +
-                      op.getName().getStringRef().str() + "' over " +
-                      std::to_string(mesh.groupSize(names)) + " of " +
-                      std::to_string(mesh.size()) + " ranks needs split communicators");
   }
+  impl->mesh = mesh;
   impl->schedule(body);
 
   // Each segment compiled for the CPU.

@@ -234,6 +234,8 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
   loop.logJsonPath = train.logJson;
   loop.rank = rank;
   loop.worldSize = worldSize;
+  loop.dataRank = step->dataRank();
+  loop.dataRanks = step->dataRanks();
   loop.progress = ::isatty(STDERR_FILENO) ? &std::cerr : nullptr;
   loop.interrupt = &interruptRequested;
 

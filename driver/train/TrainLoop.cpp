@@ -367,8 +367,8 @@ ExitCode Loop::run() {
   loaderOptions_.batchSize = options_.batchSize;
   loaderOptions_.dropLast = options_.dropLast;
   loaderOptions_.seed = options_.seed;
-  loaderOptions_.rank = options_.rank;
-  loaderOptions_.worldSize = options_.worldSize;
+  loaderOptions_.rank = options_.dataRank >= 0 ? options_.dataRank : options_.rank;
+  loaderOptions_.worldSize = options_.dataRanks >= 0 ? options_.dataRanks : options_.worldSize;
   loaderOptions_.prefetch = options_.prefetch;
   std::string problem = data::checkLoaderOptions(loaderOptions_, train_.numSamples);
   if (!problem.empty())

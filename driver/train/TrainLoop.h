@@ -70,6 +70,10 @@ struct TrainLoopOptions {
   /// Data parallelism: this rank's shard of each batch; rank 0 writes
   /// checkpoints and logs.
   int64_t rank = 0, worldSize = 1;
+  /// Which block of every global batch this rank loads, of how many: the
+  /// rank on the mesh's `data` axis (ranks that differ on another axis
+  /// load the same block). -1: `rank` of `worldSize`.
+  int64_t dataRank = -1, dataRanks = -1;
   /// Where the progress bar goes (a terminal), or none.
   std::ostream *progress = nullptr;
   /// Set asynchronously (a SIGINT handler) to stop after the current step.

@@ -102,6 +102,11 @@ public:
   /// batch, and only rank 0 writes.
   virtual int rank() const { return 0; }
   virtual int worldSize() const { return 1; }
+  /// The block of every batch this rank loads, of how many (on a mesh
+  /// with other axes than `data`, ranks that differ only there load the
+  /// same block).
+  virtual int dataRank() const { return rank(); }
+  virtual int dataRanks() const { return worldSize(); }
   /// Called on every rank before rank 0 reads the state for a checkpoint:
   /// a step whose state is split over ranks gathers it here (a collective).
   virtual Status beforeCheckpoint() { return Status::success(); }

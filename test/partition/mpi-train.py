@@ -39,6 +39,19 @@ for ranks in (2, 4):
             for k in ("w1", "b1", "w2", "b2")}
     print(f"{ranks} ranks: " + ", ".join(f"{k} {e:.1e}" for k, e in errs.items()))
     assert max(errs.values()) <= 1e-5, errs
+# A 2-D mesh on 4 ranks: the batch over 'data', the matmuls Megatron-style
+# over 'model' (ranks that differ only in 'model' load the same block).
+out = f"{tmp}/mesh2x2"
+p = subprocess.run(mpirun + ["-np", "4"] + base +
+                   ["--checkpoint-dir", out, "--mesh", "data=2,model=2", "--parallel", "data,tensor"],
+                   capture_output=True, text=True)
+assert p.returncode == 0, (p.stdout, p.stderr)
+got = load(f"{out}/ckpt-50.safetensors")
+errs = {k: float(np.linalg.norm(got[k].astype(np.float64) - one[k]) /
+                 max(np.linalg.norm(one[k].astype(np.float64)), 1e-30)) for k in one if k != "step"}
+print(f"data=2 x model=2 on 4 ranks: max rel {max(errs.values()):.1e}")
+assert max(errs.values()) <= 1e-5, errs
+
 # --zero 1 (optimizer moments split over the ranks: gradients
 # reduce-scattered, parameters all-gathered) ends with the same state.
 for ranks in (2, 4):
