@@ -102,6 +102,13 @@ ExitCode LoadedModule::run(const std::string &device,
   return kExitSuccess;
 }
 
+int LoadedModule::rank() const {
+  int32_t rank = 0;
+  if (session)
+    dlc_status_free(dlc_session_rank(static_cast<dlc_session_t *>(session), &rank, nullptr));
+  return rank;
+}
+
 ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTensor> &inputs,
                            std::vector<HostTensor> &outputs, std::string &error) const {
   dlc_module_t *m = handle(module);

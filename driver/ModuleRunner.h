@@ -48,6 +48,11 @@ public:
   ExitCode run(const std::string &device, const std::vector<HostTensor> &inputs,
                std::vector<HostTensor> &outputs, std::string &error) const;
 
+  /// The rank of the mesh the last run's session ran (0 for a module
+  /// without a mesh): a partitioned module's outputs are whole on every
+  /// rank, and rank 0 reports them.
+  int rank() const;
+
 private:
   void *module = nullptr; ///< dlc_module_t
   /// dlc_session_t of the last run's device, reused by the next run there.

@@ -283,6 +283,10 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     ExitCode code = compiled.run(run.device, inputs, results, error);
     if (code != kExitSuccess)
       return fail(context, code, error);
+    // A module partitioned for a mesh (mpirun -np N dlc run M.dlcm): its
+    // outputs are whole on every rank; rank 0 reports and writes them.
+    if (compiled.rank() != 0)
+      return kExitSuccess;
   }
 
   if (!run.saveParams.empty()) {
