@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -75,35 +76,28 @@ lowerCollective(Operation *kernel, Operation *op,
     default: return fb::ReduceOp::sum;
     }
   };
-  auto contiguous = [&](int64_t axis, ArrayRef<int64_t> shape) -> LogicalResult {
-    if (outerElements(shape, norm(axis)) == 1)
-      return success();
-    return op->emitError("'")
-           << op->getName() << "' along axis " << axis
-           << " moves strided blocks, which a compiled module does not do yet: run the "
-              "partitioned graph with `mpirun dlc run/train --mesh` (the host path)";
-  };
+  // Blocks along an axis with larger dimensions before it are `outer`
+  // strided pieces (the runtime moves them around the contiguous call).
+  auto outerOf = [&](int64_t axis) { return outerElements(type.getShape(), norm(axis)); };
   if (auto o = dyn_cast<AllReduceOp>(op)) {
     c.desc.op = fb::CollectiveOp::all_reduce;
     c.desc.reduce = reduceOf(o.getKind());
     c.desc.count = type.getNumElements();
   } else if (auto o = dyn_cast<AllGatherOp>(op)) {
-    if (failed(contiguous(o.getAxis(), type.getShape())))
-      return failure();
     c.desc.op = fb::CollectiveOp::all_gather;
     c.desc.reduce = fb::ReduceOp::none;
     c.desc.count = type.getNumElements();
+    c.desc.outer = outerOf(o.getAxis());
   } else if (auto o = dyn_cast<ReduceScatterOp>(op)) {
-    if (failed(contiguous(o.getAxis(), type.getShape())))
-      return failure();
     c.desc.op = fb::CollectiveOp::reduce_scatter;
     c.desc.reduce = reduceOf(o.getKind());
     c.desc.count = resultType.getNumElements();
+    c.desc.outer = outerOf(o.getAxis());
   } else if (auto o = dyn_cast<ShardOp>(op)) {
-    if (failed(contiguous(o.getAxis(), type.getShape())))
-      return failure();
     c.shard = true;
-    c.shardBytes = byteSize(resultType);
+    c.shardOuter = static_cast<uint64_t>(outerOf(o.getAxis()));
+    c.shardBytes = byteSize(resultType) / c.shardOuter;
+    c.shardGroup = static_cast<uint64_t>(o.getGroupSize());
   } else {
     return op->emitError("'") << op->getName()
                               << "' is not executed by compiled modules yet: run the partitioned "
@@ -232,6 +226,14 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
       auto lowered = lowerCollective(&op, inner, refs, m.kernels.size());
       if (failed(lowered))
         return failure();
+      int64_t meshSize = 1;
+      for (const auto &axis : m.mesh)
+        meshSize *= axis.size;
+      if (!lowered->shard && inner->getAttrOfType<IntegerAttr>("group_size").getInt() != meshSize)
+        return inner->emitError("'")
+               << inner->getName()
+               << "' over part of the mesh: compiled modules run collectives over the whole "
+                  "mesh for now (run a 2-D mesh with `mpirun dlc run/train --mesh`)";
       Value result = op.getResult(0);
       lowered->recv = resultRef(result, offsets[0], byteSize(result.getType()));
       refs[result] = lowered->recv;
@@ -310,9 +312,11 @@ void dlc::codegen::describeModule(const LoweredModule &m,
 void dlc::codegen::addPlans(const LoweredModule &m,
                             const std::vector<format::LaunchDesc> &launches,
                             format::ModuleWriter &w) {
-  int64_t ranks = 1;
+  std::vector<std::pair<std::string, int64_t>> axes;
   for (const auto &axis : m.mesh)
-    ranks *= axis.size;
+    axes.push_back({axis.name, axis.size});
+  Mesh mesh(axes.empty() ? std::vector<std::pair<std::string, int64_t>>{{"world", 1}} : axes);
+  int64_t ranks = mesh.size();
   if (!m.mesh.empty())
     w.setMesh(m.mesh);
   std::vector<uint32_t> sequence;
@@ -327,10 +331,18 @@ void dlc::codegen::addPlans(const LoweredModule &m,
       for (; next < m.collectives.size() && m.collectives[next].afterKernels <= kernels; ++next) {
         const LoweredCollective &c = m.collectives[next];
         if (c.shard) {
-          format::BufferRef src(c.send.space(), c.send.index(),
-                                c.send.offset() + static_cast<uint64_t>(rank) * c.shardBytes,
-                                c.shardBytes);
-          plan.commands.push_back(format::CopyDesc{src, c.recv, c.shardBytes});
+          // Piece o of this rank's block: at (o * group + position) pieces
+          // in, its position in its group.
+          std::vector<int64_t> members = mesh.group(rank, c.desc.axes);
+          uint64_t position = std::find(members.begin(), members.end(), rank) - members.begin();
+          for (uint64_t o = 0; o < c.shardOuter; ++o) {
+            uint64_t from = (o * c.shardGroup + position) * c.shardBytes;
+            format::BufferRef src(c.send.space(), c.send.index(), c.send.offset() + from,
+                                  c.shardBytes);
+            format::BufferRef dst(c.recv.space(), c.recv.index(),
+                                  c.recv.offset() + o * c.shardBytes, c.shardBytes);
+            plan.commands.push_back(format::CopyDesc{src, dst, c.shardBytes});
+          }
         } else {
           plan.commands.push_back(format::CollectiveCommandDesc{sequence[next], c.send, c.recv});
         }

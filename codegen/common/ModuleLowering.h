@@ -51,10 +51,11 @@ struct LoweredCollective {
   /// Runs after this many kernels (m.kernels[0 .. afterKernels)).
   size_t afterKernels = 0;
   format::CollectiveDesc desc;
-  /// `dlc.shard`: rank r copies the `shardBytes` at `r * shardBytes` of
-  /// `send` (no communication; desc unused).
+  /// `dlc.shard`: rank r copies its block of `send`, `shardOuter` pieces of
+  /// `shardBytes` (piece o at (o * shardGroup + r) * shardBytes), one
+  /// after another into `recv` (no communication; desc unused).
   bool shard = false;
-  uint64_t shardBytes = 0;
+  uint64_t shardBytes = 0, shardOuter = 1, shardGroup = 1;
   format::BufferRef send, recv;
 };
 

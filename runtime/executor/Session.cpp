@@ -97,6 +97,7 @@ Session::~Session() {
   commQueue_.reset();
   commEvents_.clear();
   commStream_.reset();
+  scratch_.reset();
   graph_.reset();
   stream_.reset();
   executable_.reset();
@@ -268,6 +269,17 @@ Status Session::resolve() {
     accesses.push_back(std::move(touched));
   }
   findCollectiveWaits(accesses);
+  // Scratch for strided gathers and scatters: the largest whole tensor.
+  uint64_t scratchBytes = 0;
+  for (uint32_t i = 0; i < sizeOf(root.collectives()); ++i) {
+    const fb::CollectiveInfo *c = root.collectives()->Get(i);
+    if (c->outer() != 1 && comm_)
+      scratchBytes = std::max<uint64_t>(
+          scratchBytes, static_cast<uint64_t>(c->count()) * comm_->size() *
+                            elementSize(*format::dtypeFromWire(c->dtype())));
+  }
+  if (scratchBytes)
+    DLC_RETURN_IF_ERROR(device_->allocate(scratchBytes, kStagingAlignment, &scratch_).prepend(label));
   if (commQueue_ && !device_->sharesHostMemory())
     for (const Step &step : steps_)
       if (step.kind == Step::kCollective) {
@@ -532,13 +544,41 @@ Status Session::collective(uint32_t sequence, uint8_t *send, uint8_t *recv) {
     else
       std::memcpy(recv, send, count * elementSize(dtype));
   }
+  // Strided blocks (a gather or scatter along an axis with larger
+  // dimensions before it): rank r's block is `outer` pieces, each piece
+  // r of a row of `world` pieces; the call moves them contiguous, through
+  // the scratch buffer.
+  const uint64_t outer = static_cast<uint64_t>(info->outer());
+  const uint64_t world = static_cast<uint64_t>(comm_->size());
+  const uint64_t piece = count / outer * elementSize(dtype);
+  auto copyRows = [&](uint8_t *dst, uint64_t dstPitch, const uint8_t *src, uint64_t srcPitch) {
+    for (uint64_t o = 0; o < outer; ++o) {
+      if (commStream_)
+        DLC_RETURN_IF_ERROR(commStream_->copy(dst + o * dstPitch, src + o * srcPitch, piece));
+      else
+        std::memcpy(dst + o * dstPitch, src + o * srcPitch, piece);
+    }
+    return okStatus();
+  };
+  uint8_t *scratch = scratch_ ? static_cast<uint8_t *>(scratch_->devicePointer()) : nullptr;
   switch (info->op()) {
   case fb::CollectiveOp::all_reduce:
     return comm_->allReduce(recv, count, dtype, reduceOp());
   case fb::CollectiveOp::all_gather:
-    return comm_->allGather(send, recv, count, dtype);
+    if (outer == 1)
+      return comm_->allGather(send, recv, count, dtype);
+    DLC_RETURN_IF_ERROR(comm_->allGather(send, scratch, count, dtype));
+    for (uint64_t r = 0; r < world; ++r)
+      DLC_RETURN_IF_ERROR(copyRows(recv + r * piece, world * piece,
+                                   scratch + r * outer * piece, piece));
+    return commStream_ ? commStream_->synchronize() : okStatus();
   case fb::CollectiveOp::reduce_scatter:
-    return comm_->reduceScatter(send, recv, count, dtype, reduceOp());
+    if (outer == 1)
+      return comm_->reduceScatter(send, recv, count, dtype, reduceOp());
+    for (uint64_t r = 0; r < world; ++r)
+      DLC_RETURN_IF_ERROR(copyRows(scratch + r * outer * piece, piece, send + r * piece,
+                                   world * piece));
+    return comm_->reduceScatter(scratch, recv, count, dtype, reduceOp());
   case fb::CollectiveOp::all_to_all:
     return comm_->allToAll(send, recv, count, dtype);
   default:

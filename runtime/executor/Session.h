@@ -157,6 +157,8 @@ private:
   std::unique_ptr<comm::CommQueue> commQueue_;
   std::unique_ptr<hal::Stream> commStream_;
   std::vector<std::unique_ptr<hal::Event>> commEvents_;
+  /// Where strided gathers and scatters are made contiguous.
+  std::unique_ptr<hal::Buffer> scratch_;
   double collectiveWait_ = 0;
 
 public:

@@ -91,6 +91,11 @@ uint64_t collectivesHash(const std::vector<CollectiveDesc> &collectives) {
     put<int64_t>(fixed, 3, c.count);
     put<int32_t>(fixed, 11, c.peer);
     h = rt::fnv1a64(ByteSpan(fixed, sizeof fixed), h);
+    if (c.outer != 1) { // hashed only where set: older lists keep their hash
+      uint8_t outer[8];
+      put<int64_t>(outer, 0, c.outer);
+      h = rt::fnv1a64(ByteSpan(outer, sizeof outer), h);
+    }
     static const uint8_t zero = 0, end = 0xFF;
     for (const std::string &axis : c.axes) {
       h = rt::fnv1a64(rt::asBytes(axis), h);

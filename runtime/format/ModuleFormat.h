@@ -86,6 +86,7 @@ struct CollectiveDesc {
   int64_t count = 0;
   std::vector<std::string> axes;
   int32_t peer = -1;
+  int64_t outer = 1;
 };
 
 /// FNV-1a 64 over, per collective in order: op, reduce, wire dtype (one

@@ -460,12 +460,18 @@ Status Checker::checkMeshAndCollectives(uint64_t *rankCount) const {
       return headerError(c, who, ": negative count ", c->count());
     if (c->peer() < -1 || (c->peer() >= 0 && static_cast<uint64_t>(c->peer()) >= ranks))
       return headerError(c, who, ": peer ", c->peer(), " is not a rank of the mesh");
+    if (c->outer() < 1 || c->count() % c->outer() != 0 ||
+        (c->outer() != 1 && c->op() != fb::CollectiveOp::all_gather &&
+         c->op() != fb::CollectiveOp::reduce_scatter))
+      return headerError(c, who, ": outer ", c->outer(), " does not divide count ", c->count(),
+                         " or is not that of an all_gather or reduce_scatter");
     CollectiveDesc d;
     d.op = c->op();
     d.reduce = c->reduce();
     d.dtype = *dtype;
     d.count = c->count();
     d.peer = c->peer();
+    d.outer = c->outer();
     for (uint32_t a = 0; a < sizeOf(c->axes()); ++a) {
       std::string axis = c->axes()->Get(a)->str();
       if (!axes.count(axis))

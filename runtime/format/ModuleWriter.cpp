@@ -197,7 +197,7 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
       axes.push_back(b.CreateString(axis));
     collectives.push_back(
         fb::CreateCollectiveInfoDirect(b, c.op, c.reduce, wireDType(c.dtype), c.count, &axes,
-                                       c.peer));
+                                       c.peer, c.outer));
   }
 
   std::vector<flatbuffers::Offset<fb::Section>> sectionTable;

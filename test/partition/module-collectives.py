@@ -7,6 +7,8 @@
 # bench/results/dp-gpu.md).
 #  - inference: the data-parallel MLP's module on 2 ranks (each its block of
 #    the batch; the logits all-gathered) gives the single-device logits;
+#    so do strided reduce-scatters and all-gathers, and Megatron's MLP and
+#    GPT-2 block (column and row shards of the parameters);
 #  - training: the partitioned train-step job on 2 ranks (cpu, and cuda-emu:
 #    the CUDA codegen's plan) ends 30 steps with the parameters of one
 #    process (rel <= 1e-5); an epoch on 2 ranks is evaluated (rank 0, the
@@ -49,6 +51,42 @@ ref, got = np.load(f"{tmp}/ref.npy"), np.load(f"{tmp}/out.npy")
 err = float(np.abs(got - ref).max() / np.abs(ref).max())
 print(f"inference, data=2 (rank 0 writes the whole logits): {got.shape}, max rel error {err:.1e}")
 assert got.shape == ref.shape and err <= 1e-5, err
+# Strided blocks: a reduce-scatter and an all-gather along axis 1 of
+# [4, 16] (test/partition/Inputs/strided.dlg), and Megatron's column and
+# row shards of parameters.
+strided = os.path.join(root, "test", "partition", "Inputs", "strided.dlg")
+xs, bs = rng.random((4, 8), dtype=np.float32), rng.random((4, 16), dtype=np.float32)
+np.save(f"{tmp}/sx.npy", xs)
+np.save(f"{tmp}/sb.npy", bs)
+for r in range(2):
+    np.save(f"{tmp}/sx{r}.npy", xs[:, 4 * r:4 * r + 4])
+    np.save(f"{tmp}/sb{r}.npy", bs[:, 8 * r:8 * r + 8])
+subprocess.run(["dlc", "run", strided, "--input", f"x=@{tmp}/sx.npy", "--input", f"b=@{tmp}/sb.npy",
+                "--output", f"y=@{tmp}/sref.npy"], check=True, capture_output=True)
+subprocess.run(["dlc", "compile", strided, "--mesh", "model=2", "-o", f"{tmp}/strided.dlcm"],
+               check=True)
+with open(script, "w") as f:
+    f.write(f"#!/bin/sh\nexec dlc run {tmp}/strided.dlcm --input x=@{tmp}/sx$OMPI_COMM_WORLD_RANK.npy "
+            f"--input b=@{tmp}/sb$OMPI_COMM_WORLD_RANK.npy --output y=@{tmp}/sout.npy\n")
+subprocess.run(mpirun + ["-np", "2", script], check=True, capture_output=True)
+ref, got = np.load(f"{tmp}/sref.npy"), np.load(f"{tmp}/sout.npy")
+err = float(np.abs(got - ref).max() / np.abs(ref).max())
+print(f"strided reduce-scatter and all-gather on 2 ranks: max rel error {err:.1e}")
+assert got.shape == ref.shape and err <= 1e-5, err
+for name, dims, out in (("mnist_mlp", ["--dim", "N=8"], "logits"),
+                        ("gpt2_block", ["--dim", "B=2", "--dim", "T=8"], "y")):
+    model = os.path.join(root, "examples", f"{name}.dlg")
+    subprocess.run(["dlc", "run", model, *dims, "--seed", "3", "--output",
+                    f"{out}=@{tmp}/{name}-ref.npy"], check=True, capture_output=True)
+    subprocess.run(["dlc", "compile", model, *dims, "--mesh", "model=2", "--parallel", "tensor",
+                    "-o", f"{tmp}/{name}-tp.dlcm"], check=True)
+    subprocess.run(mpirun + ["-np", "2", "dlc", "run", f"{tmp}/{name}-tp.dlcm", "--seed", "3",
+                             "--output", f"{out}=@{tmp}/{name}-tp.npy"], check=True,
+                   capture_output=True)
+    ref, got = np.load(f"{tmp}/{name}-ref.npy"), np.load(f"{tmp}/{name}-tp.npy")
+    err = float(np.abs(got - ref).max() / np.abs(ref).max())
+    print(f"{name}, Megatron on 2 ranks in a compiled module: max rel error {err:.1e}")
+    assert err <= 1e-5, err
 p = subprocess.run(["dlc", "run", f"{tmp}/dp.dlcm"], capture_output=True, text=True)
 assert p.returncode == 2 and "partitioned for 2 ranks, but this run has 1" in p.stderr, p.stderr
 
