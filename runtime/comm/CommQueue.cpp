@@ -31,7 +31,7 @@ uint64_t CommQueue::submit(std::function<Status()> task) {
 Status CommQueue::wait(uint64_t ticket) {
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(lock, [&] { return completed_ >= ticket; });
-  return firstError_;
+  return firstErrorTicket_ && firstErrorTicket_ <= ticket ? firstError_ : Status();
 }
 
 Status CommQueue::drain() {
@@ -66,9 +66,11 @@ void CommQueue::loop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       busy_ += seconds;
-      if (!status.ok() && firstError_.ok())
-        firstError_ = status;
       ++completed_;
+      if (!status.ok() && firstError_.ok()) {
+        firstError_ = status;
+        firstErrorTicket_ = completed_;
+      }
     }
     done_.notify_all();
   }

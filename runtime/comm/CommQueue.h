@@ -49,6 +49,7 @@ private:
   std::deque<std::function<Status()>> queue_;
   uint64_t submitted_ = 0, completed_ = 0;
   Status firstError_;
+  uint64_t firstErrorTicket_ = 0; ///< the ticket of firstError_ (0: none)
   double busy_ = 0;
   bool stopping_ = false;
   std::thread thread_;

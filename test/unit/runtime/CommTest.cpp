@@ -6,6 +6,7 @@
 // numbering, and the clean failures when libmpi or libnccl cannot be loaded
 // (each in a child process, as a library is loaded once per process).
 
+#include "runtime/comm/CommQueue.h"
 #include "runtime/comm/CommRegistry.h"
 #include "runtime/comm/Launch.h"
 #include "runtime/comm/MpiComm.h"
@@ -362,4 +363,29 @@ TEST(CommTest, AfterATimeoutTheCommunicatorIsUnusable) {
                          "failed");
   EXPECT_EQ(comm.seen, (std::vector<uint64_t>{0}));
   EXPECT_EQ(comm.sequence(), 2u);
+}
+
+TEST(CommQueueTest, RunsInOrderAndReportsTheFirstFailure) {
+  dlc::rt::comm::CommQueue queue;
+  std::vector<int> order;
+  uint64_t first = queue.submit([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    order.push_back(1);
+    return dlc::rt::okStatus();
+  });
+  uint64_t second = queue.submit([&] {
+    order.push_back(2);
+    return dlc::rt::unavailable("peer gone");
+  });
+  uint64_t third = queue.submit([&] {
+    order.push_back(3);
+    return dlc::rt::okStatus();
+  });
+  EXPECT_TRUE(queue.wait(first).ok());
+  EXPECT_EQ(queue.wait(second).message(), "peer gone");
+  // A later ticket still reports the earlier failure.
+  EXPECT_EQ(queue.wait(third).message(), "peer gone");
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_GE(queue.busySeconds(), 0.015);
+  EXPECT_EQ(queue.drain().message(), "peer gone");
 }

@@ -168,7 +168,34 @@ TEST(ModuleWriter, CollectivesHashDependsOnEveryField) {
   b = a;
   b.reduce = fb::ReduceOp::max;
   EXPECT_NE(collectivesHash({b}), base);
+  b = a;
+  b.outer = 4; // strided blocks: hashed where set
+  EXPECT_NE(collectivesHash({b}), base);
   EXPECT_NE(collectivesHash({a, a}), base);
+}
+
+TEST(ModuleWriter, StridedBlocksMustDivideTheCount) {
+  for (auto [op, outer, ok] : {std::make_tuple(fb::CollectiveOp::all_gather, 4, true),
+                               std::make_tuple(fb::CollectiveOp::all_gather, 3, false),
+                               std::make_tuple(fb::CollectiveOp::all_reduce, 4, false),
+                               std::make_tuple(fb::CollectiveOp::reduce_scatter, 0, false)}) {
+    ModuleWriter w;
+    ASSERT_TRUE(testing::buildAddModule(4, &w).ok());
+    w.setMesh({{"data", 2}});
+    PlanDesc second;
+    w.addPlan(second);
+    CollectiveDesc c;
+    c.op = op;
+    c.count = 16;
+    c.outer = outer;
+    c.axes = {"data"};
+    w.addCollective(c);
+    Bytes b;
+    Status s = w.serialize(&b);
+    EXPECT_EQ(s.ok(), ok) << s.toString();
+    if (!ok)
+      EXPECT_NE(s.message().find("outer"), std::string::npos) << s.message();
+  }
 }
 
 TEST(ModuleWriter, RefusesToWriteAModuleTheReaderWouldReject) {
