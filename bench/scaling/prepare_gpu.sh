@@ -19,4 +19,12 @@ DATA=/usr/share/datasets/fashion-mnist
   --compile-only "$OUT/job-plain"
 "$BUILD/bin/dlc" train "$MODEL" --data "$DATA" --batch-size 64 --device cuda \
   --compile-only "$OUT/job-dp1" --mesh data=1 --parallel data
+# Strided collectives on the device (a reduce-scatter and an all-gather
+# along axis 1 of [4, 16]: pieces moved on NCCL's stream through scratch),
+# beside the same graph unpartitioned, both run by dlc-embed-example.
+ninja -C "$BUILD" dlc-embed-example >/dev/null
+cp "$BUILD/bin/dlc-embed-example" "$OUT/bin/"
+STRIDED=$ROOT/test/partition/Inputs/strided.dlg
+"$BUILD/bin/dlc" compile "$STRIDED" --mesh model=1 --target cuda:sm_80,sm_90 -o "$OUT/strided-mesh.dlcm"
+"$BUILD/bin/dlc" compile "$STRIDED" --target cuda:sm_80,sm_90 -o "$OUT/strided-plain.dlcm"
 du -sh "$OUT"

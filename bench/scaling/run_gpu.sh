@@ -31,6 +31,9 @@ for round in 1 2; do
     tail -1 "$TMP/log-$job-$round"
   done
 done
+for m in plain mesh; do
+  echo "strided-$m: $("$OUT/bin/dlc-embed-example" "$OUT/strided-$m.dlcm" --device cuda | tail -1)"
+done
 PYTHONPATH="$ROOT/test/e2e_lib" python3 - "$TMP/ck-plain-1/ckpt-900.safetensors" "$TMP/ck-dp1-1/ckpt-900.safetensors" <<'PY'
 import sys
 import numpy as np

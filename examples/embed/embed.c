@@ -1,9 +1,10 @@
 /*===- embed.c - A C program that embeds the dlc runtime ------------------===*
  *
- * Usage: dlc-embed-example MODULE.dlcm [--threads N]
+ * Usage: dlc-embed-example MODULE.dlcm [--threads N] [--device DEVICE]
  *
  * Loads a compiled module, fills each input with (input index + 1) * (i % 5)
- * for element i, runs it on the CPU, and prints every output. Everything it
+ * for element i, runs it on the CPU (or DEVICE: cuda, cuda-emu), and prints
+ * every output. Everything it
  * needs is in <dlc/runtime.h> and libdlc_runtime; it is C99 on purpose.
  *
  *===----------------------------------------------------------------------===*/
@@ -75,14 +76,17 @@ static int makeTensor(const dlc_tensor_info_t *info, DLTensor *t) {
 int main(int argc, char **argv) {
   const char *path = NULL;
   unsigned threads = 0;
+  const char *device = "cpu";
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
       threads = (unsigned)atoi(argv[++i]);
+    else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+      device = argv[++i];
     else if (!path)
       path = argv[i];
   }
   if (!path) {
-    fprintf(stderr, "usage: dlc-embed-example MODULE.dlcm [--threads N]\n");
+    fprintf(stderr, "usage: dlc-embed-example MODULE.dlcm [--threads N] [--device DEVICE]\n");
     return 2;
   }
   dlc_set_log_callback(logToStderr, NULL);
@@ -96,7 +100,7 @@ int main(int argc, char **argv) {
   dlc_session_options_init(&options);
   options.num_threads = threads;
   dlc_session_t *session = NULL;
-  status = dlc_session_create(module, "cpu", &options, &session);
+  status = dlc_session_create(module, device, &options, &session);
   if (status) {
     dlc_module_release(module);
     return fail(status, "session");
