@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
     if (status) {
       exitCode = fail(status, "run");
     } else {
-      printf("module '%s' ran on cpu\n", dlc_module_name(module));
+      printf("module '%s' ran on %s\n", dlc_module_name(module), device);
       for (size_t k = 0; k < numOutputs; ++k) {
         const dlc_tensor_info_t *info = &outputInfo[k];
         uint64_t n = elementCount(info);
