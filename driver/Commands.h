@@ -91,6 +91,9 @@ struct PlanOptions {
   MeshOptions mesh;
   /// `--device-memory BYTES`: say whether a rank's plan fits.
   std::optional<int64_t> deviceMemory;
+  /// `--device-spec NAME|FILE` (devices/*.json) and `--link NAME`: predict
+  /// the step's time on that device (passes/analysis/CostModel.h).
+  std::string deviceSpec, link;
 };
 
 /// `dlc plan M`: runs the dlc-compile pipeline (the plan verifier included)

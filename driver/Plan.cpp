@@ -14,7 +14,11 @@
 #include "driver/ModelLoader.h"
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
+#include "passes/analysis/CostModel.h"
 #include "passes/partition/Partition.h"
+#include "support/Mesh.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cstdio>
 
@@ -104,6 +108,10 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
   if (plan.train && failed(trainingFunction(module, entryGraph(module), false)))
     return kExitBadInput;
   func::FuncOp func = entryGraph(module);
+  // The unpartitioned program, for the prediction's perfect scaling.
+  OwningOpRef<ModuleOp> single;
+  if (!plan.deviceSpec.empty())
+    single = module.clone();
   if (ExitCode c = partitionForMesh(context, func, plan.mesh, nullptr,
                                     /*localArguments=*/plan.train))
     return c;
@@ -142,6 +150,36 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
      << lines;
   int64_t total = report.weightBytes + report.arenaBytes + report.inputBytes +
                   report.stateBytes;
+  if (!plan.deviceSpec.empty()) {
+    DeviceSpec device;
+    LinkSpec link;
+    std::string error;
+    if (!loadDeviceSpec(plan.deviceSpec, device, error))
+      return fail(context, kExitBadInput, "--device-spec: " + error);
+    std::string linkName = plan.link.empty() ? device.defaultLink : plan.link;
+    if (!loadLinkSpec(linkName, link, error))
+      return fail(context, kExitBadInput, "--link: " + error);
+    if (failed(runCompilePipeline(*single)))
+      return kExitInternalError;
+    ProgramCost one = estimateCost(entryGraph(*single), device, link);
+    ProgramCost rank = estimateCost(func, device, link);
+    Mesh mesh;
+    std::string meshError;
+    Mesh::parse(plan.mesh.mesh, mesh, meshError);
+    auto ms = [](double s) { return llvm::formatv("{0:F3} ms", s * 1e3).str(); };
+    double efficiency = one.stepSeconds / (static_cast<double>(mesh.size()) * rank.stepSeconds);
+    os << "predicted on " << device.name << ", " << link.name << " (roofline, ring alpha-beta):\n"
+       << "  compute " << ms(rank.computeSeconds) << " (" << rank.kernels << " kernels, "
+       << rank.computeBoundKernels << " compute-bound), communication "
+       << ms(rank.communicationSeconds) << ", exposed " << ms(rank.exposedSeconds())
+       << ", step " << ms(rank.stepSeconds) << "\n"
+       << "  one device: step " << ms(one.stepSeconds) << "; efficiency against perfect scaling "
+       << llvm::formatv("{0:P0}", efficiency).str() << " on " << mesh.size() << " devices\n";
+    if (!plan.deviceMemory && device.memoryBytes > 0)
+      os << "fits on one " << device.name << " ("
+         << withCommas(static_cast<int64_t>(device.memoryBytes)) << " bytes): "
+         << (total <= device.memoryBytes ? "yes" : "no") << "\n";
+  }
   if (plan.deviceMemory)
     os << "fits on a device of " << withCommas(*plan.deviceMemory)
        << " bytes: " << (total <= *plan.deviceMemory ? "yes" : "no") << " ("

@@ -125,6 +125,16 @@ static cl::opt<int64_t> deviceMemory(
     "device-memory",
     cl::desc("plan --mesh: say whether a rank's plan fits in this many bytes"),
     cl::value_desc("BYTES"), cl::cat(category));
+static cl::opt<std::string> deviceSpec(
+    "device-spec",
+    cl::desc("plan: predict the time on this device: h100, h200, a100, v100 "
+             "(devices/*.json) or a .json file of the same form"),
+    cl::value_desc("NAME|FILE"), cl::cat(category));
+static cl::opt<std::string> linkSpec(
+    "link",
+    cl::desc("plan --mesh --device-spec: the link between devices: nvlink4, nvlink3, "
+             "nvlink2, pcie5, pcie4, ib-ndr, ib-hdr, loopback (default: the device's)"),
+    cl::value_desc("NAME"), cl::cat(category));
 static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
                                     cl::init(8), cl::cat(category));
 
@@ -357,6 +367,8 @@ int main(int argc, char **argv) {
     plan.mesh = {meshSpec, parallel, 0, zeroStage};
     if (deviceMemory.getNumOccurrences())
       plan.deviceMemory = deviceMemory;
+    plan.deviceSpec = deviceSpec;
+    plan.link = linkSpec;
     return runPlan(common, plan, context, sourceMgr, llvm::outs());
   }
   if (command == "run") {

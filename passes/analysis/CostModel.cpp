@@ -1,0 +1,182 @@
+//===- CostModel.cpp - Predicted time of a planned program on a device ----===//
+
+#include "passes/analysis/CostModel.h"
+
+#include "ir/DlcDialect.h"
+#include "passes/analysis/Liveness.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <vector>
+
+using namespace mlir;
+
+namespace dlc {
+
+namespace {
+
+std::string specPath(const std::string &name) {
+  return std::string(DLC_DEVICE_SPEC_DIR) + "/" + name + ".json";
+}
+
+bool readJson(const std::string &path, llvm::json::Value &out, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read '" + path + "': " + buffer.getError().message();
+    return false;
+  }
+  auto parsed = llvm::json::parse((*buffer)->getBuffer());
+  if (!parsed) {
+    error = path + ": " + llvm::toString(parsed.takeError());
+    return false;
+  }
+  out = std::move(*parsed);
+  return true;
+}
+
+/// The collective a top-level op is (alone or in a fusion of kind
+/// "collective"), or null.
+Operation *collectiveOf(Operation *op) {
+  if (kernelRoleOf(op) == KernelRole::Collective)
+    return op;
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    for (Operation &inner : fusion.getBody().front())
+      if (kernelRoleOf(&inner) == KernelRole::Collective)
+        return &inner;
+  return nullptr;
+}
+
+double collectiveSeconds(Operation *c, const LinkSpec &link) {
+  auto groupAttr = c->getAttrOfType<IntegerAttr>("group_size");
+  double n = groupAttr ? static_cast<double>(groupAttr.getInt()) : 1;
+  if (n <= 1)
+    return 0;
+  double in = c->getNumOperands() ? static_cast<double>(tensorBytes(c->getOperandTypes())) : 0;
+  double out = c->getNumResults() ? static_cast<double>(tensorBytes(c->getResultTypes())) : 0;
+  double steps = 0, bytes = 0;
+  if (isa<AllReduceOp>(c)) {
+    steps = 2 * (n - 1);
+    bytes = 2 * (n - 1) / n * in;
+  } else if (isa<AllGatherOp>(c)) {
+    steps = n - 1;
+    bytes = (n - 1) / n * out;
+  } else if (isa<ReduceScatterOp, AllToAllOp>(c)) {
+    steps = n - 1;
+    bytes = (n - 1) / n * in;
+  } else if (isa<BroadcastOp, SendOp, RecvOp>(c)) {
+    steps = 1;
+    bytes = std::max(in, out);
+  } else {
+    return 0; // shard: a local copy
+  }
+  return steps * link.latency + bytes / link.bandwidth;
+}
+
+} // namespace
+
+bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string &error) {
+  bool isFile = nameOrPath.find('/') != std::string::npos ||
+                llvm::StringRef(nameOrPath).ends_with(".json");
+  std::string path = isFile ? nameOrPath : specPath(nameOrPath);
+  llvm::json::Value value(nullptr);
+  if (!readJson(path, value, error)) {
+    if (!isFile)
+      error = "no device spec '" + nameOrPath + "' (" + error +
+              "): give h100, h200, a100, v100 or a .json file";
+    return false;
+  }
+  const llvm::json::Object *o = value.getAsObject();
+  const llvm::json::Object *peaks = o ? o->getObject("peak_flops") : nullptr;
+  auto number = [&](llvm::StringRef key) { return o->getNumber(key).value_or(0); };
+  if (!o || !peaks || number("memory_bandwidth") <= 0) {
+    error = path + ": a device spec needs peak_flops {precision: FLOP/s} and memory_bandwidth";
+    return false;
+  }
+  out.name = o->getString("name").value_or(nameOrPath).str();
+  for (const auto &[key, v] : *peaks)
+    if (auto n = v.getAsNumber())
+      out.peakFlops[key.str()] = *n;
+  out.memoryBandwidth = number("memory_bandwidth");
+  out.memoryBytes = number("memory_bytes");
+  out.kernelLaunchSeconds = number("kernel_launch_seconds");
+  out.defaultLink = o->getString("default_link").value_or("").str();
+  return true;
+}
+
+bool loadLinkSpec(const std::string &name, LinkSpec &out, std::string &error) {
+  llvm::json::Value value(nullptr);
+  if (!readJson(specPath("links"), value, error))
+    return false;
+  const llvm::json::Object *o = value.getAsObject();
+  const llvm::json::Object *link = o ? o->getObject(name) : nullptr;
+  if (!link) {
+    std::vector<std::string> names;
+    for (const auto &[key, v] : *o)
+      if (v.getAsObject())
+        names.push_back(key.str());
+    std::sort(names.begin(), names.end());
+    error = "no link '" + name + "' (devices/links.json has";
+    for (const std::string &n : names)
+      error += " " + n;
+    error += ")";
+    return false;
+  }
+  out.name = name;
+  out.bandwidth = link->getNumber("bandwidth").value_or(0);
+  out.latency = link->getNumber("latency").value_or(0);
+  return true;
+}
+
+ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const LinkSpec &link,
+                         const std::string &precision) {
+  ProgramCost cost;
+  double peak = device.peakFlops.count(precision) ? device.peakFlops.at(precision)
+                                                  : device.peakFlops.at("f32");
+  // When each value is ready (seconds from the start of the step).
+  llvm::DenseMap<Value, double> ready;
+  double computeClock = 0, commClock = 0;
+  auto readyAt = [&](Operation *op) {
+    double t = 0;
+    for (Value v : op->getOperands())
+      t = std::max(t, ready.lookup(v));
+    return t;
+  };
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (Operation *c = collectiveOf(&op)) {
+      double seconds = collectiveSeconds(c, link);
+      double start = std::max(commClock, readyAt(&op));
+      commClock = start + seconds;
+      cost.communicationSeconds += seconds;
+      ++cost.collectives;
+      for (Value r : op.getResults())
+        ready[r] = commClock;
+      continue;
+    }
+    if (!isKernel(&op))
+      continue;
+    double flops = 0;
+    op.walk([&](CostOpInterface inner) {
+      if (inner.getOperation() != &op || !isa<FusionOp>(op))
+        flops += static_cast<double>(inner.getFlops());
+    });
+    double bytes = static_cast<double>(tensorBytes(op.getOperandTypes()) +
+                                       tensorBytes(op.getResultTypes()));
+    double computeTime = flops / peak, memoryTime = bytes / device.memoryBandwidth;
+    double seconds = std::max(computeTime, memoryTime) + device.kernelLaunchSeconds;
+    cost.computeBoundKernels += computeTime >= memoryTime ? 1 : 0;
+    cost.flops += flops;
+    cost.computeSeconds += seconds;
+    ++cost.kernels;
+    double start = std::max(computeClock, readyAt(&op));
+    computeClock = start + seconds;
+    for (Value r : op.getResults())
+      ready[r] = computeClock;
+  }
+  cost.stepSeconds = std::max(computeClock, commClock);
+  return cost;
+}
+
+} // namespace dlc

@@ -1,0 +1,73 @@
+//===- CostModel.h - Predicted time of a planned program on a device -*- C++ -*-===//
+//
+// What `dlc plan --device-spec` predicts before anything runs (issue 13):
+//
+//  - a kernel by roofline: max(FLOPs / peak FLOP/s, bytes / memory
+//    bandwidth) plus the launch overhead, with FLOPs and bytes from the ops'
+//    CostOpInterface (a fusion: its ops' FLOPs, its operands' and results'
+//    bytes);
+//  - a collective by α-β with NCCL's ring algorithms over its group of n:
+//    all-reduce 2(n-1) steps moving 2(n-1)/n of the tensor, all-gather and
+//    reduce-scatter (n-1) steps moving (n-1)/n of the whole tensor,
+//    all-to-all (n-1)/n, broadcast the tensor;
+//  - the program as the executor runs it: kernels one after another on the
+//    compute stream, collectives in order on the communication stream from
+//    when their operand is computed, a kernel waiting for the collectives
+//    whose results it reads. The difference between the step time and the
+//    compute time is the exposed communication.
+//
+// Device and link specs are data files (devices/*.json in the source tree,
+// or a file a user gives).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_PASSES_ANALYSIS_COSTMODEL_H
+#define DLC_PASSES_ANALYSIS_COSTMODEL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <map>
+#include <string>
+
+namespace dlc {
+
+struct DeviceSpec {
+  std::string name;
+  /// Peak FLOP/s by precision ("f32", "tf32", "bf16", "f16").
+  std::map<std::string, double> peakFlops;
+  double memoryBandwidth = 0; ///< bytes/s
+  double memoryBytes = 0;
+  double kernelLaunchSeconds = 0;
+  std::string defaultLink;
+};
+
+struct LinkSpec {
+  std::string name;
+  double bandwidth = 0; ///< bytes/s per direction
+  double latency = 0;   ///< seconds per ring step
+};
+
+/// `nameOrPath`: a file (it contains '/' or ends in .json), else
+/// `devices/<name>.json` of the source tree. Sets `error` on failure.
+bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string &error);
+/// A link by name from devices/links.json.
+bool loadLinkSpec(const std::string &name, LinkSpec &out, std::string &error);
+
+struct ProgramCost {
+  double computeSeconds = 0;       ///< the kernels, one after another
+  double communicationSeconds = 0; ///< the collectives, one after another
+  double stepSeconds = 0;          ///< both streams as the executor runs them
+  double exposedSeconds() const { return stepSeconds - computeSeconds; }
+  int64_t kernels = 0, collectives = 0;
+  double flops = 0;
+  /// Kernels whose roofline time is their FLOPs (the rest: their bytes).
+  int64_t computeBoundKernels = 0;
+};
+
+/// The predicted cost of a planned (fused) function at `precision`.
+ProgramCost estimateCost(mlir::func::FuncOp func, const DeviceSpec &device,
+                         const LinkSpec &link, const std::string &precision = "f32");
+
+} // namespace dlc
+
+#endif // DLC_PASSES_ANALYSIS_COSTMODEL_H
