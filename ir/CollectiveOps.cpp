@@ -166,3 +166,13 @@ LogicalResult AllToAllOp::verify() {
   return expectScaled(*this, in, cast<RankedTensorType>(getType()),
                       {{*split, -1}, {*concat, +1}}, getGroupSize());
 }
+
+Operation *dlc::collectiveInKernel(Operation *kernel) {
+  if (kernelRoleOf(kernel) == KernelRole::Collective)
+    return kernel;
+  if (auto fusion = dyn_cast<FusionOp>(kernel))
+    for (Operation &inner : fusion.getBody().front())
+      if (kernelRoleOf(&inner) == KernelRole::Collective)
+        return &inner;
+  return nullptr;
+}

@@ -50,6 +50,10 @@ enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 /// The role of any op: a dlc op's answer, Structure for other dialects'
 /// ops (func.return, ...).
 KernelRole kernelRoleOf(mlir::Operation *op);
+/// The collective a top-level op of a planned function is (alone, or alone
+/// in a fusion of kind "collective"), or null: the runtime executes it
+/// between kernels; the cost model times it on the link.
+mlir::Operation *collectiveInKernel(mlir::Operation *kernel);
 
 /// Bytes of a ranked tensor type's elements (an i1 element takes one
 /// byte), and their sum over several types.

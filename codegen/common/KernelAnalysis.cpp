@@ -264,13 +264,3 @@ KernelAnalysis dlc::codegen::analyzeKernel(const KernelView &kernel,
   remapped.splitReason += ", stores remapped through reshape/transpose";
   return remapped;
 }
-
-Operation *dlc::codegen::collectiveIn(Operation *kernel) {
-  if (kernelRoleOf(kernel) == KernelRole::Collective)
-    return kernel;
-  if (auto fusion = dyn_cast<FusionOp>(kernel))
-    for (Operation &inner : fusion.getBody().front())
-      if (kernelRoleOf(&inner) == KernelRole::Collective)
-        return &inner;
-  return nullptr;
-}

@@ -44,10 +44,6 @@ struct KernelView {
 
 KernelView viewKernel(mlir::Operation *topLevelOp);
 
-/// The collective a top-level op is (alone, or alone in a fusion of kind
-/// "collective"), or null: the runtime executes it between the kernels
-/// (codegen/common/ModuleLowering.h), no code is generated for it.
-mlir::Operation *collectiveIn(mlir::Operation *topLevelOp);
 
 /// True for the ops computed as stages (see the file comment).
 bool isStage(mlir::Operation *op);

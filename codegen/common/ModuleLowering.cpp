@@ -222,7 +222,7 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
     if (!offsets || offsets.size() != (int64_t)op.getNumResults())
       return op.emitError("codegen needs the memory plan's dlc.offsets on "
                           "every kernel");
-    if (Operation *inner = collectiveIn(&op)) {
+    if (Operation *inner = collectiveInKernel(&op)) {
       auto lowered = lowerCollective(&op, inner, refs, m.kernels.size());
       if (failed(lowered))
         return failure();

@@ -139,7 +139,7 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
   module.source = target.prelude();
   unsigned index = 0;
   for (Operation &op : func.getBody().front()) {
-    if (!isKernel(&op) || collectiveIn(&op))
+    if (!isKernel(&op) || collectiveInKernel(&op))
       continue;
     auto schedule = op.getAttrOfType<ScheduleAttr>("dlc.schedule");
     if (!schedule)

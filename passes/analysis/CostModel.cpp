@@ -37,18 +37,6 @@ bool readJson(const std::string &path, llvm::json::Value &out, std::string &erro
   return true;
 }
 
-/// The collective a top-level op is (alone or in a fusion of kind
-/// "collective"), or null.
-Operation *collectiveOf(Operation *op) {
-  if (kernelRoleOf(op) == KernelRole::Collective)
-    return op;
-  if (auto fusion = dyn_cast<FusionOp>(op))
-    for (Operation &inner : fusion.getBody().front())
-      if (kernelRoleOf(&inner) == KernelRole::Collective)
-        return &inner;
-  return nullptr;
-}
-
 double collectiveSeconds(Operation *c, const LinkSpec &link) {
   auto groupAttr = c->getAttrOfType<IntegerAttr>("group_size");
   double n = groupAttr ? static_cast<double>(groupAttr.getInt()) : 1;
@@ -145,7 +133,7 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
     return t;
   };
   for (Operation &op : func.getBody().front().without_terminator()) {
-    if (Operation *c = collectiveOf(&op)) {
+    if (Operation *c = collectiveInKernel(&op)) {
       double seconds = collectiveSeconds(c, link);
       double start = std::max(commClock, readyAt(&op));
       commClock = start + seconds;
