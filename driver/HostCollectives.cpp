@@ -14,18 +14,6 @@ using namespace mlir;
 
 namespace dlc {
 
-namespace {
-
-/// Bytes of one element of `t`.
-size_t elementBytes(const HostTensor &t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape())
-    n *= d;
-  return n ? t.byteSize() / static_cast<size_t>(n) : 0;
-}
-
-} // namespace
-
 HostTensor blockOf(const HostTensor &x, int64_t axis, int64_t index, int64_t count) {
   std::vector<int64_t> shape = x.shape();
   int64_t outer = 1, inner = 1;
@@ -33,7 +21,7 @@ HostTensor blockOf(const HostTensor &x, int64_t axis, int64_t index, int64_t cou
     outer *= shape[d];
   for (size_t d = axis + 1; d < shape.size(); ++d)
     inner *= shape[d];
-  size_t e = elementBytes(x);
+  size_t e = elementSize(x.dtype());
   int64_t size = shape[axis] / count;
   shape[axis] = size;
   HostTensor out(x.dtype(), shape);
@@ -51,7 +39,7 @@ HostTensor concatOf(const std::vector<HostTensor> &parts, int64_t axis) {
     outer *= shape[d];
   for (size_t d = axis + 1; d < shape.size(); ++d)
     inner *= shape[d];
-  size_t e = elementBytes(parts[0]);
+  size_t e = elementSize(parts[0].dtype());
   int64_t each = shape[axis];
   shape[axis] = each * static_cast<int64_t>(parts.size());
   HostTensor out(parts[0].dtype(), shape);
@@ -101,7 +89,7 @@ FailureOr<HostTensor> communicateOne(Operation *op, const HostTensor &x,
       error = s.message();
     return s.ok();
   };
-  size_t e = elementBytes(x);
+  size_t e = elementSize(x.dtype());
   uint64_t count = e ? x.byteSize() / e : 0;
   if (auto o = dyn_cast<ShardOp>(op))
     return blockOf(x, norm(o.getAxis()), r, g);
@@ -174,7 +162,7 @@ LogicalResult communicate(ArrayRef<Operation *> ops, const std::vector<HostTenso
   size_t total = 0;
   for (const HostTensor &x : xs)
     total += x.byteSize();
-  size_t e = elementBytes(xs[0]);
+  size_t e = elementSize(xs[0].dtype());
   HostTensor flat(xs[0].dtype(), {static_cast<int64_t>(total / e)});
   size_t at = 0;
   for (const HostTensor &x : xs) {
@@ -207,7 +195,7 @@ LogicalResult allShards(const std::vector<HostTensor> &local, std::vector<HostTe
     all = local;
     return success();
   }
-  size_t bytes = local[0].byteSize(), e = elementBytes(local[0]);
+  size_t bytes = local[0].byteSize(), e = elementSize(local[0].dtype());
   HostTensor send(local[0].dtype(), {static_cast<int64_t>(bytes * local.size() / e)});
   for (size_t s = 0; s < local.size(); ++s)
     std::memcpy(send.mutableData() + s * bytes, local[s].data(), bytes);

@@ -69,28 +69,6 @@ ExitCode planAndReport(const CommonOptions &options, bool defaultDims,
   return kExitSuccess;
 }
 
-/// The bytes one rank sends and receives for `op` on a ring of its group
-/// (NCCL's and MPI's large-message algorithms): an all-reduce moves
-/// 2(g-1)/g of the tensor, an all-gather and a reduce-scatter (g-1)/g of
-/// the whole, an all-to-all (g-1)/g of it, a broadcast the tensor; a shard
-/// moves nothing.
-static int64_t ringBytes(Operation *op) {
-  int64_t g = op->getAttrOfType<IntegerAttr>("group_size").getInt();
-  int64_t in = tensorBytes(op->getOperand(0).getType());
-  int64_t out = tensorBytes(op->getResult(0).getType());
-  if (g <= 1)
-    return 0;
-  if (isa<AllReduceOp>(op))
-    return 2 * (g - 1) * in / g;
-  if (isa<AllGatherOp>(op))
-    return (g - 1) * out / g;
-  if (isa<ReduceScatterOp, AllToAllOp>(op))
-    return (g - 1) * in / g;
-  if (isa<BroadcastOp>(op))
-    return in;
-  return 0;
-}
-
 /// `--mesh`: the partitioned program's plan (every rank runs the same one)
 /// and its collectives.
 static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan,
@@ -112,7 +90,8 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
   OwningOpRef<ModuleOp> single;
   if (!plan.deviceSpec.empty())
     single = module.clone();
-  if (ExitCode c = partitionForMesh(context, func, plan.mesh, nullptr,
+  Mesh mesh;
+  if (ExitCode c = partitionForMesh(context, func, plan.mesh, &mesh,
                                     /*localArguments=*/plan.train))
     return c;
   int64_t kernelsBefore = countKernels(func);
@@ -133,7 +112,7 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
     std::string names;
     for (Attribute a : axes)
       names += (names.empty() ? "" : ",") + cast<StringAttr>(a).str();
-    int64_t bytes = ringBytes(op);
+    int64_t bytes = ringCost(op).bytes;
     ++count;
     traffic += bytes;
     lines += "  " + op->getName().stripDialect().str() + " over " + names + " (" +
@@ -163,9 +142,6 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
       return kExitInternalError;
     ProgramCost one = estimateCost(entryGraph(*single), device, link);
     ProgramCost rank = estimateCost(func, device, link);
-    Mesh mesh;
-    std::string meshError;
-    Mesh::parse(plan.mesh.mesh, mesh, meshError);
     auto ms = [](double s) { return llvm::formatv("{0:F3} ms", s * 1e3).str(); };
     double efficiency = one.stepSeconds / (static_cast<double>(mesh.size()) * rank.stepSeconds);
     os << "predicted on " << device.name << ", " << link.name << " (roofline, ring alpha-beta):\n"

@@ -38,32 +38,29 @@ bool readJson(const std::string &path, llvm::json::Value &out, std::string &erro
 }
 
 double collectiveSeconds(Operation *c, const LinkSpec &link) {
-  auto groupAttr = c->getAttrOfType<IntegerAttr>("group_size");
-  double n = groupAttr ? static_cast<double>(groupAttr.getInt()) : 1;
-  if (n <= 1)
-    return 0;
-  double in = c->getNumOperands() ? static_cast<double>(tensorBytes(c->getOperandTypes())) : 0;
-  double out = c->getNumResults() ? static_cast<double>(tensorBytes(c->getResultTypes())) : 0;
-  double steps = 0, bytes = 0;
-  if (isa<AllReduceOp>(c)) {
-    steps = 2 * (n - 1);
-    bytes = 2 * (n - 1) / n * in;
-  } else if (isa<AllGatherOp>(c)) {
-    steps = n - 1;
-    bytes = (n - 1) / n * out;
-  } else if (isa<ReduceScatterOp, AllToAllOp>(c)) {
-    steps = n - 1;
-    bytes = (n - 1) / n * in;
-  } else if (isa<BroadcastOp, SendOp, RecvOp>(c)) {
-    steps = 1;
-    bytes = std::max(in, out);
-  } else {
-    return 0; // shard: a local copy
-  }
-  return steps * link.latency + bytes / link.bandwidth;
+  RingCost ring = ringCost(c);
+  return static_cast<double>(ring.steps) * link.latency +
+         static_cast<double>(ring.bytes) / link.bandwidth;
 }
 
 } // namespace
+
+RingCost ringCost(Operation *c) {
+  auto groupAttr = c->getAttrOfType<IntegerAttr>("group_size");
+  int64_t g = groupAttr ? groupAttr.getInt() : 1;
+  if (g <= 1)
+    return {};
+  int64_t in = tensorBytes(c->getOperandTypes()), out = tensorBytes(c->getResultTypes());
+  if (isa<AllReduceOp>(c))
+    return {2 * (g - 1), 2 * (g - 1) * in / g};
+  if (isa<AllGatherOp>(c))
+    return {g - 1, (g - 1) * out / g};
+  if (isa<ReduceScatterOp, AllToAllOp>(c))
+    return {g - 1, (g - 1) * in / g};
+  if (isa<BroadcastOp, SendOp, RecvOp>(c))
+    return {1, std::max(in, out)};
+  return {}; // shard: a local copy
+}
 
 bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string &error) {
   bool isFile = nameOrPath.find('/') != std::string::npos ||

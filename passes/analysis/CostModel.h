@@ -47,6 +47,17 @@ struct LinkSpec {
   double latency = 0;   ///< seconds per ring step
 };
 
+/// One rank's part of `collective` on a ring of its group (NCCL's and
+/// MPI's large-message algorithms): the steps, each one link latency, and
+/// the bytes it sends. An all-reduce takes 2(g-1) steps moving 2(g-1)/g
+/// of the tensor; an all-gather and a reduce-scatter g-1 moving (g-1)/g of
+/// the whole; an all-to-all (g-1)/g of it; a broadcast, send or recv the
+/// tensor in one; a shard nothing.
+struct RingCost {
+  int64_t steps = 0, bytes = 0;
+};
+RingCost ringCost(mlir::Operation *collective);
+
 /// `nameOrPath`: a file (it contains '/' or ends in .json), else
 /// `devices/<name>.json` of the source tree. Sets `error` on failure.
 bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string &error);

@@ -93,17 +93,7 @@ Communicator::Communicator() {
 }
 
 bool Communicator::reducible(DType dtype) const {
-  switch (dtype) {
-  case DType::F32:
-  case DType::F64:
-  case DType::I32:
-  case DType::I64:
-  case DType::I8:
-  case DType::U8:
-    return true;
-  default:
-    return false;
-  }
+  return withReducibleType(dtype, [](auto) {});
 }
 
 Status Communicator::issue(Collective call) {
@@ -275,32 +265,11 @@ Status Communicator::checkSchedule(uint64_t hash, const std::string &name) {
 void Communicator::abort(int exitCode) { std::_Exit(exitCode); }
 
 void divideInPlace(void *data, uint64_t count, DType dtype, int divisor) {
-  auto divide = [&](auto *p) {
+  withReducibleType(dtype, [&](auto zero) {
+    auto *p = static_cast<decltype(zero) *>(data);
     for (uint64_t i = 0; i < count; ++i)
-      p[i] = static_cast<std::remove_reference_t<decltype(p[i])>>(p[i] / divisor);
-  };
-  switch (dtype) {
-  case DType::F32:
-    divide(static_cast<float *>(data));
-    break;
-  case DType::F64:
-    divide(static_cast<double *>(data));
-    break;
-  case DType::I32:
-    divide(static_cast<int32_t *>(data));
-    break;
-  case DType::I64:
-    divide(static_cast<int64_t *>(data));
-    break;
-  case DType::I8:
-    divide(static_cast<int8_t *>(data));
-    break;
-  case DType::U8:
-    divide(static_cast<uint8_t *>(data));
-    break;
-  default:
-    break;
-  }
+      p[i] = static_cast<decltype(zero)>(p[i] / divisor);
+  });
 }
 
 } // namespace dlc::rt::comm

@@ -148,6 +148,20 @@ private:
   std::string broken_;
 };
 
+/// Calls `fn(T())` with the C++ element type of `dtype` when it is one the
+/// host backends reduce (f32, f64, i32, i64, i8, u8); false otherwise.
+template <typename F> bool withReducibleType(DType dtype, F &&fn) {
+  switch (dtype) {
+  case DType::F32: fn(float()); return true;
+  case DType::F64: fn(double()); return true;
+  case DType::I32: fn(int32_t()); return true;
+  case DType::I64: fn(int64_t()); return true;
+  case DType::I8: fn(int8_t()); return true;
+  case DType::U8: fn(uint8_t()); return true;
+  default: return false;
+  }
+}
+
 /// Divides each of `count` elements by `divisor` in place (the kAvg step
 /// after a sum, for backends without an average op).
 void divideInPlace(void *data, uint64_t count, DType dtype, int divisor);

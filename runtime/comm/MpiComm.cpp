@@ -2,6 +2,8 @@
 
 #include "runtime/comm/MpiComm.h"
 
+#include "runtime/base/Symbols.h"
+
 #include <dlfcn.h>
 
 #include <climits>
@@ -91,18 +93,8 @@ struct LoadedMpi {
 };
 
 Status resolve(void *library, const char *name, MpiLibrary *m) {
-  auto bind = [&](auto &slot, const char *symbol) -> bool {
-    void *p = dlsym(library, symbol);
-    if (!p)
-      return false;
-    static_assert(sizeof(slot) == sizeof(p), "function and data pointers differ");
-    std::memcpy(&slot, &p, sizeof p);
-    return true;
-  };
-  auto handle = [&](void *&slot, const char *symbol) -> bool {
-    slot = dlsym(library, symbol);
-    return slot != nullptr;
-  };
+  auto bind = [&](auto &slot, const char *symbol) { return bindSymbol(library, symbol, slot); };
+  auto &handle = bind; // MPI's predefined handles are data symbols
 #define DLC_BIND(field, symbol)                                                                \
   if (!bind(m->field, symbol))                                                                 \
     return unavailable("no usable MPI: ", name, " has no '", symbol,                           \

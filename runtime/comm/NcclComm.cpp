@@ -2,6 +2,7 @@
 
 #include "runtime/comm/NcclComm.h"
 
+#include "runtime/base/Symbols.h"
 #include "runtime/hal/cuda/CudaDriver.h"
 
 #include <dlfcn.h>
@@ -88,14 +89,7 @@ LoadedNccl *load() {
                                  " (install NCCL 2, or set DLC_NCCL_LIBRARY)");
     return loaded;
   }
-  auto bind = [&](auto &slot, const char *symbol) -> bool {
-    void *p = dlsym(library, symbol);
-    if (!p)
-      return false;
-    static_assert(sizeof(slot) == sizeof(p), "function and data pointers differ");
-    std::memcpy(&slot, &p, sizeof p);
-    return true;
-  };
+  auto bind = [&](auto &slot, const char *symbol) { return bindSymbol(library, symbol, slot); };
 #define DLC_BIND(field, symbol)                                                                \
   if (!bind(n.field, symbol)) {                                                                \
     loaded->status = unavailable("no usable NCCL: ", name, " has no '", symbol,                \
@@ -138,10 +132,8 @@ Status bindStreamQuery(NcclLibrary *n) {
   const char *override = std::getenv("DLC_CUDA_DRIVER_LIBRARY");
   const char *name = override && *override ? override : "libcuda.so.1";
   void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  void *p = library ? dlsym(library, "cuStreamQuery") : nullptr;
-  if (!p)
+  if (!library || !bindSymbol(library, "cuStreamQuery", n->cuStreamQuery))
     return unavailable("no usable CUDA driver: ", name, " has no 'cuStreamQuery'");
-  std::memcpy(&n->cuStreamQuery, &p, sizeof p);
   return okStatus();
 }
 

@@ -52,15 +52,10 @@ template <typename T> void combine(T *dst, const T *src, uint64_t n, ReduceOp op
 
 /// dst = dst (op) src, element-wise, in the dtype (kAvg sums; divided later).
 void combine(void *dst, const void *src, uint64_t n, DType dtype, ReduceOp op) {
-  switch (dtype) {
-  case DType::F32: return combine(static_cast<float *>(dst), static_cast<const float *>(src), n, op);
-  case DType::F64: return combine(static_cast<double *>(dst), static_cast<const double *>(src), n, op);
-  case DType::I32: return combine(static_cast<int32_t *>(dst), static_cast<const int32_t *>(src), n, op);
-  case DType::I64: return combine(static_cast<int64_t *>(dst), static_cast<const int64_t *>(src), n, op);
-  case DType::I8: return combine(static_cast<int8_t *>(dst), static_cast<const int8_t *>(src), n, op);
-  case DType::U8: return combine(static_cast<uint8_t *>(dst), static_cast<const uint8_t *>(src), n, op);
-  default: return;
-  }
+  withReducibleType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    combine(static_cast<T *>(dst), static_cast<const T *>(src), n, op);
+  });
 }
 
 } // namespace

@@ -2,6 +2,8 @@
 
 #include "runtime/hal/cuda/CudaDriver.h"
 
+#include "runtime/base/Symbols.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -22,14 +24,7 @@ struct LoadedDriver {
 /// Resolves every entry point; the first missing one fails the load (a
 /// driver older than the runtime needs).
 Status resolve(void *library, CudaDriver *d) {
-  auto bind = [&](auto &slot, const char *symbol) -> bool {
-    void *p = dlsym(library, symbol);
-    if (!p)
-      return false;
-    static_assert(sizeof(slot) == sizeof(p), "function and data pointers differ");
-    std::memcpy(&slot, &p, sizeof p);
-    return true;
-  };
+  auto bind = [&](auto &slot, const char *symbol) { return bindSymbol(library, symbol, slot); };
 #define DLC_BIND(field, symbol)                                                                \
   if (!bind(d->field, symbol))                                                                 \
     return unavailable("no usable CUDA driver: libcuda.so.1 has no '", symbol,                 \

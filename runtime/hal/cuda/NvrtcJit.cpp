@@ -3,6 +3,7 @@
 #include "runtime/hal/cuda/NvrtcJit.h"
 
 #include "runtime/base/Log.h"
+#include "runtime/base/Symbols.h"
 
 #include <dlfcn.h>
 
@@ -61,11 +62,7 @@ Nvrtc *load() {
     n->status = unavailable("no NVRTC: ", firstError);
     return n;
   }
-  auto bind = [&](auto &slot, const char *symbol) {
-    void *p = dlsym(library, symbol);
-    std::memcpy(&slot, &p, sizeof p);
-    return p != nullptr;
-  };
+  auto bind = [&](auto &slot, const char *symbol) { return bindSymbol(library, symbol, slot); };
   bool ok = bind(n->nvrtcGetErrorString, "nvrtcGetErrorString") &&
             bind(n->nvrtcVersion, "nvrtcVersion") &&
             bind(n->nvrtcCreateProgram, "nvrtcCreateProgram") &&
