@@ -50,6 +50,11 @@ struct MeshOptions {
   /// `--zero 1`: a train step's optimizer moments split over the `data`
   /// ranks (ZeRO stage 1; PartitionOptions::shardOptimizerState).
   int64_t zero = 0;
+  /// `--microbatches M` with a `pipe` axis: each (per data replica) batch
+  /// runs as M micro-batches through the stages, gradients accumulated.
+  int64_t microbatches = 1;
+  /// `--schedule 1f1b|gpipe`: the order of a pipeline's micro-batches.
+  std::string schedule = "1f1b";
 };
 
 struct CompileOptions {

@@ -214,6 +214,16 @@ static cl::opt<int64_t> zeroStage(
              "data ranks (ZeRO stage 1: gradients reduce-scattered, each rank "
              "updates its block, parameters all-gathered)"),
     cl::value_desc("0|1"), cl::init(0), cl::cat(trainCategory));
+static cl::opt<int64_t> microbatches(
+    "microbatches",
+    cl::desc("with a 'pipe' mesh axis: micro-batches per batch (gradients "
+             "accumulated over them)"),
+    cl::init(1), cl::cat(category));
+static cl::opt<std::string> pipelineSchedule(
+    "schedule",
+    cl::desc("with a 'pipe' mesh axis: 1f1b (one forward, one backward; "
+             "default) or gpipe (all forwards, then all backwards)"),
+    cl::init("1f1b"), cl::cat(category));
 static cl::opt<double> bucketMb(
     "bucket-mb",
     cl::desc("train --parallel data: all-reduce gradients in buckets of about "
@@ -354,7 +364,7 @@ int main(int argc, char **argv) {
   if (command == "compile") {
     CompileOptions compile{emit, outputPath, llvm::AreStatisticsEnabled(),
                            target, trainStep, paramsFile, std::nullopt,
-                           {meshSpec, parallel, 0, zeroStage}};
+                           {meshSpec, parallel, 0, zeroStage, microbatches, pipelineSchedule}};
     if (memoryBudget.getNumOccurrences())
       compile.memoryBudget = memoryBudget;
     return runCompile(common, compile, context, sourceMgr);
@@ -364,7 +374,7 @@ int main(int argc, char **argv) {
     plan.train = trainStep;
     if (memoryBudget.getNumOccurrences())
       plan.memoryBudget = memoryBudget;
-    plan.mesh = {meshSpec, parallel, 0, zeroStage};
+    plan.mesh = {meshSpec, parallel, 0, zeroStage, microbatches, pipelineSchedule};
     if (deviceMemory.getNumOccurrences())
       plan.deviceMemory = deviceMemory;
     plan.deviceSpec = deviceSpec;
@@ -389,7 +399,7 @@ int main(int argc, char **argv) {
     run.params = paramsFile;
     run.showValues = showValues;
     run.stage = stage;
-    run.mesh = {meshSpec, parallel, collectiveTimeout, zeroStage};
+    run.mesh = {meshSpec, parallel, collectiveTimeout, zeroStage, microbatches, pipelineSchedule};
     return runRun(common, run, context, sourceMgr, llvm::outs());
   }
   if (command == "train") {
@@ -418,7 +428,7 @@ int main(int argc, char **argv) {
     train.dropLast = dropLast;
     train.exportPath = exportPath;
     train.compileOnly = compileOnly;
-    train.mesh = {meshSpec, parallel, collectiveTimeout, zeroStage};
+    train.mesh = {meshSpec, parallel, collectiveTimeout, zeroStage, microbatches, pipelineSchedule};
     train.bucketMb = bucketMb;
     train.deterministicShards = deterministicShards;
     if (memoryBudget.getNumOccurrences())
