@@ -99,6 +99,12 @@ struct PlanOptions {
   /// `--device-spec NAME|FILE` (devices/*.json) and `--link NAME`: predict
   /// the step's time on that device (passes/analysis/CostModel.h).
   std::string deviceSpec, link;
+  /// `--parallel auto --devices N`: search the meshes of N devices
+  /// (driver/AutoPlan.h) instead of planning one.
+  int64_t devices = 0;
+  /// `--batch-size B`: the global batch (binds the model's batch
+  /// dimension, as `dlc train` does); unset: `--dim`, else 1.
+  std::optional<int64_t> batchSize;
 };
 
 /// `dlc plan M`: runs the dlc-compile pipeline (the plan verifier included)

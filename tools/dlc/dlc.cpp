@@ -135,6 +135,11 @@ static cl::opt<std::string> linkSpec(
     cl::desc("plan --mesh --device-spec: the link between devices: nvlink4, nvlink3, "
              "nvlink2, pcie5, pcie4, ib-ndr, ib-hdr, loopback (default: the device's)"),
     cl::value_desc("NAME"), cl::cat(category));
+static cl::opt<int64_t> devices(
+    "devices",
+    cl::desc("plan --parallel auto: the number of devices to plan for (every "
+             "data x model x pipe mesh of that many is predicted)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<unsigned> showValues("show", cl::desc("run: values printed per output"),
                                     cl::init(8), cl::cat(category));
 
@@ -307,6 +312,8 @@ int main(int argc, char **argv) {
           "  dlc compile M.dlg --emit=mlir-partitioned --mesh data=2 --parallel data\n"
           "  dlc run M.dlg --device reference --mesh model=2 --parallel tensor\n"
           "  dlc plan M.dlg --mesh data=2,model=2 --parallel data,tensor [--device-memory B]\n"
+          "  dlc plan M.dlg --train --parallel auto --devices 8 --device-spec v100 "
+          "[--batch-size B]\n"
           "  dlc compile M.dlg --stats            compile; print the memory "
           "plan's figures\n"
           "  dlc plan M.dlg [--dim N=64]          kernels, arena, lower "
@@ -379,6 +386,9 @@ int main(int argc, char **argv) {
       plan.deviceMemory = deviceMemory;
     plan.deviceSpec = deviceSpec;
     plan.link = linkSpec;
+    plan.devices = devices;
+    if (batchSize.getNumOccurrences())
+      plan.batchSize = batchSize;
     return runPlan(common, plan, context, sourceMgr, llvm::outs());
   }
   if (command == "run") {
