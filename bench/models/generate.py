@@ -3,13 +3,16 @@
 
     python3 bench/models/generate.py [OUTDIR]    (default: this folder)
 
-resnet50.dlg    ResNet-50 v1.5 inference, batch N: conv2d with bias (batch norm
-                folded in), relu, max and average pooling, residual adds.
+resnet50.dlg    ResNet-50 v1.5, batch N: conv2d with bias (batch norm folded
+                in), relu, max and average pooling, residual adds; a train
+                block (cross-entropy, momentum SGD).
 bert_base.dlg   BERT-base encoder: embeddings, 12 post-LN layers of 12 heads of
                 64, FFN 3072, sequence 128 (no attention mask), batch B.
 gpt2_small.dlg  GPT-2 small: embeddings, 12 pre-LN causal blocks as
                 examples/gpt2_block.dlg, final norm and the tied LM head,
-                sequence 1024, batch B.
+                sequence 1024, batch B; a train block (cross-entropy, Adam).
+gpt2_2b.dlg     the same at 40 blocks of width 2048 (2.1e9 parameters): a
+                model whose Adam training fits no single 16 GB V100.
 
 The output is committed; rerun this after changing it. Parameters are drawn
 from seeded initialisers, so the files stay small.
@@ -88,42 +91,46 @@ def resnet50():
         "ResNet-50 v1.5 for inference on 224x224 images (NCHW), batch N.",
         "Batch norm is folded into each convolution's bias.",
     ]) + ["graph resnet50(x: f32[N, 3, 224, 224]) -> (logits: f32[N, 1000]) {"] + \
-        w.lines + ["}"]
+        w.lines + ["}", "", "# Training (dlc plan --train): cross-entropy, momentum SGD.",
+                   "train resnet50(label: i32[N]) {",
+                   "  loss      = cross_entropy(logits, label)",
+                   "  optimizer = sgd(lr=0.1, momentum=0.9)", "}"]
 
 
 # --- Transformers ------------------------------------------------------------
 
-def attention_heads(w, p, h, batch, seq, causal):
+def attention_heads(w, p, h, batch, seq, causal, width=768, heads=12):
     """q, k, v projections of h, scaled scores, softmax, merged heads."""
+    head = width // heads
     for n in "qkv":
-        wt = w.param(f"{p}_w_{n}", [768, 768])
-        b = w.param(f"{p}_b_{n}", [768], "zeros")
-        w.line(f"{p}_{n} = transpose(reshape({h} @ {wt} + {b}, shape=[{batch}, {seq}, 12, 64]), "
+        wt = w.param(f"{p}_w_{n}", [width, width])
+        b = w.param(f"{p}_b_{n}", [width], "zeros")
+        w.line(f"{p}_{n} = transpose(reshape({h} @ {wt} + {b}, shape=[{batch}, {seq}, {heads}, {head}]), "
                "perm=[0, 2, 1, 3])")
-    w.line(f"{p}_s = matmul({p}_q, {p}_k, transpose_b=true) * 0.125")
+    w.line(f"{p}_s = matmul({p}_q, {p}_k, transpose_b=true) * {head ** -0.5:g}")
     scores = f"{p}_s"
     if causal:
         w.line(f"{p}_m = select(mask, {p}_s, -1e9)")
         scores = f"{p}_m"
     w.line(f"{p}_p = softmax({scores}, axis=-1)")
     w.line(f"{p}_a = reshape(transpose({p}_p @ {p}_v, perm=[0, 2, 1, 3]), "
-           f"shape=[{batch}, {seq}, 768])")
-    wo = w.param(f"{p}_w_o", [768, 768])
-    bo = w.param(f"{p}_b_o", [768], "zeros")
+           f"shape=[{batch}, {seq}, {width}])")
+    wo = w.param(f"{p}_w_o", [width, width])
+    bo = w.param(f"{p}_b_o", [width], "zeros")
     return f"({p}_a @ {wo} + {bo})"
 
 
-def mlp(w, p, h):
-    wfc = w.param(f"{p}_w_fc", [768, 3072])
-    bfc = w.param(f"{p}_b_fc", [3072], "zeros")
-    wpr = w.param(f"{p}_w_proj", [3072, 768])
-    bpr = w.param(f"{p}_b_proj", [768], "zeros")
+def mlp(w, p, h, width=768):
+    wfc = w.param(f"{p}_w_fc", [width, 4 * width])
+    bfc = w.param(f"{p}_b_fc", [4 * width], "zeros")
+    wpr = w.param(f"{p}_w_proj", [4 * width, width])
+    bpr = w.param(f"{p}_b_proj", [width], "zeros")
     return f"(gelu({h} @ {wfc} + {bfc}, approximate=\"tanh\") @ {wpr} + {bpr})"
 
 
-def norm(w, name, x, eps):
-    g = w.param(f"{name}_g", [768], "ones")
-    b = w.param(f"{name}_b", [768], "zeros")
+def norm(w, name, x, eps, width=768):
+    g = w.param(f"{name}_g", [width], "ones")
+    b = w.param(f"{name}_b", [width], "zeros")
     return f"layer_norm({x}, {g}, {b}, axis=-1, epsilon={eps})"
 
 
@@ -151,42 +158,64 @@ def bert_base():
         w.lines + ["}"]
 
 
-def gpt2_small():
-    seq = 1024
+def gpt(name, title, layers=12, width=768, heads=12, seq=1024, vocab=50257):
+    """A GPT-2-style decoder: embeddings, `layers` pre-LN causal blocks as
+    examples/gpt2_block.dlg, final norm and the tied LM head, with a train
+    block (next-token cross-entropy, Adam) so `dlc plan --train` and
+    `--parallel auto` can plan its training."""
     w = Writer()
-    w.line("# Embeddings and the causal mask the 12 blocks share.")
-    wte = w.param("wte", [50257, 768])
-    wpe = w.param("wpe", [seq, 768])
+    w.line(f"# Embeddings and the causal mask the {layers} blocks share.")
+    wte = w.param("wte", [vocab, width])
+    wpe = w.param("wpe", [seq, width])
     w.line(f"e = embedding({wte}, ids) + {wpe}")
     w.line(f"row = iota(shape=[{seq}, {seq}], axis=0, dtype=i32)")
     w.line(f"col = iota(shape=[{seq}, {seq}], axis=1, dtype=i32)")
     w.line("mask = ge(row, col)")
     x = "e"
-    for block in range(12):
+    for block in range(layers):
         p = f"h{block}"
         w.line()
         w.line(f"# Block {block}: x + attn(ln_1(x)), then + mlp(ln_2(.)).")
-        w.line(f"{p}_n1 = {norm(w, p + '_ln_1', x, '1e-5')}")
-        attn = attention_heads(w, p, f"{p}_n1", "B", seq, causal=True)
+        w.line(f"{p}_n1 = {norm(w, p + '_ln_1', x, '1e-5', width)}")
+        attn = attention_heads(w, p, f"{p}_n1", "B", seq, True, width, heads)
         w.line(f"{p}_r = {x} + {attn}")
-        w.line(f"{p}_n2 = {norm(w, p + '_ln_2', f'{p}_r', '1e-5')}")
-        w.line(f"{p} = {p}_r + {mlp(w, p, f'{p}_n2')}")
+        w.line(f"{p}_n2 = {norm(w, p + '_ln_2', f'{p}_r', '1e-5', width)}")
+        w.line(f"{p} = {p}_r + {mlp(w, p, f'{p}_n2', width)}")
         x = p
     w.line()
     w.line("# Final norm and the language-model head, tied to the word embeddings.")
-    w.line(f"hf = {norm(w, 'ln_f', x, '1e-5')}")
+    w.line(f"hf = {norm(w, 'ln_f', x, '1e-5', width)}")
     w.line(f"logits = matmul(hf, {wte}, transpose_b=true)")
-    return header([
+    return header(title) + \
+        [f"graph {name}(ids: i32[B, {seq}]) -> (logits: f32[B, {seq}, {vocab}]) {{"] + \
+        w.lines + ["}", "", f"train {name}(targets: i32[B, {seq}]) {{",
+                   "  loss      = cross_entropy(logits, targets)",
+                   "  optimizer = adam(lr=0.0003)", "}"]
+
+
+def gpt2_small():
+    return gpt("gpt2_small", [
         "GPT-2 small: 12 pre-LN causal blocks of 12 heads of 64, width 768,",
-        f"sequence {seq}, batch B, with the tied LM head.",
-    ]) + [f"graph gpt2_small(ids: i32[B, {seq}]) -> (logits: f32[B, {seq}, 50257]) {{"] + \
-        w.lines + ["}"]
+        "sequence 1024, batch B, with the tied LM head; trained on next-token",
+        "cross-entropy with Adam (dlc plan --train).",
+    ])
+
+
+def gpt2_2b():
+    # 40 x 12 x 2048^2 + the embeddings: 2.1e9 parameters, 34 GB of f32
+    # parameters, gradients and Adam moments: more than one 16 GB V100 holds.
+    return gpt("gpt2_2b", [
+        "A 2.1-billion-parameter GPT-2-style model (the shape of GPT-2 XL's",
+        "width class): 40 pre-LN causal blocks of 16 heads of 128, width 2048,",
+        "sequence 1024, batch B; Adam training needs about 34 GB of state, more",
+        "than one 16 GB V100 holds (dlc plan --parallel auto).",
+    ], layers=40, width=2048, heads=16)
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     for name, lines in [("resnet50", resnet50()), ("bert_base", bert_base()),
-                        ("gpt2_small", gpt2_small())]:
+                        ("gpt2_small", gpt2_small()), ("gpt2_2b", gpt2_2b())]:
         with open(os.path.join(out, name + ".dlg"), "w") as f:
             f.write("\n".join(lines) + "\n")
 
