@@ -12,12 +12,14 @@
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/ModuleRunner.h"
+#include "driver/PipelineStep.h"
 #include "driver/SpmdRunner.h"
 #include "driver/PlanReport.h"
 #include "driver/TensorFiles.h"
 #include "driver/TensorReport.h"
 #include "oracle/Interpreter.h"
 #include "oracle/Spmd.h"
+#include "passes/partition/Partition.h"
 #include "passes/Passes.h"
 #include "ir/ParamSpec.h"
 #include "support/Init.h"
@@ -224,6 +226,14 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                       "the partitioned program's output " + std::to_string(i) +
                           " differs between rank 0 and rank " + std::to_string(r));
     results = std::move((*outputs)[0]);
+  } else if (!run.mesh.mesh.empty() && parseParallelPreset(run.mesh.parallel) &&
+             parseParallelPreset(run.mesh.parallel)->pipeline) {
+    // This process is one stage of the graph cut into stages.
+    int rank = 0;
+    if (ExitCode code = runPipelineOnRanks(context, func, run.mesh, inputs, results, rank))
+      return code;
+    if (rank != 0)
+      return kExitSuccess;
   } else if (!run.mesh.mesh.empty()) {
     // This process is one rank (mpirun -np N): its part of the partitioned
     // program on the CPU, collectives through runtime/comm; rank 0 reports.

@@ -13,6 +13,8 @@
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/PartitionedStep.h"
+#include "driver/PipelineStep.h"
+#include "passes/partition/Partition.h"
 #include "driver/data/Idx.h"
 #include "driver/train/FakeStep.h"
 #include "driver/train/TrainLoop.h"
@@ -175,8 +177,12 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
     if (train.device != "cpu" || !train.exportPath.empty())
       return fail(context, kExitBadInput,
                   "--mesh trains on CPU ranks (mpirun) for now, without --export");
-    if (ExitCode code = buildPartitionedTraining(options, train, context, sourceMgr,
-                                                 step, rank, worldSize))
+    std::optional<ParallelPreset> preset = parseParallelPreset(train.mesh.parallel);
+    if (ExitCode code = preset && preset->pipeline
+                            ? buildPipelineTraining(options, train, context, sourceMgr, step,
+                                                    rank, worldSize)
+                            : buildPartitionedTraining(options, train, context, sourceMgr,
+                                                       step, rank, worldSize))
       return code;
   } else if (ExitCode code =
                  train.fakeStep.empty()

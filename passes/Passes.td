@@ -10,6 +10,24 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DlcPipelineStages : Pass<"dlc-pipeline-stages", "mlir::func::FuncOp"> {
+  let summary = "Gives every op its pipeline stage (`dlc.stage`).";
+  let description = [{
+    On a loss graph (a function with `dlc.optimizer`, before
+    `dlc-differentiate`): cuts its ops that read a value into `stages`
+    contiguous runs of program order, balanced by their predicted time, or
+    where the model's `@stage` lines put them (passes/partition/Pipeline.h).
+    `dlc-differentiate` then gives each op of a vector-Jacobian product its
+    forward op's stage. On a train step (after it): every op without a
+    stage gets the latest stage among the ops it reads, or -1 (replicated:
+    computed by every stage that needs it) when it reads none. Other
+    functions are left alone.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "2", "The number of pipeline stages.">,
+  ];
+}
+
 def DlcDifferentiate : Pass<"dlc-differentiate", "mlir::func::FuncOp"> {
   let summary = "Turns a loss graph into its train step: forward, backward, update.";
   let description = [{

@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 #include "passes/autodiff/Optimizers.h"
 #include "passes/autodiff/TrainingGraphs.h"
+#include "passes/partition/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -85,6 +86,7 @@ reverseSweep(VjpBuilder &b, Block &body, Value loss) {
     if (!rule)
       return op->emitOpError("has no derivative rule (not a dlc op)");
     b.setLocation(op->getLoc());
+    Operation *last = body.getTerminator()->getPrevNode();
     SmallVector<Value> operandGrads;
     if (failed(rule.buildVjp(b, resultGrads, operandGrads)) || b.failed())
       return failure();
@@ -95,6 +97,12 @@ reverseSweep(VjpBuilder &b, Block &body, Value loss) {
       if (!inserted)
         it->second = b.add(it->second, g);
     }
+    // A pipeline stage (dlc-pipeline-stages) runs its ops' backward too.
+    if (Attribute stage = op->getAttr(kStageAttr))
+      for (Operation *added = last->getNextNode(); added != body.getTerminator();
+           added = added->getNextNode())
+        if (!added->hasAttr(kStageAttr))
+          added->setAttr(kStageAttr, stage);
   }
   return grads;
 }

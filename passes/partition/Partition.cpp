@@ -517,6 +517,8 @@ std::optional<ParallelPreset> parseParallelPreset(const std::string &name) {
       preset.data = true;
     else if (word == "tensor")
       preset.tensor = true;
+    else if (word == "pipeline")
+      preset.pipeline = true;
     else if (word != "none")
       return std::nullopt;
     start = end + 1;

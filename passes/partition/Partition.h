@@ -36,6 +36,9 @@ struct ParallelPreset {
   /// (column-parallel); the next one, reading those columns, splits its
   /// rows (row-parallel) and its partial sums meet in one all_reduce.
   bool tensor = false;
+  /// The mesh axis `pipe` cuts the graph into stages (passes/partition/
+  /// Pipeline.h) instead of partitioning it; the driver runs them.
+  bool pipeline = false;
 };
 
 struct PartitionOptions {
@@ -68,7 +71,8 @@ mlir::LogicalResult partitionFunction(mlir::func::FuncOp func,
 /// fail at start-up, naming both hashes, instead of hanging.
 uint64_t collectiveScheduleHash(mlir::func::FuncOp func);
 
-/// "data", "tensor", "data,tensor" or "none"; nullopt for another word.
+/// "data", "tensor", "pipeline", combined with commas, or "none"; nullopt
+/// for another word.
 std::optional<ParallelPreset> parseParallelPreset(const std::string &name);
 
 } // namespace dlc

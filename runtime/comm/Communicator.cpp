@@ -96,7 +96,7 @@ bool Communicator::reducible(DType dtype) const {
   return withReducibleType(dtype, [](auto) {});
 }
 
-Status Communicator::issue(Collective call) {
+Status Communicator::issue(Collective call, bool posted) {
   call.sequence = sequence_++;
   call.deadline = std::chrono::steady_clock::now() + timeout_;
   auto fail = [&](StatusCode code, const std::string &why) {
@@ -137,7 +137,7 @@ Status Communicator::issue(Collective call) {
     if (call.kind != CollectiveKind::kSend && !call.recv)
       return fail(StatusCode::kInvalidArgument, "the buffer is null");
   }
-  Status status = run(call);
+  Status status = posted ? post(call) : run(call);
   if (!status.ok() && status.code() == StatusCode::kUnavailable && broken_.empty())
     broken_ = call.describe() + " failed";
   return status;
@@ -185,6 +185,18 @@ Status Communicator::send(const void *data, uint64_t count, DType dtype, int pee
 
 Status Communicator::recv(void *data, uint64_t count, DType dtype, int peer) {
   return issue(makeCall(CollectiveKind::kRecv, nullptr, data, count, dtype, ReduceOp::kSum, peer));
+}
+
+Status Communicator::postSend(const void *data, uint64_t count, DType dtype, int peer) {
+  return issue(makeCall(CollectiveKind::kSend, data, nullptr, count, dtype, ReduceOp::kSum, peer),
+               /*posted=*/true);
+}
+
+Status Communicator::waitSends() {
+  Status status = completePosted();
+  if (!status.ok() && status.code() == StatusCode::kUnavailable && broken_.empty())
+    broken_ = "a posted send failed";
+  return status;
 }
 
 Status Communicator::barrier() {

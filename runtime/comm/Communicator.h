@@ -109,6 +109,14 @@ public:
   Status send(const void *data, uint64_t count, DType dtype, int peer);
   Status recv(void *data, uint64_t count, DType dtype, int peer);
   Status barrier();
+  /// A send that may return before the peer has received it: `data` must
+  /// stay valid and unchanged until waitSends() returns. A pipeline posts
+  /// its sends, so that two stages sending to each other at once (one an
+  /// activation, the other a gradient) never wait for each other. A
+  /// backend that cannot post carries the send out at once.
+  Status postSend(const void *data, uint64_t count, DType dtype, int peer);
+  /// Completes every posted send (the first error is returned).
+  Status waitSends();
 
   /// Start-up check that every rank will issue the same collectives in the
   /// same order (DESIGN §8): exchanges each rank's hash of its collective
@@ -134,13 +142,17 @@ protected:
   /// Runs one validated call (buffers not null where count > 0, peers in
   /// range, dtypes the op supports).
   virtual Status run(const Collective &call) = 0;
+  /// Starts a validated send and returns (default: runs it).
+  virtual Status post(const Collective &call) { return run(call); }
+  /// Waits for every posted send.
+  virtual Status completePosted() { return Status(); }
   /// Where checkSchedule exchanges host memory (NCCL: its MPI bootstrap).
   virtual Communicator &hostCommunicator() { return *this; }
   /// Whether `dtype` can be reduced (default: f32, f64, i32, i64, i8, u8).
   virtual bool reducible(DType dtype) const;
 
 private:
-  Status issue(Collective call);
+  Status issue(Collective call, bool posted = false);
 
   std::chrono::milliseconds timeout_;
   uint64_t sequence_ = 0;

@@ -322,6 +322,32 @@ Status MpiComm::wait(const Collective &call, void *request) {
       [&] { timedOut_ = true; });
 }
 
+Status MpiComm::post(const Collective &call) {
+  const MpiLibrary &m = *mpi_;
+  if (call.count > static_cast<uint64_t>(INT_MAX))
+    return unimplemented("rank ", rank_, " of ", size_, ": ", call.describe(),
+                         ": MPI counts are limited to 2^31-1 elements per call and block");
+  MPI_Request request = nullptr;
+  int code = m.Isend(call.send, static_cast<int>(call.count), datatype(m, call.dtype), call.peer,
+                     kTag, comm_, &request);
+  if (code != MPI_SUCCESS)
+    return unavailable("rank ", rank_, " of ", size_, ": ", call.describe(),
+                       ": MPI_Isend failed: ", m.describe(code));
+  posted_.push_back({call, request});
+  return okStatus();
+}
+
+Status MpiComm::completePosted() {
+  Status first;
+  for (auto &[call, request] : posted_) {
+    Status s = wait(call, request);
+    if (first.ok() && !s.ok())
+      first = s;
+  }
+  posted_.clear();
+  return first;
+}
+
 Status MpiComm::run(const Collective &call) {
   const MpiLibrary &m = *mpi_;
   // MPI counts are ints: per-rank blocks above 2^31-1 elements are refused.

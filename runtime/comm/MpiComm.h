@@ -22,6 +22,7 @@
 #include "runtime/comm/Launch.h"
 
 #include <memory>
+#include <vector>
 
 namespace dlc::rt::comm {
 
@@ -55,11 +56,15 @@ public:
 
 protected:
   Status run(const Collective &call) override;
+  Status post(const Collective &call) override;
+  Status completePosted() override;
 
 private:
   MpiComm(const MpiLibrary *mpi, void *comm, int rank, int size)
       : mpi_(mpi), comm_(comm), rank_(rank), size_(size) {}
   Status wait(const Collective &call, void *request);
+  /// Sends started by post() (MPI_Isend), not yet known to be complete.
+  std::vector<std::pair<Collective, void *>> posted_;
   /// Whether every rank passes `ok` (an MPI_Iallreduce of MAX, unnumbered).
   Status agree(bool ok, bool *all);
 
