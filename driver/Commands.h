@@ -103,7 +103,8 @@ struct PlanOptions {
   /// (driver/AutoPlan.h) instead of planning one.
   int64_t devices = 0;
   /// `--batch-size B`: the global batch (binds the model's batch
-  /// dimension, as `dlc train` does); unset: `--dim`, else 1.
+  /// dimension, as `dlc train` does); unset: `--dim`, else one sample per
+  /// device (--parallel auto) or 1.
   std::optional<int64_t> batchSize;
 };
 

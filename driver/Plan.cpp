@@ -10,6 +10,7 @@
 
 #include "driver/Commands.h"
 
+#include "driver/AutoPlan.h"
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/PlanReport.h"
@@ -188,6 +189,123 @@ static ExitCode planTrainStep(const CommonOptions &options,
   return kExitSuccess;
 }
 
+/// `--parallel auto --devices N`: every mesh predicted, the chosen first
+/// (driver/AutoPlan.h).
+static ExitCode planAuto(const CommonOptions &options, const PlanOptions &plan,
+                         MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                         llvm::raw_ostream &os) {
+  if (!plan.train)
+    return fail(context, kExitBadInput,
+                "--parallel auto plans a train step: add --train");
+  if (!plan.mesh.mesh.empty())
+    return fail(context, kExitBadInput,
+                "--parallel auto chooses the mesh: give --devices N instead of --mesh");
+  AutoPlanRequest request;
+  request.devices = plan.devices;
+  request.batchSize = plan.batchSize.value_or(0);
+  request.deviceSpec = plan.deviceSpec;
+  request.link = plan.link;
+  request.gpipe = plan.mesh.schedule == "gpipe";
+  AutoPlanResult result;
+  if (ExitCode c = choosePlan(options, request, context, sourceMgr, result))
+    return c;
+  printAutoPlan(result, options.modelPath, os);
+  os.flush();
+  if (!result.chosen)
+    return fail(context, kExitCheckFailed,
+                "no plan of " + std::to_string(plan.devices) + " devices fits in " +
+                    withCommas(int64_t(result.device.memoryBytes)) + " bytes a device");
+  return kExitSuccess;
+}
+
+/// A mesh with a `pipe` axis (`--parallel pipeline`, with data and tensor
+/// parallelism on its other axes): the pipeline's predicted stages
+/// (passes/analysis/PipelineCost.h).
+static ExitCode planPipeline(const CommonOptions &options, const PlanOptions &plan,
+                             MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                             llvm::raw_ostream &os) {
+  Mesh mesh;
+  std::string error;
+  if (!Mesh::parse(plan.mesh.mesh, mesh, error))
+    return fail(context, kExitBadInput, "--mesh: " + error);
+  PlanCandidate candidate;
+  for (const auto &[axis, size] : mesh.axes()) {
+    if (axis == "data")
+      candidate.data = size;
+    else if (axis == "model")
+      candidate.model = size;
+    else if (axis == "pipe")
+      candidate.pipe = size;
+    else
+      return fail(context, kExitBadInput,
+                  "--parallel pipeline: the mesh's axes are data, model and pipe, not '" +
+                      axis + "'");
+  }
+  if (candidate.pipe < 2)
+    return fail(context, kExitBadInput,
+                "--parallel pipeline needs a 'pipe' axis of 2 stages or more, e.g. --mesh pipe=2");
+  if (!plan.train)
+    return fail(context, kExitBadInput,
+                "dlc plan predicts a pipeline's train step: add --train");
+  if (plan.deviceSpec.empty())
+    return fail(context, kExitBadInput,
+                "dlc plan predicts a pipeline on a device: add --device-spec (h100, v100, "
+                "cpu, ...)");
+  if (plan.mesh.microbatches < 1)
+    return fail(context, kExitBadInput, "--microbatches must be at least 1");
+  if (plan.mesh.schedule != "1f1b" && plan.mesh.schedule != "gpipe")
+    return fail(context, kExitBadInput,
+                "--schedule must be 1f1b or gpipe, not '" + plan.mesh.schedule + "'");
+  if (plan.mesh.zero && candidate.data == 1)
+    return fail(context, kExitBadInput,
+                "--zero 1 splits the optimizer state over the 'data' axis: add one to --mesh");
+  candidate.microbatches = plan.mesh.microbatches;
+  candidate.gpipe = plan.mesh.schedule == "gpipe";
+  candidate.zero = plan.mesh.zero == 1;
+  AutoPlanRequest request;
+  request.devices = candidate.devices();
+  // Unset (and no --dim): one sample per data rank and micro-batch.
+  request.batchSize = plan.batchSize.value_or(0);
+  if (!request.batchSize && options.dims.empty())
+    request.batchSize = candidate.data * candidate.microbatches;
+  request.deviceSpec = plan.deviceSpec;
+  request.link = plan.link;
+  std::string why;
+  PlanCandidate one;
+  if (!predictPlan(options, request, context, sourceMgr, one, why) ||
+      !predictPlan(options, request, context, sourceMgr, candidate, why))
+    return fail(context, kExitBadInput, "--mesh " + plan.mesh.mesh + ": " + why);
+  DeviceSpec device;
+  LinkSpec link;
+  loadDeviceSpec(plan.deviceSpec, device, error);
+  loadLinkSpec(plan.link.empty() ? device.defaultLink : plan.link, link, error);
+  const PipelineCost &p = *candidate.pipeline;
+  auto ms = [](double s) { return llvm::formatv("{0:F3} ms", s * 1e3).str(); };
+  os << "pipeline plan for the train step of " << options.modelPath << ": mesh "
+     << plan.mesh.mesh << ", " << p.stages << " stages, " << p.microbatches
+     << " micro-batches, " << plan.mesh.schedule << (candidate.zero ? ", --zero 1" : "")
+     << "; predicted on " << device.name << ", " << link.name << "\n";
+  for (auto [s, stage] : llvm::enumerate(p.perStage))
+    os << "  stage " << s << ": forward " << ms(stage.forwardSeconds) << ", backward "
+       << ms(stage.backwardSeconds) << " a micro-batch, update " << ms(stage.updateSeconds)
+       << ", sends " << withCommas(stage.sendBytes) << " bytes a micro-batch; memory "
+       << withCommas(stage.memoryBytes()) << " bytes (state " << withCommas(stage.stateBytes)
+       << ", gradients " << withCommas(stage.gradientBytes) << ", activations "
+       << stage.inFlight << " x " << withCommas(stage.savedBytes) << ")\n";
+  candidate.efficiency = one.stepSeconds / (double(candidate.devices()) * candidate.stepSeconds);
+  os << "  slot " << ms(p.slotSeconds) << " (transfers " << ms(p.transferSeconds)
+     << "), bubble (predicted) " << llvm::formatv("{0:P0}", p.bubbleFraction()).str()
+     << " = (P-1)/(M+P-1), step " << ms(p.stepSeconds) << "\n"
+     << "  one device: step " << ms(one.stepSeconds) << "; efficiency against perfect scaling "
+     << llvm::formatv("{0:P0}", candidate.efficiency).str() << " on " << candidate.devices()
+     << " devices\n"
+     << "fits on one " << device.name << " ("
+     << withCommas(static_cast<int64_t>(device.memoryBytes)) << " bytes): "
+     << (candidate.fits ? "yes" : "no") << " (" << withCommas(candidate.memoryBytes)
+     << " bytes on the largest stage)\n";
+  return kExitSuccess;
+}
+
 ExitCode runPlan(const CommonOptions &options, const PlanOptions &plan,
                  MLIRContext &context, llvm::SourceMgr &sourceMgr,
                  llvm::raw_ostream &os) {
@@ -200,6 +318,13 @@ ExitCode runPlan(const CommonOptions &options, const PlanOptions &plan,
   if (plan.deviceMemory && *plan.deviceMemory <= 0)
     return fail(context, kExitBadInput,
                 "--device-memory expects a number of bytes, at least 1");
+  if (plan.mesh.parallel == "auto")
+    return planAuto(options, plan, context, sourceMgr, os);
+  if (plan.devices)
+    return fail(context, kExitBadInput, "--devices goes with --parallel auto");
+  if (llvm::StringRef(plan.mesh.parallel).contains("pipeline") ||
+      llvm::StringRef(plan.mesh.mesh).contains("pipe="))
+    return planPipeline(options, plan, context, sourceMgr, os);
   if (!plan.mesh.mesh.empty()) {
     if (plan.memoryBudget)
       return fail(context, kExitBadInput,

@@ -115,11 +115,33 @@ bool loadLinkSpec(const std::string &name, LinkSpec &out, std::string &error) {
   return true;
 }
 
+KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &link,
+                      const std::string &precision) {
+  KernelCost cost;
+  if (Operation *c = collectiveInKernel(op)) {
+    cost.collective = true;
+    cost.seconds = collectiveSeconds(c, link);
+    return cost;
+  }
+  if (!isKernel(op))
+    return cost;
+  double peak = device.peakFlops.count(precision) ? device.peakFlops.at(precision)
+                                                  : device.peakFlops.at("f32");
+  op->walk([&](CostOpInterface inner) {
+    if (inner.getOperation() != op || !isa<FusionOp>(op))
+      cost.flops += static_cast<double>(inner.getFlops());
+  });
+  double bytes = static_cast<double>(tensorBytes(op->getOperandTypes()) +
+                                     tensorBytes(op->getResultTypes()));
+  double computeTime = cost.flops / peak, memoryTime = bytes / device.memoryBandwidth;
+  cost.seconds = std::max(computeTime, memoryTime) + device.kernelLaunchSeconds;
+  cost.computeBound = computeTime >= memoryTime;
+  return cost;
+}
+
 ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const LinkSpec &link,
                          const std::string &precision) {
   ProgramCost cost;
-  double peak = device.peakFlops.count(precision) ? device.peakFlops.at(precision)
-                                                  : device.peakFlops.at("f32");
   // When each value is ready (seconds from the start of the step).
   llvm::DenseMap<Value, double> ready;
   double computeClock = 0, commClock = 0;
@@ -130,11 +152,11 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
     return t;
   };
   for (Operation &op : func.getBody().front().without_terminator()) {
-    if (Operation *c = collectiveInKernel(&op)) {
-      double seconds = collectiveSeconds(c, link);
+    KernelCost k = kernelCost(&op, device, link, precision);
+    if (k.collective) {
       double start = std::max(commClock, readyAt(&op));
-      commClock = start + seconds;
-      cost.communicationSeconds += seconds;
+      commClock = start + k.seconds;
+      cost.communicationSeconds += k.seconds;
       ++cost.collectives;
       for (Value r : op.getResults())
         ready[r] = commClock;
@@ -142,21 +164,12 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
     }
     if (!isKernel(&op))
       continue;
-    double flops = 0;
-    op.walk([&](CostOpInterface inner) {
-      if (inner.getOperation() != &op || !isa<FusionOp>(op))
-        flops += static_cast<double>(inner.getFlops());
-    });
-    double bytes = static_cast<double>(tensorBytes(op.getOperandTypes()) +
-                                       tensorBytes(op.getResultTypes()));
-    double computeTime = flops / peak, memoryTime = bytes / device.memoryBandwidth;
-    double seconds = std::max(computeTime, memoryTime) + device.kernelLaunchSeconds;
-    cost.computeBoundKernels += computeTime >= memoryTime ? 1 : 0;
-    cost.flops += flops;
-    cost.computeSeconds += seconds;
+    cost.computeBoundKernels += k.computeBound ? 1 : 0;
+    cost.flops += k.flops;
+    cost.computeSeconds += k.seconds;
     ++cost.kernels;
     double start = std::max(computeClock, readyAt(&op));
-    computeClock = start + seconds;
+    computeClock = start + k.seconds;
     for (Value r : op.getResults())
       ready[r] = computeClock;
   }

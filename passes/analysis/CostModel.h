@@ -75,6 +75,16 @@ struct ProgramCost {
   int64_t computeBoundKernels = 0;
 };
 
+/// One top-level op of a planned function alone: a collective's time on the
+/// link (ring alpha-beta), a compute kernel's roofline time plus the launch
+/// overhead; zero seconds for anything else (parameters, the return).
+struct KernelCost {
+  double seconds = 0, flops = 0;
+  bool collective = false, computeBound = false;
+};
+KernelCost kernelCost(mlir::Operation *op, const DeviceSpec &device, const LinkSpec &link,
+                      const std::string &precision = "f32");
+
 /// The predicted cost of a planned (fused) function at `precision`.
 ProgramCost estimateCost(mlir::func::FuncOp func, const DeviceSpec &device,
                          const LinkSpec &link, const std::string &precision = "f32");

@@ -1,0 +1,269 @@
+//===- PipelineCost.cpp - Predicted step and memory of a pipeline ---------===//
+
+#include "passes/analysis/PipelineCost.h"
+
+#include "ir/DlcDialect.h"
+#include "passes/analysis/Liveness.h"
+#include "passes/analysis/TrainStep.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace dlc {
+
+namespace {
+
+/// The ops of `step` that cost something: kernels and collectives.
+SmallVector<Operation *> costedOps(func::FuncOp step) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : step.getBody().front().without_terminator())
+    if (collectiveInKernel(&op) || isKernel(&op))
+      ops.push_back(&op);
+  return ops;
+}
+
+bool isStateArgument(func::FuncOp step, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner()->getParentOp() == step.getOperation() &&
+         step.getArgAttr(arg.getArgNumber(), "dlc.state");
+}
+
+/// A collective over the `data` axis alone: a gradient's (or ZeRO's)
+/// synchronisation, which a pipeline runs once per step, not per
+/// micro-batch.
+bool isDataCollective(Operation *op) {
+  Operation *c = collectiveInKernel(op);
+  auto axes = c ? c->getAttrOfType<ArrayAttr>("mesh_axes") : nullptr;
+  if (!axes || axes.empty())
+    return false;
+  return llvm::all_of(axes, [](Attribute a) { return cast<StringAttr>(a).getValue() == "data"; });
+}
+
+} // namespace
+
+llvm::DenseMap<Operation *, int64_t> splitStages(func::FuncOp step, int64_t stages,
+                                                 const DeviceSpec &device,
+                                                 const LinkSpec &link) {
+  TrainStepParts parts(step);
+  SmallVector<std::pair<Operation *, double>> forward;
+  double total = 0;
+  for (Operation *op : costedOps(step))
+    if (!collectiveInKernel(op) && parts.phase(op) == StepPart::Forward) {
+      double seconds = kernelCost(op, device, link).seconds;
+      forward.push_back({op, seconds});
+      total += seconds;
+    }
+  // Each kernel goes to the stage its midpoint falls in on the cumulative
+  // time: contiguous, in order, each stage about total / stages.
+  llvm::DenseMap<Operation *, int64_t> stageOf;
+  double before = 0, share = total / double(stages);
+  for (auto [op, seconds] : forward) {
+    double mid = before + seconds / 2;
+    int64_t s = share > 0 ? int64_t(std::floor(mid / share)) : 0;
+    stageOf[op] = std::clamp<int64_t>(s, 0, stages - 1);
+    before += seconds;
+  }
+  return stageOf;
+}
+
+int64_t countLayers(func::FuncOp step) {
+  TrainStepParts parts(step);
+  int64_t layers = 0;
+  for (Operation *op : costedOps(step))
+    if (!collectiveInKernel(op) && parts.phase(op) == StepPart::Forward &&
+        llvm::any_of(op->getOperands(), [&](Value v) { return isStateArgument(step, v); }))
+      ++layers;
+  return layers;
+}
+
+int64_t PipelineCost::peakMemoryBytes() const {
+  int64_t peak = 0;
+  for (const StageCost &s : perStage)
+    peak = std::max(peak, s.memoryBytes());
+  return peak;
+}
+
+PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microbatches,
+                              bool gpipe, const DeviceSpec &device, const LinkSpec &link,
+                              int64_t optimizerShards) {
+  PipelineCost cost;
+  cost.stages = stages;
+  cost.microbatches = microbatches;
+  cost.perStage.resize(stages);
+  TrainStepParts parts(step);
+  llvm::DenseMap<Operation *, int64_t> forwardStage = splitStages(step, stages, device, link);
+
+  // Every op's stage. The backward pass runs the layers in reverse, so its
+  // kernels in program order are cut into runs in the reverse order of the
+  // stages, each run as long (in predicted time) as its stage's share of
+  // the forward. An update kernel goes with the parameter it updates (the
+  // stage of its first forward reader), a collective with the kernel
+  // before it (a gradient's all-reduce follows the kernel computing it).
+  SmallVector<Operation *> ops = costedOps(step);
+  std::vector<double> forwardShare(stages, 0);
+  double forwardTotal = 0, backwardTotal = 0;
+  for (Operation *op : ops) {
+    if (collectiveInKernel(op))
+      continue;
+    double seconds = kernelCost(op, device, link).seconds;
+    if (auto it = forwardStage.find(op); it != forwardStage.end()) {
+      forwardShare[it->second] += seconds;
+      forwardTotal += seconds;
+    } else if (parts.phase(op) == StepPart::Backward) {
+      backwardTotal += seconds;
+    }
+  }
+  // Where the backward run of stage s ends, in cumulative backward time.
+  std::vector<double> backwardEnd(stages, 0);
+  double cumulative = 0;
+  for (int64_t s = stages - 1; s >= 0; --s) {
+    cumulative += forwardTotal > 0 ? forwardShare[s] / forwardTotal * backwardTotal : 0;
+    backwardEnd[s] = cumulative;
+  }
+  llvm::DenseMap<Value, int64_t> parameterStage;
+  for (Operation *op : ops)
+    if (auto it = forwardStage.find(op); it != forwardStage.end())
+      for (Value v : op->getOperands())
+        if (isStateArgument(step, v) && !parameterStage.count(v))
+          parameterStage[v] = it->second;
+  llvm::DenseMap<Operation *, int64_t> stageOfOp;
+  int64_t previous = 0;
+  double backwardSoFar = 0;
+  for (Operation *op : ops) {
+    int64_t s = previous;
+    if (auto it = forwardStage.find(op); it != forwardStage.end()) {
+      s = it->second;
+    } else if (collectiveInKernel(op)) {
+      s = previous;
+    } else if (parts.phase(op) == StepPart::Backward) {
+      double seconds = kernelCost(op, device, link).seconds;
+      double mid = backwardSoFar + seconds / 2;
+      backwardSoFar += seconds;
+      s = 0;
+      for (int64_t t = stages - 1; t >= 0; --t)
+        if (mid <= backwardEnd[t]) {
+          s = t;
+          break;
+        }
+    } else { // update
+      bool found = false;
+      for (Value v : op->getOperands())
+        if (auto it = parameterStage.find(v); it != parameterStage.end()) {
+          s = found ? std::min(s, it->second) : it->second;
+          found = true;
+        }
+    }
+    stageOfOp[op] = s;
+    previous = s;
+  }
+
+  // Time per stage.
+  for (Operation *op : ops) {
+    StageCost &stage = cost.perStage[stageOfOp[op]];
+    KernelCost k = kernelCost(op, device, link);
+    if (k.collective) {
+      (isDataCollective(op) ? stage.gradientSyncSeconds : stage.microbatchCommSeconds) +=
+          k.seconds;
+      continue;
+    }
+    StepPart phase = parts.phase(op);
+    if (phase == StepPart::Update) {
+      // In place on the state, counted below.
+      stage.updateSeconds += k.seconds / double(optimizerShards);
+      continue;
+    }
+    (phase == StepPart::Forward ? stage.forwardSeconds : stage.backwardSeconds) += k.seconds;
+    // Working space: the largest kernel's results and the intermediate
+    // values it reads (arguments are counted as state and inputs).
+    int64_t bytes = tensorBytes(op->getResultTypes());
+    for (Value v : op->getOperands())
+      if (!isa<BlockArgument>(v))
+        bytes += tensorBytes(v.getType());
+    stage.workspaceBytes = std::max(stage.workspaceBytes, bytes);
+  }
+
+  // Arguments: state (parameters and moments) on every stage that reads
+  // it (a tied embedding lives on the first and the last), a gradient
+  // accumulator for each parameter (state the forward reads), the data on
+  // the stages that read it.
+  for (BlockArgument arg : step.getArguments()) {
+    llvm::SmallDenseSet<int64_t, 4> readers;
+    bool readByForward = false;
+    for (Operation *user : arg.getUsers()) {
+      Operation *top = step.getBody().front().findAncestorOpInBlock(*user);
+      if (auto it = stageOfOp.find(top); it != stageOfOp.end()) {
+        readers.insert(it->second);
+        readByForward |= !collectiveInKernel(top) && parts.phase(top) == StepPart::Forward;
+      }
+    }
+    int64_t bytes = tensorBytes(arg.getType());
+    bool state = step.getArgAttr(arg.getArgNumber(), "dlc.state") != nullptr;
+    for (int64_t s : readers) {
+      StageCost &stage = cost.perStage[s];
+      if (!state) {
+        stage.inputBytes += bytes;
+        continue;
+      }
+      // Moments (state the forward does not read) split under ZeRO.
+      stage.stateBytes += readByForward ? bytes : bytes / optimizerShards;
+      if (readByForward)
+        stage.gradientBytes += bytes;
+    }
+  }
+
+  // Activations: a forward result read by a later phase is saved per
+  // micro-batch in flight; one read by a later stage's forward crosses
+  // every cut in between (sent along the chain).
+  std::vector<int64_t> cutBytes(stages, 0);
+  for (Operation *op : costedOps(step)) {
+    auto it = forwardStage.find(op);
+    if (it == forwardStage.end())
+      continue;
+    for (Value r : op->getResults()) {
+      bool saved = false;
+      int64_t last = it->second;
+      for (Operation *user : r.getUsers()) {
+        Operation *top = step.getBody().front().findAncestorOpInBlock(*user);
+        if (!top || !stageOfOp.count(top))
+          continue;
+        if (auto f = forwardStage.find(top); f != forwardStage.end())
+          last = std::max(last, f->second);
+        else
+          saved = true;
+      }
+      int64_t bytes = tensorBytes(r.getType());
+      if (saved)
+        cost.perStage[it->second].savedBytes += bytes;
+      for (int64_t c = it->second; c < last; ++c)
+        cutBytes[c] += bytes;
+    }
+  }
+
+  double slowest = 0, update = 0, widestTransfer = 0;
+  for (int64_t s = 0; s < stages; ++s) {
+    StageCost &stage = cost.perStage[s];
+    stage.sendBytes = cutBytes[s];
+    stage.inFlight = gpipe ? microbatches : std::min(stages - s, microbatches);
+    slowest = std::max(slowest, stage.forwardSeconds + stage.backwardSeconds +
+                                    stage.microbatchCommSeconds);
+    update = std::max(update, stage.updateSeconds + stage.gradientSyncSeconds);
+    if (s + 1 < stages) // the activation forward, its gradient back
+      widestTransfer = std::max(widestTransfer,
+                                2 * (link.latency + double(cutBytes[s]) / link.bandwidth));
+  }
+  cost.transferSeconds = widestTransfer;
+  cost.slotSeconds = slowest + widestTransfer;
+  cost.stepSeconds = double(microbatches + stages - 1) * cost.slotSeconds + update;
+  double busiest = 0;
+  for (const StageCost &stage : cost.perStage)
+    busiest = std::max(busiest, double(microbatches) * (stage.forwardSeconds + stage.backwardSeconds) +
+                                    stage.updateSeconds);
+  cost.computeSeconds = busiest;
+  return cost;
+}
+
+} // namespace dlc

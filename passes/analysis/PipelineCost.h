@@ -1,0 +1,95 @@
+//===- PipelineCost.h - Predicted step and memory of a pipeline -*- C++ -*-===//
+//
+// What a train step costs cut into P pipeline stages and run as M
+// micro-batches (issue 13), predicted from one micro-batch's planned train
+// step on one (data, model) rank, before the pipeline pass exists on the
+// path being planned:
+//
+//  - stages: the forward kernels cut into P contiguous runs of about equal
+//    predicted time (splitStages, the one place to swap in the pipeline
+//    pass's own assignment); the backward kernels, which run the layers in
+//    reverse, cut in program order into runs for stages P-1 .. 0, each as
+//    long as its stage's share of the forward; an update kernel with the
+//    parameter it updates, a collective with the kernel before it; a state
+//    argument on every stage that reads it (a tied embedding: the first
+//    and the last);
+//  - time: every micro-batch slot takes the slowest stage's forward and
+//    backward (with its tensor-parallel collectives) plus the activation
+//    and gradient transfers across the widest cut (alpha-beta on the link);
+//    a step is (M + P - 1) slots, then the slowest stage's update and its
+//    gradients' data-parallel collectives (not overlapped: conservative).
+//    The bubble is (P - 1) / (M + P - 1) of the slots;
+//  - memory per stage: its state (parameters, moments), a gradient
+//    accumulator as large as its parameters, the activations it saves for
+//    the backward pass times the micro-batches in flight (1F1B: stage s
+//    holds min(P - s, M); GPipe: M), its largest kernel's operands and
+//    results as working space, and the micro-batch's inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_PASSES_ANALYSIS_PIPELINECOST_H
+#define DLC_PASSES_ANALYSIS_PIPELINECOST_H
+
+#include "passes/analysis/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace dlc {
+
+/// The stage of every forward kernel of a planned train step: kernel ->
+/// stage in [0, stages), contiguous and in program order.
+llvm::DenseMap<mlir::Operation *, int64_t>
+splitStages(mlir::func::FuncOp step, int64_t stages, const DeviceSpec &device,
+            const LinkSpec &link);
+
+/// The number of forward kernels that read a parameter: the most stages a
+/// train step can be cut into with a layer in each.
+int64_t countLayers(mlir::func::FuncOp step);
+
+struct StageCost {
+  /// One micro-batch's forward and backward compute, its tensor-parallel
+  /// (non-`data`) collectives, and the step's update and data-parallel
+  /// collectives.
+  double forwardSeconds = 0, backwardSeconds = 0, microbatchCommSeconds = 0;
+  double updateSeconds = 0, gradientSyncSeconds = 0;
+  /// Bytes of activations crossing to the next stage per micro-batch.
+  int64_t sendBytes = 0;
+  int64_t stateBytes = 0, gradientBytes = 0, savedBytes = 0, workspaceBytes = 0,
+          inputBytes = 0;
+  int64_t inFlight = 0;
+  int64_t memoryBytes() const {
+    return stateBytes + gradientBytes + savedBytes * inFlight + workspaceBytes + inputBytes;
+  }
+};
+
+struct PipelineCost {
+  int64_t stages = 1, microbatches = 1;
+  std::vector<StageCost> perStage;
+  /// One micro-batch slot (the slowest stage and the widest transfer), the
+  /// transfer part of it, and the step.
+  double slotSeconds = 0, transferSeconds = 0, stepSeconds = 0;
+  /// Busy compute time of the slowest stage in a step.
+  double computeSeconds = 0;
+  double bubbleFraction() const {
+    return double(stages - 1) / double(microbatches + stages - 1);
+  }
+  int64_t peakMemoryBytes() const;
+};
+
+/// `microbatchStep`: one micro-batch's train step, partitioned for the
+/// pipeline's (data, model) rank and planned (dlc-compile pipeline).
+/// `optimizerShards` > 1 predicts ZeRO stage 1 over that many data ranks
+/// from a step planned without it: the optimizer moments and the update
+/// split that many ways, the gradients' reduce-scatter and parameters'
+/// all-gather moving the bytes of the all-reduce they replace.
+PipelineCost estimatePipeline(mlir::func::FuncOp microbatchStep, int64_t stages,
+                              int64_t microbatches, bool gpipe, const DeviceSpec &device,
+                              const LinkSpec &link, int64_t optimizerShards = 1);
+
+} // namespace dlc
+
+#endif // DLC_PASSES_ANALYSIS_PIPELINECOST_H
