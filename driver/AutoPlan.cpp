@@ -151,6 +151,9 @@ public:
                                  globalBatch / plan.microbatches, error);
     if (!step)
       return false;
+    // Ranks of one host (CPU ranks) share its cores.
+    DeviceSpec device = this->device;
+    device.shareAmong(plan.devices());
     if (plan.pipe == 1) {
       ProgramCost cost = estimateCost(step, device, link);
       PlanReport report = summarizePlan(step, 0);

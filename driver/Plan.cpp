@@ -142,6 +142,7 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
     if (failed(runCompilePipeline(*single)))
       return kExitInternalError;
     ProgramCost one = estimateCost(entryGraph(*single), device, link);
+    device.shareAmong(mesh.size());
     ProgramCost rank = estimateCost(func, device, link);
     auto ms = [](double s) { return llvm::formatv("{0:F3} ms", s * 1e3).str(); };
     double efficiency = one.stepSeconds / (static_cast<double>(mesh.size()) * rank.stepSeconds);

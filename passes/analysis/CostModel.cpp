@@ -70,7 +70,7 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
   if (!readJson(path, value, error)) {
     if (!isFile)
       error = "no device spec '" + nameOrPath + "' (" + error +
-              "): give h100, h200, a100, v100 or a .json file";
+              "): give h100, h200, a100, v100, cpu or a .json file";
     return false;
   }
   const llvm::json::Object *o = value.getAsObject();
@@ -88,6 +88,7 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
   out.memoryBytes = number("memory_bytes");
   out.kernelLaunchSeconds = number("kernel_launch_seconds");
   out.defaultLink = o->getString("default_link").value_or("").str();
+  out.cores = static_cast<int64_t>(number("cores"));
   return true;
 }
 
@@ -134,7 +135,8 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
   double bytes = static_cast<double>(tensorBytes(op->getOperandTypes()) +
                                      tensorBytes(op->getResultTypes()));
   double computeTime = cost.flops / peak, memoryTime = bytes / device.memoryBandwidth;
-  cost.seconds = std::max(computeTime, memoryTime) + device.kernelLaunchSeconds;
+  cost.seconds =
+      (std::max(computeTime, memoryTime) + device.kernelLaunchSeconds) * device.timeShare;
   cost.computeBound = computeTime >= memoryTime;
   return cost;
 }

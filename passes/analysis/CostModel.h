@@ -39,6 +39,16 @@ struct DeviceSpec {
   double memoryBytes = 0;
   double kernelLaunchSeconds = 0;
   std::string defaultLink;
+  /// CPU ranks share a host: its cores (0: a device per rank, as GPUs).
+  int64_t cores = 0;
+  /// Set by the caller for the ranks of a mesh on such a host: each rank
+  /// gets cores / ranks of the compute when ranks outnumber the cores
+  /// (mpirun --oversubscribe), so its kernels take ranks / cores as long.
+  double timeShare = 1;
+  /// `timeShare` for `ranks` ranks on one host of this device.
+  void shareAmong(int64_t ranks) {
+    timeShare = cores > 0 && ranks > cores ? double(ranks) / double(cores) : 1.0;
+  }
 };
 
 struct LinkSpec {
