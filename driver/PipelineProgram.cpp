@@ -314,6 +314,10 @@ ExitCode PipelineProgram::build(MLIRContext &context, func::FuncOp func, const M
     if (ExitCode c = LoadedModule::fromMemory(built->bytes, p.parts[phase], error))
       return fail(context, c, error);
   }
+  // The stages start together, so that the waits measured are the
+  // schedule's, not another stage's compilation.
+  if (rt::Status s = comm.barrier(); !s.ok())
+    return fail(context, kExitRuntimeFault, s.message());
   return kExitSuccess;
 }
 

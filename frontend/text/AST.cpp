@@ -139,6 +139,10 @@ private:
              p->loc);
         continue;
       }
+      if (const auto *m = std::get_if<StageMark>(&stmt)) {
+        line("StageMark", m->loc);
+        continue;
+      }
       const auto &a = std::get<Assign>(stmt);
       std::string names;
       for (const NameLoc &n : a.names)

@@ -215,8 +215,14 @@ struct Assign {
   ExprPtr value;
 };
 
+/// `@stage`: the ops of the statements after it are in the next pipeline
+/// stage (`--parallel pipeline`; passes/partition/Pipeline.h).
+struct StageMark {
+  Location loc;
+};
+
 /// A statement of a graph or train body, in source order.
-using Stmt = std::variant<ParamDecl, Assign>;
+using Stmt = std::variant<ParamDecl, Assign, StageMark>;
 
 //===----------------------------------------------------------------------===//
 // Blocks and module

@@ -41,6 +41,9 @@ public:
 
   mlir::MLIRContext &context;
   mlir::OpBuilder builder;
+  /// The pipeline stage of the statements being built (one more after each
+  /// `@stage` line).
+  int64_t stage = 0;
   /// Sizes of the symbolic dimensions.
   std::map<std::string, int64_t> dims;
 

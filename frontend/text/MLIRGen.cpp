@@ -441,14 +441,29 @@ static LogicalResult buildAssign(GraphBuilder &graph, const Assign &assign) {
 
 LogicalResult buildStatement(GraphBuilder &graph, const Stmt &stmt,
                              const std::string &baseDir) {
-  return std::holds_alternative<ParamDecl>(stmt)
-             ? buildParam(graph, std::get<ParamDecl>(stmt), baseDir)
-             : buildAssign(graph, std::get<Assign>(stmt));
+  if (std::holds_alternative<StageMark>(stmt)) {
+    ++graph.stage;
+    return success();
+  }
+  Block *block = graph.builder.getInsertionBlock();
+  Operation *last = block->empty() ? nullptr : &block->back();
+  LogicalResult built = std::holds_alternative<ParamDecl>(stmt)
+                            ? buildParam(graph, std::get<ParamDecl>(stmt), baseDir)
+                            : buildAssign(graph, std::get<Assign>(stmt));
+  // After an `@stage` line, the statement's ops carry their pipeline stage
+  // (`dlc.stage`, which passes/partition/Pipeline.h reads); ops before the
+  // first mark are in stage 0.
+  if (succeeded(built) && graph.stage > 0)
+    for (Operation &op : llvm::make_range(last ? std::next(last->getIterator()) : block->begin(),
+                                          block->end()))
+      op.setAttr("dlc.stage", graph.builder.getI64IntegerAttr(graph.stage));
+  return built;
 }
 
 static LogicalResult buildGraph(GraphBuilder &graph, const Graph &ast,
                                 ModuleOp module, const std::string &baseDir) {
   graph.names.clear();
+  graph.stage = 0;
   OpBuilder &b = graph.builder;
   SmallVector<Type> inputTypes, outputTypes;
   for (const Binding &input : ast.inputs) {
@@ -549,7 +564,8 @@ static bool mentionsDim(const Module &module, const std::string &name) {
   auto inBody = [&](const std::vector<Stmt> &body) {
     return llvm::any_of(body, [&](const Stmt &s) {
       if (auto *p = std::get_if<ParamDecl>(&s)) return inType(p->type);
-      return inExpr(*std::get<Assign>(s).value);
+      if (auto *a = std::get_if<Assign>(&s)) return inExpr(*a->value);
+      return false;
     });
   };
   auto inBindings = [&](const std::vector<Binding> &bs) {

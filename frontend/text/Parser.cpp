@@ -342,7 +342,8 @@ bool Parser::parseBody(std::vector<Stmt> &body, const std::string &owner) {
   }
 }
 
-/// stmt ::= param | assign, ended by a newline (or the end of the file).
+/// stmt ::= param | assign | '@stage', ended by a newline (or the end of
+/// the file).
 bool Parser::parseStatement(std::vector<Stmt> &body, const std::string &owner,
                             const Location &open) {
   if ((isIdent("graph") || isIdent("train")) &&
@@ -350,6 +351,17 @@ bool Parser::parseStatement(std::vector<Stmt> &body, const std::string &owner,
     return fail(tok().loc, "expected '}' to close the body of " + owner +
                                " opened at " + at(open) + " before the next " +
                                quoted(tok().text));
+  if (is(TokenKind::At)) {
+    StageMark mark{tok().loc};
+    take();
+    if (!isIdent("stage"))
+      return expected("'stage' after '@' (a pipeline stage boundary: '@stage')");
+    take();
+    body.emplace_back(mark);
+    if (!is(TokenKind::Newline) && !is(TokenKind::Eof))
+      return expected("the end of the line after '@stage'");
+    return true;
+  }
   if (isIdent("param")) {
     ParamDecl param;
     if (!parseParam(param))

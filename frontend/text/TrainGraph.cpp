@@ -125,6 +125,7 @@ LogicalResult buildTrainGraph(GraphBuilder &graph, const TrainBlock &train,
            << "the train block's loss graph would be named '" << name
            << "', which a graph of the file already is";
   graph.names.clear();
+  graph.stage = 0;
   OpBuilder &b = graph.builder;
   SmallVector<Type> inputTypes;
   SmallVector<const Binding *> inputs;

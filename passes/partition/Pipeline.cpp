@@ -112,9 +112,36 @@ LogicalResult assignForwardStages(func::FuncOp func, const PipelineOptions &opti
     return func.emitError("'") << func.getSymName() << "' has " << ops.size()
                                << " ops: too few to cut into " << options.stages
                                << " pipeline stages";
+  // An op's weight is its forward time, its backward's (one forward's worth
+  // per operand that carries a gradient: matmul's dX and dW), and the
+  // optimizer's update of the parameters it reads first (Adam reads and
+  // writes about seven parameter-sized tensors).
+  auto seconds = [&](Operation *op) {
+    return options.opSeconds ? options.opSeconds(op) : defaultOpSeconds(op);
+  };
+  llvm::DenseSet<Value> carriesGradient;
+  llvm::DenseSet<Operation *> updated;
   std::vector<double> weights;
-  for (Operation *op : ops)
-    weights.push_back(options.opSeconds ? options.opSeconds(op) : defaultOpSeconds(op));
+  for (Operation *op : ops) {
+    double forward = seconds(op), weight = forward;
+    bool anyGradient = false;
+    for (Value v : op->getOperands()) {
+      auto param = v.getDefiningOp<ParamOp>();
+      bool gradient = carriesGradient.count(v) ||
+                      (param && isa<FloatType>(param.getType().getElementType()));
+      if (gradient)
+        weight += forward;
+      anyGradient |= gradient;
+      if (param && gradient && updated.insert(param).second)
+        weight += 7.0 * static_cast<double>(param.getType().getNumElements() *
+                                            param.getType().getElementTypeBitWidth() / 8) /
+                   10e9;
+    }
+    if (anyGradient)
+      for (Value r : op->getResults())
+        carriesGradient.insert(r);
+    weights.push_back(weight);
+  }
   std::vector<size_t> starts = balancedCuts(weights, options.stages);
   int64_t stage = 0;
   for (auto [i, op] : llvm::enumerate(ops)) {
