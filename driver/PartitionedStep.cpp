@@ -21,8 +21,8 @@
 #include "driver/HostCollectives.h"
 #include "driver/ModelLoader.h"
 #include "driver/SpmdRunner.h"
+#include "driver/StepSignature.h"
 #include "ir/DlcDialect.h"
-#include "ir/ParamSpec.h"
 #include "passes/partition/Partition.h"
 #include "runtime/comm/Communicator.h"
 
@@ -51,9 +51,9 @@ public:
                    program.computeSeconds(), program.collectiveSeconds(),
                    program.exposedSeconds(), program.callsPerRun());
   }
-  std::string modelName() const override { return model; }
-  std::string lossKind() const override { return loss; }
-  train::OptimizerInfo optimizer() const override { return optimizerInfo; }
+  std::string modelName() const override { return signature.model; }
+  std::string lossKind() const override { return signature.loss; }
+  train::OptimizerInfo optimizer() const override { return signature.optimizer; }
   std::string execution() const override {
     std::string text = "cpu ranks, mesh " + mesh.str();
     if (shards() > 1 || inShardOrder)
@@ -62,8 +62,8 @@ public:
       text += ", zero 1";
     return text;
   }
-  const std::vector<data::TensorSpec> &inputs() const override { return dataSpecs; }
-  const std::vector<data::TensorSpec> &state() const override { return stateSpecs; }
+  const std::vector<data::TensorSpec> &inputs() const override { return signature.data; }
+  const std::vector<data::TensorSpec> &state() const override { return signature.state; }
 
   int rank() const override { return comm->rank(); }
   int worldSize() const override { return comm->size(); }
@@ -85,10 +85,10 @@ public:
               float &lossOut) override {
     std::vector<std::vector<HostTensor>> in(shards());
     size_t next = 0;
-    for (const Arg &arg : args) {
-      if (arg.kind == Arg::Data) {
+    for (const StepArgument &arg : signature.arguments) {
+      if (arg.kind == StepArgument::Data) {
         const HostTensor &t = batch[next++];
-        std::vector<int64_t> rows = arg.localShape;
+        std::vector<int64_t> rows = arg.shape;
         if (!rows.empty())
           rows[0] *= shards();
         if (t.shape() != rows)
@@ -100,7 +100,7 @@ public:
           in[s].push_back(shards() == 1 ? HostTensor::borrow(t.dtype(), t.shape(), t.data(),
                                                              t.byteSize())
                                         : blockOf(t, 0, s, shards()));
-      } else if (arg.kind == Arg::Lr) {
+      } else if (arg.kind == StepArgument::Lr) {
         HostTensor lr(DType::F32, {});
         lr.setDouble(0, learningRate);
         for (int64_t s = 0; s < shards(); ++s)
@@ -119,7 +119,7 @@ public:
     lossOut = static_cast<float>(out[0][0].getDouble(0));
     for (int64_t s = 0; s < shards(); ++s)
       for (size_t i = 1; i < out[s].size(); ++i)
-        stateValues[s][resultState[i]] = std::move(out[s][i]);
+        stateValues[s][signature.resultState[i]] = std::move(out[s][i]);
     gathered.clear();
     return Status::success();
   }
@@ -127,8 +127,8 @@ public:
   /// Split state (ZeRO's moments) is gathered whole on every rank before
   /// rank 0 writes a checkpoint (a collective: every rank calls it).
   Status beforeCheckpoint() override {
-    for (auto [i, spec] : llvm::enumerate(stateSpecs)) {
-      if (!split[i] || gathered.count(i))
+    for (auto [i, spec] : llvm::enumerate(signature.state)) {
+      if (!signature.split[i] || gathered.count(i))
         continue;
       std::vector<HostTensor> blocks;
       for (int64_t s = 0; s < shards(); ++s)
@@ -140,11 +140,11 @@ public:
     return Status::success();
   }
   Status readState(const std::string &name, HostTensor &out) override {
-    auto found = stateIndexOf.find(name);
-    if (found == stateIndexOf.end())
+    auto found = signature.stateIndexOf.find(name);
+    if (found == signature.stateIndexOf.end())
       return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
     size_t i = found->second;
-    if (!split[i]) {
+    if (!signature.split[i]) {
       out = stateValues[0][i];
       return Status::success();
     }
@@ -154,8 +154,8 @@ public:
     return Status::success();
   }
   Status writeState(const std::string &name, const HostTensor &value) override {
-    auto found = stateIndexOf.find(name);
-    if (found == stateIndexOf.end())
+    auto found = signature.stateIndexOf.find(name);
+    if (found == signature.stateIndexOf.end())
       return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
     setWhole(found->second, value);
     return Status::success();
@@ -163,39 +163,21 @@ public:
   /// State `i` on every local shard from its whole value.
   void setWhole(size_t i, const HostTensor &whole) {
     for (int64_t s = 0; s < shards(); ++s)
-      stateValues[s][i] = split[i] ? blockOf(whole, 0, firstShard() + s, allShards()) : whole;
+      stateValues[s][i] = signature.split[i] ? blockOf(whole, 0, firstShard() + s, allShards()) : whole;
     gathered.erase(i);
   }
 
-  struct Arg {
-    enum Kind { Data, Lr, State } kind;
-    std::string name;
-    std::vector<int64_t> localShape;
-    size_t state = 0; ///< State: its index
-  };
-  std::string model, loss;
-  train::OptimizerInfo optimizerInfo;
+  StepSignature signature;
   Mesh mesh;
   bool zero = false, inShardOrder = false;
-  std::vector<Arg> args;
-  std::vector<data::TensorSpec> dataSpecs, stateSpecs;
   /// Per local shard, per state index: its value (a block where split).
   std::vector<std::vector<HostTensor>> stateValues;
-  std::vector<bool> split;
   std::map<size_t, HostTensor> gathered;
-  std::map<std::string, size_t> stateIndexOf;
-  /// Per result: the state index it replaces (result 0 is the loss).
-  std::vector<size_t> resultState;
   std::unique_ptr<rt::comm::Communicator> comm;
   /// The partitioned IR the program was cut from (it keeps using it).
   OwningOpRef<ModuleOp> source;
   SpmdProgram program;
 };
-
-std::vector<int64_t> shapeOfType(Type type) {
-  auto shape = cast<RankedTensorType>(type).getShape();
-  return {shape.begin(), shape.end()};
-}
 
 } // namespace
 
@@ -273,54 +255,11 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
 
   // 2. What the loop needs: inputs, state (initial values), optimizer.
   PartitionedStep &s = *result;
-  s.model = func->getAttrOfType<StringAttr>("dlc.graph").str();
-  s.loss = "loss";
-  func.walk([&](Operation *op) {
-    if (isa<CrossEntropyOp, MseOp>(op) && s.loss == "loss")
-      s.loss = op->getName().stripDialect().str();
-  });
-  auto cfg = func->getAttrOfType<DictionaryAttr>("dlc.train_step");
-  s.optimizerInfo.kind = cfg.getAs<StringAttr>("kind").str();
-  s.optimizerInfo.learningRate = cfg.getAs<FloatAttr>("lr").getValueAsDouble();
-  std::vector<HostTensor> initial;
-  for (BlockArgument arg : func.getArguments()) {
-    unsigned i = arg.getArgNumber();
-    auto state = func.getArgAttrOfType<StringAttr>(i, "dlc.state");
-    auto name = func.getArgAttrOfType<StringAttr>(i, "dlc.name");
-    std::vector<int64_t> shape = shapeOfType(arg.getType());
-    DType dtype = dtypeOf(cast<RankedTensorType>(arg.getType()).getElementType());
-    if (state) {
-      // The whole value (the argument's type is its block where split).
-      auto wholeType = cast<RankedTensorType>(globalTypes[i]);
-      size_t index = s.stateSpecs.size();
-      s.args.push_back({PartitionedStep::Arg::State, state.str(), shape, index});
-      s.stateIndexOf[state.str()] = index;
-      s.stateSpecs.push_back({state.str(), dtype, shapeOfType(wholeType)});
-      s.split.push_back(wholeType != arg.getType());
-      auto init = func.getArgAttrOfType<DictionaryAttr>(i, "dlc.init");
-      auto value = initialValue(init, wholeType, state.str(), func);
-      if (failed(value))
-        return kExitBadInput;
-      initial.push_back(std::move(*value));
-    } else if (name && name.getValue() == "lr") {
-      s.args.push_back({PartitionedStep::Arg::Lr, "lr", shape});
-    } else {
-      std::string n = name ? name.str() : "arg" + std::to_string(i);
-      s.args.push_back({PartitionedStep::Arg::Data, n, shape});
-      std::vector<int64_t> perSample(shape.begin() + (shape.empty() ? 0 : 1), shape.end());
-      s.dataSpecs.push_back({n, dtype, perSample});
-    }
-  }
-  s.stateValues.assign(spmd.localShards, std::vector<HostTensor>(initial.size()));
-  for (auto [i, value] : llvm::enumerate(initial))
+  if (ExitCode c = readStepSignature(context, func, globalTypes, s.signature))
+    return c;
+  s.stateValues.assign(spmd.localShards, std::vector<HostTensor>(s.signature.initial.size()));
+  for (auto [i, value] : llvm::enumerate(s.signature.initial))
     s.setWhole(i, value);
-  s.resultState.assign(func.getNumResults(), 0);
-  for (unsigned r = 1; r < func.getNumResults(); ++r) {
-    auto state = func.getResultAttrOfType<StringAttr>(r, "dlc.state");
-    if (!state || !s.stateIndexOf.count(state.str()))
-      return fail(context, kExitInternalError, "a train step result without its state");
-    s.resultState[r] = s.stateIndexOf[state.str()];
-  }
 
   // 3. Compiled: segments between the collectives.
   if (ExitCode c = s.program.build(context, func, partition.mesh, *s.comm, spmd))
