@@ -204,6 +204,9 @@ struct TrainOptions {
   /// `--compile-only DIR`: write the training job (driver/train/
   /// TrainingJob.h) for dlc-train-job instead of training.
   std::string compileOnly;
+  /// `--parallel auto`: the device spec and link the plans are predicted on
+  /// (default: `cpu` and its MPI link, what mpirun's CPU ranks run on).
+  std::string deviceSpec, link;
   std::optional<int64_t> maxSteps;
   bool dropLast = false;
   /// TEST-ONLY (hidden `--fake-step`): train driver/train/FakeStep.h's

@@ -13,7 +13,10 @@
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/PartitionedStep.h"
+#include "driver/AutoPlan.h"
 #include "driver/PipelineStep.h"
+#include "runtime/comm/Launch.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "passes/partition/Partition.h"
 #include "driver/data/Idx.h"
 #include "driver/train/FakeStep.h"
@@ -124,8 +127,62 @@ static ExitCode compileTrainingJob(const CommonOptions &options,
   return kExitSuccess;
 }
 
-ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
+/// `--parallel auto` on the ranks of this launch: the cost model's fastest
+/// plan that fits (driver/AutoPlan.h) among those the CPU ranks run (no
+/// tensor parallelism inside a pipeline's stage, no ZeRO with a pipeline),
+/// which `train` then trains. Rank 0 says what was chosen and why.
+static ExitCode chooseParallelism(const CommonOptions &options, TrainOptions &train,
+                                  MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  if (!train.mesh.mesh.empty())
+    return fail(context, kExitBadInput,
+                "--parallel auto chooses the mesh: leave out --mesh (the launch's ranks are "
+                "the devices)");
+  rt::comm::LaunchInfo launch;
+  if (rt::Status s = rt::comm::readLaunchInfo({}, &launch); !s.ok())
+    return fail(context, kExitBadInput, s.message());
+  AutoPlanRequest request;
+  request.devices = launch.worldSize;
+  request.batchSize = train.batchSize;
+  request.deviceSpec = train.deviceSpec.empty() ? "cpu" : train.deviceSpec;
+  request.link = train.link;
+  AutoPlanResult result;
+  if (ExitCode c = choosePlan(options, request, context, sourceMgr, result))
+    return c;
+  const PlanCandidate *chosen = nullptr;
+  for (const PlanCandidate &plan : result.plans)
+    if (plan.fits && !(plan.pipe > 1 && (plan.model > 1 || plan.zero))) {
+      chosen = &plan;
+      break;
+    }
+  if (!chosen)
+    return fail(context, kExitBadInput,
+                "--parallel auto: no plan of " + std::to_string(launch.worldSize) +
+                    " devices fits " + result.device.name + " (dlc plan --train --parallel auto "
+                    "--devices " + std::to_string(launch.worldSize) + " shows them)");
+  train.mesh.mesh = chosen->devices() > 1 ? chosen->mesh() : "";
+  train.mesh.parallel = chosen->parallel();
+  train.mesh.microbatches = chosen->microbatches;
+  train.mesh.zero = chosen->zero ? 1 : 0;
+  train.mesh.schedule = chosen->gpipe ? "gpipe" : "1f1b";
+  if (launch.rank == 0)
+    llvm::errs() << llvm::formatv(
+        "dlc: --parallel auto on {0} {1}: {2} --parallel {3}{4}{5}, predicted {6:F3} ms a "
+        "step ({7:F0}% of perfect scaling), {8} of {9} plans fit\n",
+        launch.worldSize, result.device.name, train.mesh.mesh.empty() ? "one device" : "--mesh " + train.mesh.mesh,
+        train.mesh.parallel,
+        chosen->pipe > 1 ? " --microbatches " + std::to_string(chosen->microbatches) : "",
+        chosen->zero ? " --zero 1" : "", chosen->stepSeconds * 1e3, chosen->efficiency * 100,
+        llvm::count_if(result.plans, [](const PlanCandidate &p) { return p.fits; }),
+        result.plans.size());
+  return kExitSuccess;
+}
+
+ExitCode runTrain(const CommonOptions &options, const TrainOptions &givenTrain,
                   MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  TrainOptions train = givenTrain;
+  if (train.mesh.parallel == "auto")
+    if (ExitCode c = chooseParallelism(options, train, context, sourceMgr))
+      return c;
   // 1. The command line.
   bool cudaDevice = train.device == "cuda" || train.device == "cuda-emu" ||
                     llvm::StringRef(train.device).starts_with("cuda:");

@@ -54,14 +54,14 @@ def compare(name, one, got):
 
 # The Fashion-MNIST MLP: 2 and 4 stages, both schedules, and 2 data
 # replicas of 2 stages, each against one process.
-one, _ = train(mlp, fashion, "mlp-one")
+mlp_one, _ = train(mlp, fashion, "mlp-one")
 for ranks, mesh, schedule in ((2, "pipe=2", "1f1b"), (2, "pipe=2", "gpipe"),
                               (4, "pipe=4", "1f1b"), (4, "data=2,pipe=2", "gpipe")):
     parallel = "data,pipeline" if "data" in mesh else "pipeline"
     got, log = train(mlp, fashion, f"mlp-{mesh}-{schedule}", ranks,
                      ["--parallel", parallel, "--mesh", mesh, "--microbatches", "4",
                       "--schedule", schedule, "--deterministic"])
-    compare(f"mlp {mesh} {schedule}", one, got)
+    compare(f"mlp {mesh} {schedule}", mlp_one, got)
     # Every stage reports its measured bubble beside (P-1)/(M+P-1).
     stages = int(mesh.split("pipe=")[1])
     ideal = 100 * (stages - 1) / (4 + stages - 1)
@@ -75,7 +75,7 @@ for ranks, mesh, schedule in ((2, "pipe=2", "1f1b"), (2, "pipe=2", "gpipe"),
 # The cut where the model's `@stage` line puts it.
 got, _ = train(marked, fashion, "marked", 2, ["--parallel", "pipeline", "--mesh", "pipe=2",
                                               "--microbatches", "2"])
-compare("mlp @stage", one, got)
+compare("mlp @stage", mlp_one, got)
 # CHECK: mlp @stage: 13 tensors
 
 # A 4-layer GPT-style model whose head is tied to its embedding (the first
@@ -108,6 +108,13 @@ for stages in (2, 4):
 # CHECK: run pipe=2: max rel
 # CHECK: run pipe=4: max rel
 
+# --parallel auto: the cost model's choice for the launch's ranks, trained.
+got, log = train(mlp, fashion, "auto", 2, ["--parallel", "auto"])
+print([l for l in log.splitlines() if "--parallel auto" in l][0])
+compare("mlp auto", mlp_one, got)
+# CHECK: dlc: --parallel auto on 2 CPU rank{{.*}}: --mesh {{.*}}, predicted {{.*}} ms a step ({{[0-9]+}}% of perfect scaling), {{[0-9]+}} of {{[0-9]+}} plans fit
+# CHECK: mlp auto: 13 tensors
+
 # What cannot run says why.
 def fails(ranks, args):
     p = subprocess.run(mpirun + ["-np", str(ranks), "dlc", "train"] + args,
@@ -124,3 +131,5 @@ fails(4, [mlp] + fashion + ["--parallel", "pipeline", "--mesh", "model=2,pipe=2"
 # CHECK: dlc: error: --parallel pipeline runs on the axes 'pipe' and 'data'; 'model'
 fails(4, [marked] + fashion + ["--parallel", "pipeline", "--mesh", "pipe=4"])
 # CHECK: error: the model's @stage lines make 2 stages, but the pipeline has 4
+fails(2, [mlp] + fashion + ["--parallel", "auto", "--mesh", "data=2"])
+# CHECK: dlc: error: --parallel auto chooses the mesh: leave out --mesh

@@ -440,6 +440,8 @@ int main(int argc, char **argv) {
     train.compileOnly = compileOnly;
     train.mesh = {meshSpec, parallel, collectiveTimeout, zeroStage, microbatches, pipelineSchedule};
     train.bucketMb = bucketMb;
+    train.deviceSpec = deviceSpec;
+    train.link = linkSpec;
     train.deterministicShards = deterministicShards;
     if (memoryBudget.getNumOccurrences())
       train.memoryBudget = memoryBudget;
