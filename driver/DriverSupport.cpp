@@ -97,7 +97,8 @@ ExitCode parseMeshOptions(MLIRContext &context, const MeshOptions &options,
   std::optional<ParallelPreset> preset = parseParallelPreset(options.parallel);
   if (!preset)
     return fail(context, kExitBadInput,
-                "--parallel must be data, tensor, data,tensor or none, not '" +
+                "--parallel must be data, tensor or pipeline (or several, comma-separated), "
+                "none or auto, not '" +
                     options.parallel + "'");
   out.preset = *preset;
   if (options.zero != 0 && options.zero != 1)
@@ -117,6 +118,11 @@ ExitCode partitionForMesh(MLIRContext &context, func::FuncOp func,
   PartitionOptions partition;
   if (ExitCode c = parseMeshOptions(context, options, partition))
     return c;
+  if (partition.preset.pipeline)
+    return fail(context, kExitBadInput,
+                "--parallel pipeline cuts the graph into stages as the ranks run it "
+                "(mpirun -np P dlc run|train ... --mesh pipe=P); it is not one SPMD program "
+                "to print or compile");
   partition.localArguments = localArguments;
   if (failed(partitionFunction(func, partition)))
     return kExitBadInput;
