@@ -153,6 +153,11 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
        << ", step " << ms(rank.stepSeconds) << "\n"
        << "  one device: step " << ms(one.stepSeconds) << "; efficiency against perfect scaling "
        << llvm::formatv("{0:P0}", efficiency).str() << " on " << mesh.size() << " devices\n";
+    if (device.cores > 0)
+      os << "  CPU ranks' host path: " << rank.segments << " segments, " << rank.rankCollectives
+         << " collectives between ranks; " << mesh.size() << " ranks on " << device.cores
+         << " cores, a kernel takes " << llvm::formatv("{0:F2}", device.timeShare).str()
+         << "x as long\n";
     if (!plan.deviceMemory && device.memoryBytes > 0)
       os << "fits on one " << device.name << " ("
          << withCommas(static_cast<int64_t>(device.memoryBytes)) << " bytes): "

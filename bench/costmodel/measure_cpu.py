@@ -12,6 +12,13 @@ rank, as `mpirun dlc train --mesh` runs ranks):
                           reach, not the core's peak;
   memory_bandwidth        a dlc-compiled element-wise op over 32 MiB (read
                           and write): bytes over its median time;
+  cache_bandwidth         the same over 512 KiB, for kernels whose operands
+                          and results fit in cache_bytes (the L2 cache of
+                          a core, from sysfs): a second roofline level;
+  vector_flops            GELU (tanh), layer norm and softmax over 256x3072,
+                          dlc-compiled: their FLOPs (`dlc check`) over the
+                          median time, the rate of everything that is not
+                          a matmul or convolution (exp and tanh dominate);
   kernel_launch_seconds   a chain of 32 matmuls of 1x8 by 8x8 (each its own
                           kernel): the median time over 32, what one kernel
                           costs the runtime beyond its work;
@@ -30,6 +37,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -60,6 +68,21 @@ def machine():
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown CPU"
+
+
+def l2_bytes():
+    """The L2 cache of one core (Linux sysfs), else 1 MiB."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for index in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        try:
+            level = open(os.path.join(base, index, "level")).read().strip()
+            size = open(os.path.join(base, index, "size")).read().strip()
+        except OSError:
+            continue
+        if level == "2":
+            units = {"K": 1 << 10, "M": 1 << 20}
+            return int(size[:-1]) * units.get(size[-1], 1)
+    return 1 << 20
 
 
 def fit_alpha_beta(points, ranks=2):
@@ -98,6 +121,31 @@ graph copy(x: f32[{elements}]) -> (y: f32[{elements}]) {{
 }}
 """, 30)
         bandwidth = 2 * 4 * elements / (copy_ms * 1e-3)
+        # The same op on 512 KiB (read and write), well inside the L2 cache:
+        # the small kernels of small models run at this rate.
+        small = 64 << 10
+        cache_ms = median_ms(args.build, tmp, "cached", f"""
+graph cached(x: f32[{small}]) -> (y: f32[{small}]) {{
+  y = x * 2
+}}
+""", 2000)
+        cache_bandwidth = 2 * 4 * small / (cache_ms * 1e-3)
+        cache_bytes = l2_bytes()
+
+        # The ops that are not matmuls: GELU (tanh), layer norm and softmax
+        # over [256, 3072], FLOPs as dlc counts them (`dlc check`).
+        vector_text = """
+graph vector(x: f32[256, 3072]) -> (y: f32[256, 3072]) {
+  param g: f32[3072] = ones
+  param b: f32[3072] = zeros
+  y = softmax(layer_norm(gelu(x, approximate="tanh"), g, b, axis=-1, epsilon=1e-5), axis=-1)
+}
+"""
+        vector_ms = median_ms(args.build, tmp, "vector", vector_text, 50)
+        check = run([os.path.join(args.build, "bin", "dlc"), "check",
+                     os.path.join(tmp, "vector.dlg")])
+        vector_flops = int(re.search(r"FLOPs per run: ([0-9,]+)", check).group(1).replace(",", ""))
+        vector_rate = vector_flops / (vector_ms * 1e-3)
 
         chain = 32
         lines = [f"  param w{i}: f32[8, 8] = normal(mean=0, std=0.3, seed={i + 1})" for i in range(chain)]
@@ -124,11 +172,16 @@ graph copy(x: f32[{elements}]) -> (y: f32[{elements}]) {{
         "name": f"CPU rank ({machine()}, 1 thread)",
         "source": "bench/costmodel/measure_cpu.py on this machine: dlc-compiled GEMM "
                   f"{m}x{k}x{n} {gemm_ms:.3f} ms, element-wise copy of {4 * elements >> 20} MiB "
-                  f"{copy_ms:.3f} ms, {chain} 8x8 matmul kernels {launch_ms:.4f} ms; "
+                  f"{copy_ms:.3f} ms (512 KiB: {cache_ms:.4f} ms), {chain} 8x8 matmul kernels "
+                  f"{launch_ms:.4f} ms; GELU, layer norm and softmax over 256x3072 "
+                  f"{vector_ms:.3f} ms; "
                   "MPI_Allreduce over 2 ranks fitted to the ring's alpha-beta",
         "peak_flops": {"f32": float(f"{flops:.4g}")},
         "memory_bandwidth": float(f"{bandwidth:.4g}"),
         "memory_bytes": float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")),
+        "cache_bytes": cache_bytes,
+        "cache_bandwidth": float(f"{cache_bandwidth:.4g}"),
+        "vector_flops": float(f"{vector_rate:.4g}"),
         "kernel_launch_seconds": float(f"{launch:.3g}"),
         "cores": os.cpu_count(),
         "default_link": "cpu-mpi",
@@ -146,7 +199,8 @@ graph copy(x: f32[{elements}]) -> (y: f32[{elements}]) {{
     lines.insert(last + 1, f'  "cpu-mpi": {{"bandwidth": {beta:.3e}, "latency": {alpha:.2e}}}')
     with open(args.links, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print(f"GEMM {flops / 1e9:.1f} GFLOP/s, copy {bandwidth / 1e9:.2f} GB/s, kernel "
+    print(f"GEMM {flops / 1e9:.1f} GFLOP/s, other ops {vector_rate / 1e9:.2f} GFLOP/s, copy {bandwidth / 1e9:.2f} GB/s "
+          f"({cache_bandwidth / 1e9:.2f} GB/s within {cache_bytes >> 10} KiB), kernel "
           f"{launch * 1e6:.2f} us, MPI latency {alpha * 1e6:.2f} us a step, "
           f"{beta / 1e9:.2f} GB/s -> {args.out}, {args.links} (cpu-mpi)")
     for b, t in points:

@@ -89,6 +89,13 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
   out.kernelLaunchSeconds = number("kernel_launch_seconds");
   out.defaultLink = o->getString("default_link").value_or("").str();
   out.cores = static_cast<int64_t>(number("cores"));
+  if (const llvm::json::Object *host = o->getObject("host_path")) {
+    out.segmentSeconds = host->getNumber("segment_seconds").value_or(0);
+    out.collectiveOverheadSeconds = host->getNumber("collective_seconds").value_or(0);
+  }
+  out.cacheBytes = number("cache_bytes");
+  out.vectorFlops = number("vector_flops");
+  out.cacheBandwidth = number("cache_bandwidth");
   return true;
 }
 
@@ -122,19 +129,31 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
   if (Operation *c = collectiveInKernel(op)) {
     cost.collective = true;
     cost.seconds = collectiveSeconds(c, link);
+    if (ringCost(c).steps > 0) // a collective between ranks
+      cost.seconds += device.collectiveOverheadSeconds * device.timeShare;
     return cost;
   }
   if (!isKernel(op))
     return cost;
   double peak = device.peakFlops.count(precision) ? device.peakFlops.at(precision)
                                                   : device.peakFlops.at("f32");
+  // Matmuls and convolutions at the peak, the rest at the vector rate.
+  double vectorFlops = 0;
   op->walk([&](CostOpInterface inner) {
-    if (inner.getOperation() != op || !isa<FusionOp>(op))
-      cost.flops += static_cast<double>(inner.getFlops());
+    if (inner.getOperation() == op && isa<FusionOp>(op))
+      return;
+    double flops = static_cast<double>(inner.getFlops());
+    cost.flops += flops;
+    KernelRole role = kernelRoleOf(inner.getOperation());
+    if (role != KernelRole::Contraction && role != KernelRole::Convolution)
+      vectorFlops += flops;
   });
   double bytes = static_cast<double>(tensorBytes(op->getOperandTypes()) +
                                      tensorBytes(op->getResultTypes()));
-  double computeTime = cost.flops / peak, memoryTime = bytes / device.memoryBandwidth;
+  bool cached = device.cacheBandwidth > 0 && bytes <= device.cacheBytes;
+  double vectorPeak = device.vectorFlops > 0 ? device.vectorFlops : peak;
+  double computeTime = (cost.flops - vectorFlops) / peak + vectorFlops / vectorPeak,
+         memoryTime = bytes / (cached ? device.cacheBandwidth : device.memoryBandwidth);
   cost.seconds =
       (std::max(computeTime, memoryTime) + device.kernelLaunchSeconds) * device.timeShare;
   cost.computeBound = computeTime >= memoryTime;
@@ -153,6 +172,8 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
       t = std::max(t, ready.lookup(v));
     return t;
   };
+  // A segment starts with the first kernel and after each collective.
+  bool segmentOpen = false;
   for (Operation &op : func.getBody().front().without_terminator()) {
     KernelCost k = kernelCost(&op, device, link, precision);
     if (k.collective) {
@@ -160,12 +181,21 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
       commClock = start + k.seconds;
       cost.communicationSeconds += k.seconds;
       ++cost.collectives;
+      if (ringCost(collectiveInKernel(&op)).steps > 0)
+        ++cost.rankCollectives;
+      segmentOpen = false;
       for (Value r : op.getResults())
         ready[r] = commClock;
       continue;
     }
     if (!isKernel(&op))
       continue;
+    if (!segmentOpen) {
+      segmentOpen = true;
+      ++cost.segments;
+      double overhead = device.segmentSeconds * device.timeShare;
+      k.seconds += overhead;
+    }
     cost.computeBoundKernels += k.computeBound ? 1 : 0;
     cost.flops += k.flops;
     cost.computeSeconds += k.seconds;

@@ -37,6 +37,13 @@ struct DeviceSpec {
   std::map<std::string, double> peakFlops;
   double memoryBandwidth = 0; ///< bytes/s
   double memoryBytes = 0;
+  /// A second roofline level (CPUs): a kernel whose operands and results
+  /// fit in `cacheBytes` moves them at `cacheBandwidth` (0: no such level).
+  double cacheBytes = 0, cacheBandwidth = 0;
+  /// FLOP/s of the ops that are not matmuls or convolutions (element-wise
+  /// functions, normalisations, softmax: exp and tanh cost many cycles an
+  /// element on a CPU); 0: the precision's peak, as for the rest.
+  double vectorFlops = 0;
   double kernelLaunchSeconds = 0;
   std::string defaultLink;
   /// CPU ranks share a host: its cores (0: a device per rank, as GPUs).
@@ -45,6 +52,13 @@ struct DeviceSpec {
   /// gets cores / ranks of the compute when ranks outnumber the cores
   /// (mpirun --oversubscribe), so its kernels take ranks / cores as long.
   double timeShare = 1;
+  /// CPU ranks run a partitioned step on dlc's host path (driver/
+  /// SpmdRunner.h): the kernels between two collectives as one compiled
+  /// segment, each collective handed to a communication thread. What a
+  /// segment costs beyond its kernels, and a collective beyond its ring
+  /// alpha-beta (hand-over, wake-up, host copies): fitted to measurements by
+  /// bench/costmodel/calibrate.py (0 for GPUs).
+  double segmentSeconds = 0, collectiveOverheadSeconds = 0;
   /// `timeShare` for `ranks` ranks on one host of this device.
   void shareAmong(int64_t ranks) {
     timeShare = cores > 0 && ranks > cores ? double(ranks) / double(cores) : 1.0;
@@ -80,6 +94,9 @@ struct ProgramCost {
   double stepSeconds = 0;          ///< both streams as the executor runs them
   double exposedSeconds() const { return stepSeconds - computeSeconds; }
   int64_t kernels = 0, collectives = 0;
+  /// Runs of kernels between collectives (DeviceSpec::segmentSeconds), and
+  /// the collectives between ranks (groups of more than one).
+  int64_t segments = 0, rankCollectives = 0;
   double flops = 0;
   /// Kernels whose roofline time is their FLOPs (the rest: their bytes).
   int64_t computeBoundKernels = 0;
