@@ -210,6 +210,25 @@ std::string batchDimension(const dlg::Module &ast) {
   return d.isSymbolic() ? d.symbol() : "";
 }
 
+ExitCode buildTrainingModel(const CommonOptions &options, int64_t batchRows,
+                            MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                            dlg::BuildResult &built) {
+  if (llvm::sys::path::extension(options.modelPath) != ".dlg")
+    return fail(context, kExitBadInput, "dlc train compiles a .dlg model with a train block");
+  ExitCode code;
+  std::optional<dlg::Module> ast = parseModelFile(options.modelPath, context, sourceMgr, code);
+  if (!ast)
+    return code;
+  dlg::BuildOptions build;
+  build.dims = options.dims;
+  if (std::string batchDim = batchDimension(*ast); !batchDim.empty())
+    build.dims[batchDim] = batchRows;
+  build.buildTraining = true;
+  build.baseDir = llvm::sys::path::parent_path(options.modelPath).str();
+  built = dlg::buildModule(*ast, context, build);
+  return built.module ? kExitSuccess : kExitBadInput;
+}
+
 /// Parses the model and checks the batch dimension against --batch-size.
 static ExitCode makeCompiler(const CommonOptions &options, const TrainOptions &train,
                              MLIRContext &context, llvm::SourceMgr &sourceMgr,

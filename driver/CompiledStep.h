@@ -20,6 +20,7 @@
 #include "driver/Commands.h"
 #include "driver/train/TrainStep.h"
 #include "frontend/text/AST.h"
+#include "frontend/text/MLIRGen.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/SourceMgr.h"
@@ -46,6 +47,13 @@ ExitCode buildCompiledTraining(const CommonOptions &options,
 /// the entry graph's first input; empty when it is a number. Training binds
 /// it to --batch-size.
 std::string batchDimension(const dlg::Module &ast);
+
+/// The model of `options` (a .dlg with a train block) built with its loss
+/// graph, the batch dimension bound to `batchRows` (the steps on ranks:
+/// driver/PartitionedStep, driver/PipelineStep).
+ExitCode buildTrainingModel(const CommonOptions &options, int64_t batchRows,
+                            mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                            dlg::BuildResult &built);
 
 /// `dlc train --compile-only DIR`: compiles the train step and evaluation
 /// modules for --batch-size and for every other batch size `batchSizes`

@@ -224,21 +224,9 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
   result->zero = partition.shardOptimizerState;
 
   // 1. The train step at the global batch size, partitioned.
-  if (llvm::sys::path::extension(options.modelPath) != ".dlg")
-    return fail(context, kExitBadInput, "dlc train compiles a .dlg model with a train block");
-  ExitCode code;
-  std::optional<dlg::Module> ast = parseModelFile(options.modelPath, context, sourceMgr, code);
-  if (!ast)
-    return code;
-  dlg::BuildOptions build;
-  build.dims = options.dims;
-  if (std::string batchDim = batchDimension(*ast); !batchDim.empty())
-    build.dims[batchDim] = train.batchSize;
-  build.buildTraining = true;
-  build.baseDir = llvm::sys::path::parent_path(options.modelPath).str();
-  dlg::BuildResult built = dlg::buildModule(*ast, context, build);
-  if (!built.module)
-    return kExitBadInput;
+  dlg::BuildResult built;
+  if (ExitCode c = buildTrainingModel(options, train.batchSize, context, sourceMgr, built))
+    return c;
   ModuleOp module = *built.module;
   auto trained = trainingFunction(module, entryGraph(module), false);
   if (failed(trained))

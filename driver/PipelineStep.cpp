@@ -239,21 +239,10 @@ ExitCode buildPipelineTraining(const CommonOptions &options, const TrainOptions 
 
   // 1. The train step of one micro-batch, its stages decided on the loss
   //    graph so that dlc-differentiate puts each op's backward on its stage.
-  if (llvm::sys::path::extension(options.modelPath) != ".dlg")
-    return fail(context, kExitBadInput, "dlc train compiles a .dlg model with a train block");
-  ExitCode code;
-  std::optional<dlg::Module> ast = parseModelFile(options.modelPath, context, sourceMgr, code);
-  if (!ast)
-    return code;
-  dlg::BuildOptions build;
-  build.dims = options.dims;
-  if (std::string batchDim = batchDimension(*ast); !batchDim.empty())
-    build.dims[batchDim] = train.batchSize / (replicas * s.microbatches);
-  build.buildTraining = true;
-  build.baseDir = llvm::sys::path::parent_path(options.modelPath).str();
-  dlg::BuildResult built = dlg::buildModule(*ast, context, build);
-  if (!built.module)
-    return kExitBadInput;
+  dlg::BuildResult built;
+  if (ExitCode c = buildTrainingModel(options, train.batchSize / (replicas * s.microbatches),
+                                      context, sourceMgr, built))
+    return c;
   ModuleOp module = *built.module;
   func::FuncOp graph = entryGraph(module);
   auto loss = module.lookupSymbol<func::FuncOp>(graph.getSymName().str() + "_train");
