@@ -21,6 +21,7 @@
 #include "driver/ModuleRunner.h"
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
+#include "passes/Outline.h"
 #include "passes/partition/Partition.h"
 #include "runtime/comm/CommQueue.h"
 #include "runtime/comm/CommRegistry.h"
@@ -317,30 +318,9 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
   OpBuilder b(&context);
   b.setInsertionPointToEnd(impl->owner->getBody());
   for (auto [i, s] : llvm::enumerate(impl->segments)) {
-    SmallVector<Type> argTypes, resultTypes;
-    for (Value v : s.inputs)
-      argTypes.push_back(v.getType());
-    for (Value v : s.outputs)
-      resultTypes.push_back(v.getType());
-    auto f = b.create<func::FuncOp>(func.getLoc(),
-                                    func.getSymName().str() + "_segment" + std::to_string(i),
-                                    b.getFunctionType(argTypes, resultTypes));
-    Block *entry = f.addEntryBlock();
-    IRMapping map;
-    for (auto [arg, v] : llvm::zip(entry->getArguments(), s.inputs))
-      map.map(v, arg);
-    OpBuilder inner = OpBuilder::atBlockEnd(entry);
-    for (Operation *op : s.ops)
-      inner.clone(*op, map);
-    SmallVector<Value> results;
-    for (Value v : s.outputs)
-      results.push_back(map.lookup(v));
-    inner.create<func::ReturnOp>(func.getLoc(), results);
-    for (unsigned a = 0; a < f.getNumArguments(); ++a)
-      f.setArgAttr(a, "dlc.name", b.getStringAttr("in" + std::to_string(a)));
-    for (unsigned r = 0; r < f.getNumResults(); ++r)
-      f.setResultAttr(r, "dlc.name", b.getStringAttr("out" + std::to_string(r)));
-    s.func = f;
+    s.func = outlineOps(b, func.getLoc(),
+                        func.getSymName().str() + "_segment" + std::to_string(i), s.inputs,
+                        s.ops, s.outputs);
   }
   if (failed(runCompilePipeline(*impl->owner)))
     return kExitInternalError;

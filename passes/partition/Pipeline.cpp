@@ -3,6 +3,7 @@
 #include "passes/partition/Pipeline.h"
 
 #include "ir/DlcDialect.h"
+#include "passes/Outline.h"
 #include "passes/Passes.h"
 #include "passes/analysis/TrainStep.h"
 
@@ -345,30 +346,10 @@ FailureOr<PipelineSplit> splitPipeline(func::FuncOp func, int64_t stages) {
     }
     if (ops.ops.empty() && outputs.empty())
       continue;
-    SmallVector<Type> argTypes, resultTypes;
-    for (Value v : inputs)
-      argTypes.push_back(v.getType());
-    for (Value v : outputs)
-      resultTypes.push_back(v.getType());
     std::string name = (func.getSymName() + "_stage" + Twine(part.stage) + "_" +
                         phaseName(part.phase))
                            .str();
-    auto f = b.create<func::FuncOp>(func.getLoc(), name, b.getFunctionType(argTypes, resultTypes));
-    Block *entry = f.addEntryBlock();
-    IRMapping map;
-    for (auto [arg, v] : llvm::zip(entry->getArguments(), inputs))
-      map.map(v, arg);
-    OpBuilder inner = OpBuilder::atBlockEnd(entry);
-    for (Operation *op : ops.ops)
-      inner.clone(*op, map);
-    SmallVector<Value> results;
-    for (Value v : outputs)
-      results.push_back(map.lookup(v));
-    inner.create<func::ReturnOp>(func.getLoc(), results);
-    for (unsigned a = 0; a < f.getNumArguments(); ++a)
-      f.setArgAttr(a, "dlc.name", b.getStringAttr("in" + std::to_string(a)));
-    for (unsigned r = 0; r < f.getNumResults(); ++r)
-      f.setResultAttr(r, "dlc.name", b.getStringAttr("out" + std::to_string(r)));
+    func::FuncOp f = outlineOps(b, func.getLoc(), name, inputs, ops.ops, outputs);
     part.func = f;
     b.setInsertionPointAfter(f);
   }
