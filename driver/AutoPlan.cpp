@@ -153,7 +153,7 @@ public:
       return false;
     // Ranks of one host (CPU ranks) share its cores.
     DeviceSpec device = this->device;
-    device.shareAmong(plan.devices());
+    device.shareAmong(plan.devices(), communicates(step));
     if (plan.pipe == 1) {
       ProgramCost cost = estimateCost(step, device, link);
       PlanReport report = summarizePlan(step, 0);

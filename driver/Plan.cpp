@@ -142,7 +142,7 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
     if (failed(runCompilePipeline(*single)))
       return kExitInternalError;
     ProgramCost one = estimateCost(entryGraph(*single), device, link);
-    device.shareAmong(mesh.size());
+    device.shareAmong(mesh.size(), communicates(func));
     ProgramCost rank = estimateCost(func, device, link);
     auto ms = [](double s) { return llvm::formatv("{0:F3} ms", s * 1e3).str(); };
     double efficiency = one.stepSeconds / (static_cast<double>(mesh.size()) * rank.stepSeconds);

@@ -37,6 +37,13 @@ bool readJson(const std::string &path, llvm::json::Value &out, std::string &erro
   return true;
 }
 
+/// Ops whose elements take a transcendental function (DeviceSpec::
+/// transcendentalFlops), their gradients' included.
+bool isTranscendental(Operation *op) {
+  return isa<ExpOp, LogOp, TanhOp, GeluOp, SigmoidOp, SiluOp, SoftplusOp, SoftmaxOp,
+             LogSoftmaxOp, CrossEntropyOp, ErfOp, PowOp, SinOp, CosOp, AtanOp>(op);
+}
+
 double collectiveSeconds(Operation *c, const LinkSpec &link) {
   RingCost ring = ringCost(c);
   return static_cast<double>(ring.steps) * link.latency +
@@ -60,6 +67,13 @@ RingCost ringCost(Operation *c) {
   if (isa<BroadcastOp, SendOp, RecvOp>(c))
     return {1, std::max(in, out)};
   return {}; // shard: a local copy
+}
+
+bool communicates(func::FuncOp func) {
+  for (Operation &op : func.getBody().front())
+    if (Operation *c = collectiveInKernel(&op); c && ringCost(c).steps > 0)
+      return true;
+  return false;
 }
 
 bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string &error) {
@@ -89,12 +103,15 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
   out.kernelLaunchSeconds = number("kernel_launch_seconds");
   out.defaultLink = o->getString("default_link").value_or("").str();
   out.cores = static_cast<int64_t>(number("cores"));
+  out.threadsPerRank = std::max<int64_t>(1, static_cast<int64_t>(number("threads_per_rank")));
   if (const llvm::json::Object *host = o->getObject("host_path")) {
+    out.hostPath = true;
     out.segmentSeconds = host->getNumber("segment_seconds").value_or(0);
     out.collectiveOverheadSeconds = host->getNumber("collective_seconds").value_or(0);
   }
   out.cacheBytes = number("cache_bytes");
-  out.vectorFlops = number("vector_flops");
+  out.transcendentalFlops = number("transcendental_flops");
+  out.rowBandwidth = number("row_bandwidth");
   out.cacheBandwidth = number("cache_bandwidth");
   return true;
 }
@@ -128,32 +145,47 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
   KernelCost cost;
   if (Operation *c = collectiveInKernel(op)) {
     cost.collective = true;
-    cost.seconds = collectiveSeconds(c, link);
-    if (ringCost(c).steps > 0) // a collective between ranks
-      cost.seconds += device.collectiveOverheadSeconds * device.timeShare;
+    RingCost ring = ringCost(c);
+    if (ring.steps == 0)
+      return cost;
+    auto group = c->getAttrOfType<IntegerAttr>("group_size");
+    int64_t n = device.meshRanks;
+    if (device.hostPath && group && group.getInt() < n) {
+      // The whole mesh's operands gathered.
+      int64_t in = tensorBytes(c->getOperandTypes());
+      ring = {n - 1, (n - 1) * in};
+    }
+    cost.seconds = double(ring.steps) * link.latency + double(ring.bytes) / link.bandwidth;
+    if (device.hostPath)
+      cost.seconds = (cost.seconds + device.collectiveOverheadSeconds) * device.timeShare;
     return cost;
   }
   if (!isKernel(op))
     return cost;
   double peak = device.peakFlops.count(precision) ? device.peakFlops.at(precision)
                                                   : device.peakFlops.at("f32");
-  // Matmuls and convolutions at the peak, the rest at the vector rate.
-  double vectorFlops = 0;
+  // Transcendental ops at their own rate, the rest at the peak.
+  double slowFlops = 0;
+  bool reducesRows = false;
   op->walk([&](CostOpInterface inner) {
     if (inner.getOperation() == op && isa<FusionOp>(op))
       return;
     double flops = static_cast<double>(inner.getFlops());
     cost.flops += flops;
+    if (isTranscendental(inner.getOperation()))
+      slowFlops += flops;
     KernelRole role = kernelRoleOf(inner.getOperation());
-    if (role != KernelRole::Contraction && role != KernelRole::Convolution)
-      vectorFlops += flops;
+    reducesRows |= role == KernelRole::Row || role == KernelRole::Loss;
   });
   double bytes = static_cast<double>(tensorBytes(op->getOperandTypes()) +
                                      tensorBytes(op->getResultTypes()));
   bool cached = device.cacheBandwidth > 0 && bytes <= device.cacheBytes;
-  double vectorPeak = device.vectorFlops > 0 ? device.vectorFlops : peak;
-  double computeTime = (cost.flops - vectorFlops) / peak + vectorFlops / vectorPeak,
-         memoryTime = bytes / (cached ? device.cacheBandwidth : device.memoryBandwidth);
+  double bandwidth = cached ? device.cacheBandwidth : device.memoryBandwidth;
+  if (reducesRows && device.rowBandwidth > 0)
+    bandwidth = std::min(bandwidth, device.rowBandwidth);
+  double slowPeak = device.transcendentalFlops > 0 ? device.transcendentalFlops : peak;
+  double computeTime = (cost.flops - slowFlops) / peak + slowFlops / slowPeak,
+         memoryTime = bytes / bandwidth;
   cost.seconds =
       (std::max(computeTime, memoryTime) + device.kernelLaunchSeconds) * device.timeShare;
   cost.computeBound = computeTime >= memoryTime;

@@ -40,10 +40,13 @@ struct DeviceSpec {
   /// A second roofline level (CPUs): a kernel whose operands and results
   /// fit in `cacheBytes` moves them at `cacheBandwidth` (0: no such level).
   double cacheBytes = 0, cacheBandwidth = 0;
-  /// FLOP/s of the ops that are not matmuls or convolutions (element-wise
-  /// functions, normalisations, softmax: exp and tanh cost many cycles an
-  /// element on a CPU); 0: the precision's peak, as for the rest.
-  double vectorFlops = 0;
+  /// FLOP/s of the transcendental ops (exp, tanh, GELU, softmax, log, ...:
+  /// many cycles an element on a CPU, far from the FMA peak); 0: the
+  /// precision's peak, as for the rest.
+  double transcendentalFlops = 0;
+  /// Bytes/s of a kernel that reduces rows or columns (reductions, norms,
+  /// softmax, losses: loops a CPU does not stream); 0: the memory's.
+  double rowBandwidth = 0;
   double kernelLaunchSeconds = 0;
   std::string defaultLink;
   /// CPU ranks share a host: its cores (0: a device per rank, as GPUs).
@@ -57,11 +60,23 @@ struct DeviceSpec {
   /// segment, each collective handed to a communication thread. What a
   /// segment costs beyond its kernels, and a collective beyond its ring
   /// alpha-beta (hand-over, wake-up, host copies): fitted to measurements by
-  /// bench/costmodel/calibrate.py (0 for GPUs).
+  /// bench/costmodel/calibrate.py (0 for GPUs). On the host path a
+  /// collective over part of a mesh gathers every rank's operand
+  /// (docs/parallelism.md, Limits), and MPI's shared-memory copies are work
+  /// of the ranks, time-shared as their kernels are.
+  bool hostPath = false;
   double segmentSeconds = 0, collectiveOverheadSeconds = 0;
-  /// `timeShare` for `ranks` ranks on one host of this device.
-  void shareAmong(int64_t ranks) {
-    timeShare = cores > 0 && ranks > cores ? double(ranks) / double(cores) : 1.0;
+  /// Busy threads a rank that talks to others runs on such a host: its
+  /// kernels' and the communication thread that waits in MPI (which polls).
+  int64_t threadsPerRank = 1;
+  /// `timeShare` for `ranks` ranks on one host of this device, which
+  /// `communicate` (run collectives between them) or not.
+  /// The mesh's ranks, for the host path's collectives over part of it.
+  int64_t meshRanks = 1;
+  void shareAmong(int64_t ranks, bool communicate = true) {
+    meshRanks = ranks;
+    double threads = double(ranks) * double(communicate ? threadsPerRank : 1);
+    timeShare = cores > 0 && threads > double(cores) ? threads / double(cores) : 1.0;
   }
 };
 
@@ -81,6 +96,9 @@ struct RingCost {
   int64_t steps = 0, bytes = 0;
 };
 RingCost ringCost(mlir::Operation *collective);
+
+/// Whether `func` runs a collective between ranks (a group of more than one).
+bool communicates(mlir::func::FuncOp func);
 
 /// `nameOrPath`: a file (it contains '/' or ends in .json), else
 /// `devices/<name>.json` of the source tree. Sets `error` on failure.

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""The cost model's prediction against measurement on CPU ranks.
+
+    bench/costmodel/calibrate.py [--build build] [--repeat 3] [--out bench/results/cost-model.md]
+                                 [--only NAME]
+
+For each configuration of CONFIGS (a model, a mesh, ranks), runs the train
+step on CPU ranks as `mpirun -np N dlc train ... --mesh ... --parallel ...`
+runs it (the host path, one thread a rank) and takes the step time from
+its DLC_SPMD_STATS line (rank 0's segments computed plus the time they
+waited for collectives, over the steps: bench/scaling's measure); the
+median of --repeat runs, each started once other work leaves the cores
+idle (the model predicts ranks that have the cores to themselves; the
+busiest share of the machine seen before a run is recorded beside). The prediction is `dlc plan M --train --mesh ... --device-spec cpu`'s
+step (devices/cpu.json, measured by bench/costmodel/measure_cpu.py, with
+its link cpu-mpi; ranks beyond the machine's cores time-share them).
+Writes a table of measured, predicted and error per configuration, with
+the median and largest error.
+
+Add a configuration by appending to CONFIGS (pipelines: mesh "pipe=2" and
+parallel "pipeline", with "--microbatches" in `extra`, once `dlc train`
+runs them).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FASHION = "/usr/share/datasets/fashion-mnist"
+MLP = os.path.join(ROOT, "examples", "fashion_mnist", "mlp.dlg")
+GPT2 = os.path.join(ROOT, "bench", "costmodel", "gpt2_block_train.dlg")
+
+# name, model, --dim bindings (the batch dimension last: the global batch),
+# ranks, mesh, parallel, extra options, steps per run.
+CONFIGS = [
+    ("MLP, 1 rank", MLP, {"N": 64}, 1, "data=1", "data", [], 400),
+    ("MLP, data=2", MLP, {"N": 64}, 2, "data=2", "data", [], 400),
+    ("MLP, data=4", MLP, {"N": 64}, 4, "data=4", "data", [], 400),
+    ("MLP, data=2 --zero 1", MLP, {"N": 64}, 2, "data=2", "data", ["--zero", "1"], 400),
+    ("MLP, data=2,model=2", MLP, {"N": 64}, 4, "data=2,model=2", "data,tensor", [], 400),
+    ("GPT-2 block, 1 rank", GPT2, {"T": 64, "B": 4}, 1, "data=1", "data", [], 12),
+    ("GPT-2 block, data=2", GPT2, {"T": 64, "B": 4}, 2, "data=2", "data", [], 12),
+    ("GPT-2 block, data=4", GPT2, {"T": 64, "B": 4}, 4, "data=4", "data", [], 12),
+    ("GPT-2 block, model=2", GPT2, {"T": 64, "B": 4}, 2, "model=2", "tensor", [], 12),
+]
+
+
+def machine():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} logical cores"
+    return platform.processor()
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def busy_fraction(seconds=1.0):
+    """The share of the machine's CPU time spent busy over `seconds`."""
+    def sample():
+        fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, total
+    idle0, total0 = sample()
+    time.sleep(seconds)
+    idle1, total1 = sample()
+    return 1 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+def wait_for_quiet(limit=0.15, patience=1800):
+    """Waits (up to `patience` s) until other work leaves the cores idle:
+    the model predicts ranks that have their cores to themselves. Returns
+    the busy share seen last."""
+    deadline = time.time() + patience
+    busy = busy_fraction()
+    while busy > limit and time.time() < deadline:
+        busy = busy_fraction(2.0)
+    return busy
+
+
+def run_stderr(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-3000:]}")
+    return p.stderr
+
+
+def gpt2_data(tmp, dims):
+    """Random tokens' embeddings and targets for the GPT-2 block."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    path = os.path.join(tmp, "gpt2.npz")
+    samples = 64
+    np.savez(path, x=rng.standard_normal((samples, dims["T"], 768), dtype=np.float32),
+             targets=rng.integers(0, 768, (samples, dims["T"]), dtype=np.int32))
+    return path
+
+
+def measure(build, tmp, config, repeat):
+    name, model, dims, ranks, mesh, parallel, extra, long = config
+    batch_dim = list(dims)[-1]
+    data = FASHION if model == MLP else gpt2_data(tmp, dims)
+    cmd = (["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)]
+           if ranks > 1 else [])
+    cmd += [os.path.join(build, "bin", "dlc"), "train", model, "--data", data,
+            "--batch-size", str(dims[batch_dim]), "--mesh", mesh, "--parallel", parallel,
+            "--drop-last"] + extra
+    for k, v in dims.items():
+        if k != batch_dim:
+            cmd += ["--dim", f"{k}={v}"]
+    steps = []
+    busy = []
+    for r in range(repeat):
+        busy.append(wait_for_quiet())
+        ck = tempfile.mkdtemp(prefix="ck-", dir=tmp)
+        out = run_stderr(cmd + ["--max-steps", str(long), "--checkpoint-dir", ck],
+                         env=dict(os.environ, OMP_NUM_THREADS="1", DLC_SPMD_STATS="1"))
+        m = re.search(r"spmd: compute ([0-9.]+) s, collectives ([0-9.]+) s, "
+                      r"exposed ([0-9.]+) s", out)
+        if not m:
+            sys.exit(f"{name}: no DLC_SPMD_STATS line in\n{out[-2000:]}")
+        steps.append((float(m.group(1)) + float(m.group(3))) / long)
+    return statistics.median(steps), steps, max(busy)
+
+
+def predict(build, config, spec):
+    """dlc plan's step, compute and exposed (seconds), and the host path's
+    segments, collectives between ranks and time-share factor."""
+    name, model, dims, ranks, mesh, parallel, extra, _ = config
+    cmd = [os.path.join(build, "bin", "dlc"), "plan", model, "--train", "--mesh", mesh,
+           "--parallel", parallel, "--device-spec", spec, "--link", "cpu-mpi"] + extra
+    for k, v in dims.items():
+        cmd += ["--dim", f"{k}={v}"]
+    out = run(cmd)
+    m = re.search(r"compute ([0-9.]+) ms .*communication ([0-9.]+) ms, exposed ([0-9.]+) ms, "
+                  r"step ([0-9.]+) ms", out)
+    h = re.search(r"host path: ([0-9]+) segments, ([0-9]+) collectives between ranks; .* "
+                  r"takes ([0-9.]+)x", out)
+    return {"step": float(m.group(4)) * 1e-3, "compute": float(m.group(1)) * 1e-3,
+            "exposed": float(m.group(3)) * 1e-3, "segments": int(h.group(1)),
+            "collectives": int(h.group(2)), "share": float(h.group(3))}
+
+
+def fit(rows):
+    """Segment and collective overheads (s0, c0 >= 0) minimising the squared
+    relative error of base + share * (segments * s0 + collectives * c0)
+    against the measured steps (the host path's cost beyond the kernels
+    and the ring, linear in both)."""
+    # Normal equations of the weighted least squares, weights 1 / measured.
+    a = [[0.0, 0.0], [0.0, 0.0]]
+    b = [0.0, 0.0]
+    for base, measured in rows:
+        x = (base["share"] * base["segments"] / measured,
+             base["share"] * base["collectives"] / measured)
+        y = (measured - base["step"]) / measured
+        for i in range(2):
+            b[i] += x[i] * y
+            for j in range(2):
+                a[i][j] += x[i] * x[j]
+    det = a[0][0] * a[1][1] - a[0][1] * a[1][0]
+    if abs(det) < 1e-30:  # no collectives between ranks among the rows
+        return max(0.0, b[0] / a[0][0]) if a[0][0] else 0.0, 0.0
+    s0 = (b[0] * a[1][1] - b[1] * a[0][1]) / det
+    c0 = (a[0][0] * b[1] - a[1][0] * b[0]) / det
+    if s0 < 0:
+        s0, c0 = 0.0, max(0.0, b[1] / a[1][1])
+    if c0 < 0:
+        s0, c0 = max(0.0, b[0] / a[0][0]), 0.0
+    return s0, c0
+
+
+def linear(base, s0, c0):
+    return base["step"] + base["share"] * (base["segments"] * s0 + base["collectives"] * c0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out")
+    ap.add_argument("--only", help="run the configurations whose name contains this")
+    ap.add_argument("--measurements", help="a .json file: measurements are read from it "
+                    "when it exists (to refit without measuring again), else written to it")
+    ap.add_argument("--spec", default=os.path.join(ROOT, "devices", "cpu.json"),
+                    help="the device spec whose host_path overheads are fitted and written")
+    args = ap.parse_args()
+    configs = [c for c in CONFIGS if not args.only or args.only in c[0]]
+    measured = {}
+    if args.measurements and os.path.exists(args.measurements):
+        measured = json.load(open(args.measurements))
+    with tempfile.TemporaryDirectory(prefix="dlc-calibrate-") as tmp:
+        for config in configs:
+            if config[0] in measured:
+                continue
+            step, steps, busy = measure(args.build, tmp, config, args.repeat)
+            measured[config[0]] = {"step": step, "runs": steps, "busy": busy}
+            print(f"{config[0]}: measured {step * 1e3:.3f} ms "
+                  f"({', '.join(f'{s * 1e3:.3f}' for s in steps)})", file=sys.stderr)
+        if args.measurements:
+            with open(args.measurements, "w") as f:
+                json.dump(measured, f, indent=1)
+
+        # The model without the host path's overheads, then fitted.
+        spec = json.load(open(args.spec))
+        spec["host_path"] = {"segment_seconds": 0, "collective_seconds": 0}
+        base_spec = os.path.join(tmp, "cpu-base.json")
+        json.dump(spec, open(base_spec, "w"))
+        bases = {c[0]: predict(args.build, c, base_spec) for c in configs}
+        pairs = [(bases[c[0]], measured[c[0]]["step"]) for c in configs]
+        s0, c0 = fit(pairs)
+        # Held out: each configuration predicted by a fit to the others.
+        held_out = {}
+        for i, c in enumerate(configs):
+            hs0, hc0 = fit(pairs[:i] + pairs[i + 1:])
+            held_out[c[0]] = linear(bases[c[0]], hs0, hc0)
+        spec["host_path"] = {"segment_seconds": float(f"{s0:.3g}"),
+                             "collective_seconds": float(f"{c0:.3g}"),
+                             "source": "fitted by bench/costmodel/calibrate.py to "
+                                       f"{len(configs)} CPU-rank train steps"}
+        with open(args.spec, "w") as f:
+            json.dump(spec, f, indent=2)
+            f.write("\n")
+        rows = []
+        for c in configs:
+            p = predict(args.build, c, args.spec)
+            m = measured[c[0]]
+            rows.append((c, m, bases[c[0]], p, held_out[c[0]]))
+
+    def err(p, m):
+        return (p - m) / m
+
+    errors = [abs(err(p["step"], m["step"])) for _, m, _, p, _ in rows]
+    held = [abs(err(h, m["step"])) for _, m, _, _, h in rows]
+    lines = [
+        "# Cost model against measurement on CPU ranks",
+        "",
+        f"Machine: {machine()}; Open MPI ranks, one thread each. Measured by",
+        "`bench/costmodel/calibrate.py`: the host path's train step",
+        "(`mpirun -np N dlc train ... --mesh ... --parallel ...`): rank 0's segments",
+        "plus its waits for collectives per step (DLC_SPMD_STATS), median of",
+        f"{args.repeat} runs, each started once other work left the cores idle (the",
+        "largest share of the machine others used just before is given; —: not",
+        "recorded, the configurations measured by this script's first version, which",
+        "waited for the same quiet). The measurements are kept in",
+        "bench/costmodel/measurements.json (`--measurements` refits from them).",
+        "",
+        "Predicted: `dlc plan --train --mesh ... --device-spec cpu` (devices/cpu.json",
+        "and the link cpu-mpi, measured by `bench/costmodel/measure_cpu.py`: GEMM",
+        "rate, memory and cache bandwidth, kernel cost, MPI alpha-beta). Ranks",
+        "beyond the machine's cores time-share them: four ranks on two cores run",
+        "every kernel and overhead twice as long. The roofline alone",
+        "(*kernels and ring only*) leaves out what dlc's host path adds: each",
+        "segment of kernels between two collectives is a module run of its own,",
+        "and each collective is handed to a communication thread and its result",
+        "back. Those two costs are the calibration: fitted (least squares on the",
+        "relative error over every configuration) to",
+        f"**{s0 * 1e6:.1f} us a segment and {c0 * 1e6:.1f} us a collective between ranks**,",
+        "written to devices/cpu.json (`host_path`). *Held out*: each configuration",
+        "predicted by the fit to the others alone (the linear form of the model),",
+        "the honest measure of how well the calibrated model predicts a",
+        "configuration it was not fitted to.",
+        "",
+        "| configuration | ranks | measured ms/step (runs) | kernels and ring only | segments / collectives | predicted ms/step | error | held out: predicted, error | others' CPU before |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c, m, base, p, h in rows:
+        runs = ", ".join(f"{s * 1e3:.2f}" for s in m["runs"])
+        lines.append(
+            f"| {c[0]} | {c[3]} | {m['step'] * 1e3:.2f} ({runs}) | {base['step'] * 1e3:.2f} | "
+            f"{base['segments']} / {base['collectives']} | {p['step'] * 1e3:.2f} | "
+            f"{100 * err(p['step'], m['step']):+.0f}% | {h * 1e3:.2f}, "
+            f"{100 * err(h, m['step']):+.0f}% | "
+            + ("—" if m["busy"] is None else f"{100 * m['busy']:.0f}%") + " |")
+    lines += [
+        "",
+        f"Error (|predicted - measured| / measured): median {100 * statistics.median(errors):.0f}%, "
+        f"largest {100 * max(errors):.0f}%; held out: median {100 * statistics.median(held):.0f}%, "
+        f"largest {100 * max(held):.0f}%.",
+        ""]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
