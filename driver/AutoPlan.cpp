@@ -386,8 +386,18 @@ void printAutoPlan(const AutoPlanResult &r, const std::string &modelPath, llvm::
                         p.pipe > 1 ? percent(p.bubble) : "-", gb(double(p.memoryBytes)),
                         percent(p.efficiency), p.fits ? "yes" : "no");
   }
-  for (const std::string &line : r.skipped)
-    os << "  not applicable: " << line << "\n";
+  // One line per reason, naming its meshes.
+  std::vector<std::pair<std::string, std::string>> reasons;
+  for (const std::string &line : r.skipped) {
+    auto [mesh, why] = llvm::StringRef(line).split(": ");
+    auto it = llvm::find_if(reasons, [&](auto &p) { return p.second == why; });
+    if (it == reasons.end())
+      reasons.push_back({mesh.str(), why.str()});
+    else
+      it->first += "; " + mesh.str();
+  }
+  for (const auto &[meshes, why] : reasons)
+    os << "  not applicable: " << meshes << ": " << why << "\n";
 
   const PlanCandidate &one = r.single;
   os << "one device: step " << ms(one.stepSeconds) << " ms, " << gb(double(one.memoryBytes))
