@@ -153,7 +153,7 @@ public:
       return false;
     // Ranks of one host (CPU ranks) share its cores.
     DeviceSpec device = this->device;
-    device.shareAmong(plan.devices(), communicates(step));
+    device.shareAmong(plan.devices(), plan.pipe > 1 || communicates(step));
     if (plan.pipe == 1) {
       ProgramCost cost = estimateCost(step, device, link);
       PlanReport report = summarizePlan(step, 0);
@@ -184,7 +184,9 @@ public:
   }
 
   /// The train steps compiled so far.
-  size_t programs() const { return modules.size(); }
+  size_t programs() const {
+    return llvm::count_if(modules, [](const auto &entry) { return bool(entry.second); });
+  }
 
   int64_t layers(int64_t globalBatch) {
     std::string error;
