@@ -371,7 +371,8 @@ void printAutoPlan(const AutoPlanResult &r, const std::string &modelPath, llvm::
      << " train steps compiled), " << fitting << " fit in "
      << gb(r.device.memoryBytes) << " a device";
   if (!r.skipped.empty())
-    os << ", " << r.skipped.size() << " meshes do not apply";
+    os << ", " << r.skipped.size() << (r.skipped.size() == 1 ? " mesh does" : " meshes do")
+       << " not apply";
   os << "; the best " << std::min(rows, r.plans.size()) << ":\n";
   os << llvm::formatv("  {0,-22} {1,-22} {2,3} {3,-5} {4,4} {5,9} {6,9} {7,9} {8,6} {9,9} {10,5} "
                       "{11}\n",

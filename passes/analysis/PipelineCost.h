@@ -18,7 +18,9 @@
 //    and gradient transfers across the widest cut (alpha-beta on the link);
 //    a step is (M + P - 1) slots, then the slowest stage's update and its
 //    gradients' data-parallel collectives (not overlapped: conservative).
-//    The bubble is (P - 1) / (M + P - 1) of the slots;
+//    The bubble is (P - 1) / (M + P - 1) of the slots. On CPU ranks' host
+//    path (DeviceSpec::hostPath) each transfer is a collective and the
+//    update a segment, with their overheads;
 //  - memory per stage: its state (parameters, moments), a gradient
 //    accumulator as large as its parameters, the activations it saves for
 //    the backward pass times the micro-batches in flight (1F1B: stage s
