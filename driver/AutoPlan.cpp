@@ -153,7 +153,10 @@ public:
       return false;
     // Ranks of one host (CPU ranks) share its cores.
     DeviceSpec device = this->device;
-    device.shareAmong(plan.devices(), plan.pipe > 1 || communicates(step));
+    // A pipeline's ranks run one thread each (driver/PipelineProgram.h: its
+    // sends are posted from the stage's own thread, no communication
+    // thread), the SPMD host path's a second one when they communicate.
+    device.shareAmong(plan.devices(), plan.pipe == 1 && communicates(step));
     if (plan.pipe == 1) {
       ProgramCost cost = estimateCost(step, device, link);
       PlanReport report = summarizePlan(step, 0);

@@ -226,6 +226,7 @@ int64_t PipelineProgram::dataSize() const { return impl->dataSize; }
 const PipelineSplit &PipelineProgram::split() const { return impl->split; }
 double PipelineProgram::computeSeconds() const { return impl->compute; }
 double PipelineProgram::waitSeconds() const { return impl->waiting; }
+
 double PipelineProgram::idealBubble() const {
   double p = static_cast<double>(impl->stages), k = static_cast<double>(impl->microbatches);
   return (p - 1) / (k + p - 1);

@@ -29,6 +29,7 @@
 
 #include "llvm/Support/Path.h"
 
+#include <chrono>
 #include <cstdio>
 
 using namespace mlir;
@@ -77,12 +78,14 @@ public:
     if (comm && steps > 0)
       std::fprintf(stderr,
                    "dlc: pipeline stage %lld of %lld (rank %d): %lld steps, compute %.3f s, "
-                   "waiting %.3f s; bubble %.1f%% measured, (P-1)/(M+P-1) = %.1f%%\n",
+                   "waiting %.3f s, %.3f ms a step after the first; bubble %.1f%% measured, "
+                   "(P-1)/(M+P-1) = %.1f%%\n",
                    static_cast<long long>(program.stage()),
                    static_cast<long long>(program.stages()), comm->rank(),
                    static_cast<long long>(steps), program.computeSeconds(),
-                   program.waitSeconds(), 100 * program.measuredBubble(),
-                   100 * program.idealBubble());
+                   program.waitSeconds(),
+                   steps > 1 ? 1e3 * timedSeconds / double(steps - 1) : 0,
+                   100 * program.measuredBubble(), 100 * program.idealBubble());
   }
   std::string modelName() const override { return signature.model; }
   std::string lossKind() const override { return signature.loss; }
@@ -100,6 +103,7 @@ public:
 
   Status step(const std::vector<HostTensor> &batch, float learningRate,
               float &lossOut) override {
+    auto start = std::chrono::steady_clock::now();
     // This rank's block of the batch, cut into micro-batches.
     std::vector<std::vector<HostTensor>> slices;
     size_t next = 0;
@@ -149,7 +153,10 @@ public:
     if (rt::Status s = comm->allReduce(&loss, 1, DType::F64, rt::comm::ReduceOp::kSum); !s.ok())
       return Status::failure(kExitRuntimeFault, s.message());
     lossOut = static_cast<float>(loss);
-    ++steps;
+    // The step ends with the loss's all-reduce: the same on every rank.
+    if (steps++ > 0)
+      timedSeconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return Status::success();
   }
 
@@ -202,6 +209,8 @@ public:
   /// Every state tensor, whole (current where this stage updates it).
   std::vector<HostTensor> values;
   int64_t steps = 0;
+  /// Wall seconds of the steps after the first (warm-up).
+  double timedSeconds = 0;
   std::unique_ptr<rt::comm::Communicator> comm;
   OwningOpRef<ModuleOp> source;
   PipelineProgram program;

@@ -243,15 +243,19 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     }
   }
 
-  // On CPU ranks' host path every send and receive is a collective handed
-  // to the communication thread, and the update (with the state) a segment
-  // (a micro-batch's forward and backward parts run on the stage's own
-  // buffers: measured on the MLP, more micro-batches did not cost a
-  // segment's overhead each).
+  // On CPU ranks (driver/PipelineProgram.h) each part a stage runs is a
+  // module run of its own: a micro-batch's forward and backward are a
+  // segment each, the update one more; every transfer costs a
+  // collective's hand-over, and the step ends with one all-reduce (the
+  // loss).
   double handOver = device.hostPath ? device.collectiveOverheadSeconds * device.timeShare : 0;
   if (device.hostPath)
-    for (StageCost &stage : cost.perStage)
-      stage.updateSeconds += device.segmentSeconds * device.timeShare;
+    for (StageCost &stage : cost.perStage) {
+      stage.forwardSeconds += device.segmentSeconds * device.timeShare;
+      stage.backwardSeconds += device.segmentSeconds * device.timeShare;
+      stage.updateSeconds += device.segmentSeconds * device.timeShare + handOver +
+                             2 * link.latency * double(stages);
+    }
 
   double slowest = 0, update = 0, widestTransfer = 0;
   for (int64_t s = 0; s < stages; ++s) {

@@ -131,7 +131,7 @@ public:
 protected:
   Communicator();
   /// Polls a started call until it ends or its deadline passes, spinning
-  /// first, then backing off to sleeps of up to 1 ms (so that ranks sharing
+  /// first, then sleeping an eighth of the wait so far, up to 1 ms (so that ranks sharing
   /// cores leave them to the peers they wait for). `poll` returns nothing
   /// while the call runs, else how it ended; at the deadline `onTimeout`
   /// runs (to cancel the backend's call) and the timeout is returned,
