@@ -112,9 +112,11 @@ static cl::opt<std::string> meshSpec(
     cl::value_desc("AXIS=N,..."), cl::cat(category));
 static cl::opt<std::string> parallel(
     "parallel",
-    cl::desc("with --mesh: data (inputs' batch over 'data') or tensor "
-             "(Megatron matmul pairs over 'model')"),
-    cl::value_desc("data|tensor"), cl::cat(category));
+    cl::desc("with --mesh: data (inputs' batch over 'data'), tensor "
+             "(Megatron matmul pairs over 'model'), pipeline (stages over 'pipe'), "
+             "several comma-separated; auto (plan --devices N, train: the cost "
+             "model's choice)"),
+    cl::value_desc("data|tensor|pipeline|auto"), cl::cat(category));
 static cl::opt<double> collectiveTimeout(
     "collective-timeout",
     cl::desc("run, train on MPI ranks (--mesh): seconds a collective may wait "
@@ -335,6 +337,9 @@ int main(int argc, char **argv) {
           "            [--export M.dlcm] [--compile-only JOB-DIR]\n"
           "  mpirun -np N dlc train M.dlg ... --mesh data=N --parallel data "
           "[--zero 1] [--bucket-mb MIB]\n"
+          "  mpirun -np P dlc train M.dlg ... --mesh pipe=P --parallel pipeline "
+          "--microbatches M [--schedule gpipe]\n"
+          "  mpirun -np N dlc train M.dlg ... --parallel auto  the cost model's plan\n"
           "  dlc run M.dlg --params CKPT.safetensors  run with trained "
           "parameters\n",
           &llvm::errs()))
