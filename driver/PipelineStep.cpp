@@ -23,6 +23,7 @@
 #include "driver/StepSignature.h"
 #include "ir/DlcDialect.h"
 #include "ir/ParamSpec.h"
+#include "passes/analysis/CostModel.h"
 #include "passes/partition/Partition.h"
 #include "passes/partition/Pipeline.h"
 #include "runtime/comm/Communicator.h"
@@ -69,6 +70,24 @@ ExitCode parsePipelineOptions(MLIRContext &context, const MeshOptions &options, 
   if (options.microbatches < 1)
     return fail(context, kExitBadInput, "--microbatches must be at least 1");
   return kExitSuccess;
+}
+
+/// The cut's options for `stages`: each op weighed by the cost model on
+/// the CPU ranks' spec (devices/cpu.json, measured on dlc's own kernels:
+/// a GELU or a layer norm is far slower there than its bytes say), so that
+/// the stages the ranks run are the ones `dlc plan` predicts; the default
+/// roofline when the spec cannot be read.
+PipelineOptions cutFor(int64_t stages) {
+  PipelineOptions options;
+  options.stages = stages;
+  auto device = std::make_shared<DeviceSpec>();
+  auto link = std::make_shared<LinkSpec>();
+  std::string error;
+  if (loadDeviceSpec("cpu", *device, error) && loadLinkSpec(device->defaultLink, *link, error))
+    options.opSeconds = [device, link](Operation *op) {
+      return kernelCost(op, *device, *link).seconds;
+    };
+  return options;
 }
 
 class PipelineStep : public train::TrainStep {
@@ -263,9 +282,7 @@ ExitCode buildPipelineTraining(const CommonOptions &options, const TrainOptions 
       return fail(context, kExitBadInput,
                   "--parallel pipeline: gradient clipping (clip_norm) needs the norm over "
                   "every stage's gradients, which is not computed across stages yet");
-  PipelineOptions cut;
-  cut.stages = stages;
-  if (failed(assignForwardStages(loss, cut)))
+  if (failed(assignForwardStages(loss, cutFor(stages))))
     return kExitBadInput;
   auto trained = trainingFunction(module, graph, false);
   if (failed(trained))
@@ -304,9 +321,8 @@ ExitCode runPipelineOnRanks(MLIRContext &context, func::FuncOp func, const MeshO
   if (ExitCode c = openMeshCommunicator(context, mesh, comm, options.collectiveTimeout))
     return c;
   rank = comm->rank();
-  PipelineOptions cut;
-  cut.stages = stages;
-  if (failed(assignForwardStages(func, cut)) || failed(finishPipelineStages(func, stages)))
+  if (failed(assignForwardStages(func, cutFor(stages))) ||
+      failed(finishPipelineStages(func, stages)))
     return kExitBadInput;
   std::vector<std::vector<int64_t>> resultShapes;
   std::vector<DType> resultTypes;

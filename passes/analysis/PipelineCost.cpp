@@ -2,6 +2,8 @@
 
 #include "passes/analysis/PipelineCost.h"
 
+#include "passes/partition/Pipeline.h"
+
 #include "ir/DlcDialect.h"
 #include "passes/analysis/Liveness.h"
 #include "passes/analysis/TrainStep.h"
@@ -48,24 +50,63 @@ bool isDataCollective(Operation *op) {
 llvm::DenseMap<Operation *, int64_t> splitStages(func::FuncOp step, int64_t stages,
                                                  const DeviceSpec &device,
                                                  const LinkSpec &link) {
+  return splitStages(step, stages, device, link, nullptr);
+}
+
+llvm::DenseMap<Operation *, int64_t> splitStages(func::FuncOp step, int64_t stages,
+                                                 const DeviceSpec &device, const LinkSpec &link,
+                                                 std::vector<double> *backwardShare) {
+  // The cut the ranks run (passes/partition/Pipeline.h's
+  // assignForwardStages, there on the unfused loss graph): each forward
+  // kernel weighs its time, its backward's (one forward's worth per operand
+  // that carries a gradient: a parameter, or the result of a kernel that
+  // reads one) and the update of the parameters it reads first (seven
+  // parameter-sized tensors through memory); contiguous runs minimising
+  // the heaviest.
   TrainStepParts parts(step);
-  SmallVector<std::pair<Operation *, double>> forward;
-  double total = 0;
-  for (Operation *op : costedOps(step))
-    if (!collectiveInKernel(op) && parts.phase(op) == StepPart::Forward) {
-      double seconds = kernelCost(op, device, link).seconds;
-      forward.push_back({op, seconds});
-      total += seconds;
+  SmallVector<Operation *> forward;
+  std::vector<double> weights, backward;
+  llvm::DenseSet<Value> carriesGradient;
+  llvm::DenseSet<Value> updated;
+  for (Operation *op : costedOps(step)) {
+    if (collectiveInKernel(op) || parts.phase(op) != StepPart::Forward)
+      continue;
+    double seconds = kernelCost(op, device, link).seconds, weight = seconds, back = 0;
+    bool anyGradient = false;
+    for (Value v : op->getOperands()) {
+      bool parameter = isStateArgument(step, v) &&
+                       isa<FloatType>(cast<RankedTensorType>(v.getType()).getElementType());
+      if (!parameter && !carriesGradient.count(v))
+        continue;
+      anyGradient = true;
+      back += seconds;
+      if (parameter && updated.insert(v).second && device.memoryBandwidth > 0)
+        weight += 7.0 * double(tensorBytes(v.getType())) / device.memoryBandwidth *
+                  (device.hostPath ? device.timeShare : 1.0);
     }
-  // Each kernel goes to the stage its midpoint falls in on the cumulative
-  // time: contiguous, in order, each stage about total / stages.
+    if (anyGradient)
+      for (Value r : op->getResults())
+        carriesGradient.insert(r);
+    forward.push_back(op);
+    weights.push_back(weight + back);
+    backward.push_back(back);
+  }
   llvm::DenseMap<Operation *, int64_t> stageOf;
-  double before = 0, share = total / double(stages);
-  for (auto [op, seconds] : forward) {
-    double mid = before + seconds / 2;
-    int64_t s = share > 0 ? int64_t(std::floor(mid / share)) : 0;
-    stageOf[op] = std::clamp<int64_t>(s, 0, stages - 1);
-    before += seconds;
+  if (backwardShare)
+    backwardShare->assign(stages, 0);
+  if (forward.empty())
+    return stageOf;
+  std::vector<size_t> starts =
+      static_cast<int64_t>(forward.size()) >= stages
+          ? balancedCuts(weights, stages)
+          : std::vector<size_t>(stages, 0);
+  int64_t s = 0;
+  for (size_t i = 0; i < forward.size(); ++i) {
+    while (s + 1 < stages && i >= starts[s + 1] && starts[s + 1] > starts[s])
+      ++s;
+    stageOf[forward[i]] = s;
+    if (backwardShare)
+      (*backwardShare)[s] += backward[i];
   }
   return stageOf;
 }
@@ -95,7 +136,9 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   cost.microbatches = microbatches;
   cost.perStage.resize(stages);
   TrainStepParts parts(step);
-  llvm::DenseMap<Operation *, int64_t> forwardStage = splitStages(step, stages, device, link);
+  std::vector<double> backwardShare;
+  llvm::DenseMap<Operation *, int64_t> forwardStage =
+      splitStages(step, stages, device, link, &backwardShare);
 
   // Every op's stage. The backward pass runs the layers in reverse, so its
   // kernels in program order are cut into runs in the reverse order of the
@@ -117,11 +160,16 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
       backwardTotal += seconds;
     }
   }
-  // Where the backward run of stage s ends, in cumulative backward time.
+  // Where the backward run of stage s ends, in cumulative backward time:
+  // each stage's share of the backward as its layers' gradients weigh.
   std::vector<double> backwardEnd(stages, 0);
-  double cumulative = 0;
+  double cumulative = 0, weighed = 0;
+  for (double b : backwardShare)
+    weighed += b;
   for (int64_t s = stages - 1; s >= 0; --s) {
-    cumulative += forwardTotal > 0 ? forwardShare[s] / forwardTotal * backwardTotal : 0;
+    cumulative += weighed > 0 ? backwardShare[s] / weighed * backwardTotal
+                              : (forwardTotal > 0 ? forwardShare[s] / forwardTotal * backwardTotal
+                                                  : 0);
     backwardEnd[s] = cumulative;
   }
   llvm::DenseMap<Value, int64_t> parameterStage;

@@ -5,14 +5,14 @@
 // step on one (data, model) rank, before the pipeline pass exists on the
 // path being planned:
 //
-//  - stages: the forward kernels cut into P contiguous runs of about equal
-//    predicted time (splitStages, the one place to swap in the pipeline
-//    pass's own assignment); the backward kernels, which run the layers in
-//    reverse, cut in program order into runs for stages P-1 .. 0, each as
-//    long as its stage's share of the forward; an update kernel with the
-//    parameter it updates, a collective with the kernel before it; a state
-//    argument on every stage that reads it (a tied embedding: the first
-//    and the last);
+//  - stages: the forward kernels cut as the ranks cut them (passes/
+//    partition/Pipeline.h's balancedCuts, each kernel weighing its
+//    forward, its backward and its parameters' update); the backward
+//    kernels, which run the layers in reverse, cut in program order into
+//    runs for stages P-1 .. 0, each as long as its stage's layers'
+//    gradients weigh; an update kernel with the parameter it updates, a
+//    collective with the kernel before it; a state argument on every stage
+//    that reads it (a tied embedding: the first and the last);
 //  - time: every micro-batch slot takes the slowest stage's forward and
 //    backward (with its tensor-parallel collectives) plus the activation
 //    and gradient transfers across the widest cut (alpha-beta on the link);
@@ -47,6 +47,11 @@ namespace dlc {
 llvm::DenseMap<mlir::Operation *, int64_t>
 splitStages(mlir::func::FuncOp step, int64_t stages, const DeviceSpec &device,
             const LinkSpec &link);
+/// The same, and each stage's share of the backward (seconds its forward
+/// kernels' gradients weigh).
+llvm::DenseMap<mlir::Operation *, int64_t>
+splitStages(mlir::func::FuncOp step, int64_t stages, const DeviceSpec &device,
+            const LinkSpec &link, std::vector<double> *backwardShare);
 
 /// The number of forward kernels that read a parameter: the most stages a
 /// train step can be cut into with a layer in each.

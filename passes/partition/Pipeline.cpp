@@ -49,10 +49,8 @@ static double defaultOpSeconds(Operation *op) {
   return std::max(flops / 100e9, bytes / 10e9) + 2e-6;
 }
 
-/// Cuts `weights` into `parts` contiguous non-empty runs whose largest sum
-/// is as small as it can be (the linear partition problem, by dynamic
-/// programming); returns each run's first index.
-static std::vector<size_t> balancedCuts(const std::vector<double> &weights, int64_t parts) {
+/// By dynamic programming over the prefix sums.
+std::vector<size_t> balancedCuts(const std::vector<double> &weights, int64_t parts) {
   size_t n = weights.size();
   std::vector<double> prefix(n + 1, 0);
   for (size_t i = 0; i < n; ++i)

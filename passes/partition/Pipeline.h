@@ -52,6 +52,12 @@ struct PipelineOptions {
   std::function<double(mlir::Operation *)> opSeconds;
 };
 
+/// Cuts `weights` into `parts` contiguous non-empty runs whose largest sum
+/// is as small as it can be (the linear partition problem); returns each
+/// run's first index. The cut of assignForwardStages, and of
+/// passes/analysis/PipelineCost.h's prediction of it.
+std::vector<size_t> balancedCuts(const std::vector<double> &weights, int64_t parts);
+
 /// Gives every op of the loss graph `func` (before dlc-differentiate) that
 /// reads a value its stage: contiguous runs, balanced by predicted time,
 /// or the stages the model's `@stage` lines marked (then their number must
