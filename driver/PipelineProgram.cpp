@@ -71,28 +71,16 @@ struct Message {
 /// `to += from` elementwise (both one dtype and shape).
 void accumulate(HostTensor &to, const HostTensor &from) {
   int64_t n = to.numel();
-  if (to.dtype() == DType::F32) {
-    auto *a = reinterpret_cast<float *>(to.mutableData());
-    auto *b = reinterpret_cast<const float *>(from.data());
+  bool typed = rt::comm::withReducibleType(to.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto *a = reinterpret_cast<T *>(to.mutableData());
+    auto *b = reinterpret_cast<const T *>(from.data());
     for (int64_t i = 0; i < n; ++i)
       a[i] += b[i];
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i)
-    to.setDouble(i, to.getDouble(i) + from.getDouble(i));
-}
-
-void scale(HostTensor &t, double factor) {
-  int64_t n = t.numel();
-  if (t.dtype() == DType::F32) {
-    auto *a = reinterpret_cast<float *>(t.mutableData());
-    auto f = static_cast<float>(factor);
+  });
+  if (!typed)
     for (int64_t i = 0; i < n; ++i)
-      a[i] *= f;
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i)
-    t.setDouble(i, t.getDouble(i) * factor);
+      to.setDouble(i, to.getDouble(i) + from.getDouble(i));
 }
 
 } // namespace
@@ -224,6 +212,9 @@ int64_t PipelineProgram::stages() const { return impl->stages; }
 int64_t PipelineProgram::dataIndex() const { return impl->dataIndex; }
 int64_t PipelineProgram::dataSize() const { return impl->dataSize; }
 const PipelineSplit &PipelineProgram::split() const { return impl->split; }
+int64_t PipelineProgram::rankOf(int64_t stage, int64_t data) const {
+  return impl->rankOf(stage, data);
+}
 double PipelineProgram::computeSeconds() const { return impl->compute; }
 double PipelineProgram::waitSeconds() const { return impl->waiting; }
 
@@ -498,7 +489,8 @@ ExitCode PipelineProgram::run(const std::function<HostTensor(unsigned, int64_t)>
   //    replica order, by the stage's first replica), then to the stages
   //    whose update reads them, and the update.
   for (auto &[index, sum] : summed) {
-    scale(sum, 1.0 / static_cast<double>(p.microbatches));
+    rt::comm::divideInPlace(sum.mutableData(), static_cast<uint64_t>(sum.numel()), sum.dtype(),
+                            static_cast<int>(p.microbatches));
     if (p.dataSize > 1) {
       int leader = static_cast<int>(p.rankOf(p.stage, 0));
       uint64_t count = static_cast<uint64_t>(sum.numel());
@@ -511,7 +503,8 @@ ExitCode PipelineProgram::run(const std::function<HostTensor(unsigned, int64_t)>
           if (s.ok())
             accumulate(sum, other);
         }
-        scale(sum, 1.0 / static_cast<double>(p.dataSize));
+        rt::comm::divideInPlace(sum.mutableData(), count, sum.dtype(),
+                                static_cast<int>(p.dataSize));
         for (int64_t d = 1; d < p.dataSize && s.ok(); ++d)
           s = p.comm->send(sum.data(), count, sum.dtype(), static_cast<int>(p.rankOf(p.stage, d)));
       } else {

@@ -66,6 +66,8 @@ public:
   int64_t dataIndex() const;
   int64_t dataSize() const;
   const PipelineSplit &split() const;
+  /// The rank that runs stage `stage` of data replica `data`.
+  int64_t rankOf(int64_t stage, int64_t data) const;
 
   /// One step. `argument(i, m)` gives the function's argument i for
   /// micro-batch m (m = -1: for the update, which runs once); it is asked

@@ -123,10 +123,11 @@ public:
   Status step(const std::vector<HostTensor> &batch, float learningRate,
               float &lossOut) override {
     auto start = std::chrono::steady_clock::now();
-    // This rank's block of the batch, cut into micro-batches.
-    std::vector<std::vector<HostTensor>> slices;
+    // This rank's block of the batch, cut into micro-batches (per argument:
+    // empty but for the data).
+    std::vector<std::vector<HostTensor>> slices(signature.arguments.size());
     size_t next = 0;
-    for (const StepArgument &arg : signature.arguments) {
+    for (auto [i, arg] : llvm::enumerate(signature.arguments)) {
       if (arg.kind != StepArgument::Data)
         continue;
       const HostTensor &t = batch[next++];
@@ -138,21 +139,16 @@ public:
                                "a batch of " + formatShape(t.shape()) + " for '" + arg.name +
                                    "', the pipeline takes " + formatShape(rows) +
                                    " on each data replica: train with --drop-last");
-      slices.emplace_back();
       for (int64_t m = 0; m < microbatches; ++m)
-        slices.back().push_back(blockOf(t, 0, m, microbatches));
+        slices[i].push_back(blockOf(t, 0, m, microbatches));
     }
     HostTensor lr(DType::F32, {});
     lr.setDouble(0, learningRate);
-    std::vector<size_t> dataIndexOf(signature.arguments.size(), 0);
-    for (size_t i = 0, d = 0; i < signature.arguments.size(); ++i)
-      if (signature.arguments[i].kind == StepArgument::Data)
-        dataIndexOf[i] = d++;
     auto argument = [&](unsigned i, int64_t m) -> HostTensor {
       const StepArgument &arg = signature.arguments[i];
       const HostTensor *t = &lr;
       if (arg.kind == StepArgument::Data)
-        t = &slices[dataIndexOf[i]][m < 0 ? 0 : m];
+        t = &slices[i][m < 0 ? 0 : m];
       else if (arg.kind == StepArgument::State)
         t = &values[arg.state];
       return HostTensor::borrow(t->dtype(), t->shape(), t->data(), t->byteSize());
@@ -186,7 +182,7 @@ public:
     for (size_t r = 1; r < split.resultStages.size(); ++r) {
       if (split.resultStages[r].empty() || split.resultStages[r].front() == 0)
         continue;
-      int holder = static_cast<int>(holderRank(split.resultStages[r].front()));
+      int holder = static_cast<int>(program.rankOf(split.resultStages[r].front(), 0));
       HostTensor &value = values[signature.resultState[r]];
       rt::Status s;
       if (me == holder)
@@ -212,13 +208,6 @@ public:
       return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
     values[found->second] = value;
     return Status::success();
-  }
-
-  /// The rank of stage `stage` in data replica 0.
-  int64_t holderRank(int64_t stage) const {
-    std::vector<int64_t> coords(mesh.axes().size(), 0);
-    coords[mesh.axisIndex("pipe")] = stage;
-    return mesh.rankOf(coords);
   }
 
   Mesh mesh;

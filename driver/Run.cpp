@@ -226,8 +226,8 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                       "the partitioned program's output " + std::to_string(i) +
                           " differs between rank 0 and rank " + std::to_string(r));
     results = std::move((*outputs)[0]);
-  } else if (!run.mesh.mesh.empty() && parseParallelPreset(run.mesh.parallel) &&
-             parseParallelPreset(run.mesh.parallel)->pipeline) {
+  } else if (!run.mesh.mesh.empty() &&
+             parseParallelPreset(run.mesh.parallel).value_or(ParallelPreset{}).pipeline) {
     // This process is one stage of the graph cut into stages.
     int rank = 0;
     if (ExitCode code = runPipelineOnRanks(context, func, run.mesh, inputs, results, rank))

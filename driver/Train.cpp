@@ -234,8 +234,8 @@ ExitCode runTrain(const CommonOptions &options, const TrainOptions &givenTrain,
     if (train.device != "cpu" || !train.exportPath.empty())
       return fail(context, kExitBadInput,
                   "--mesh trains on CPU ranks (mpirun) for now, without --export");
-    std::optional<ParallelPreset> preset = parseParallelPreset(train.mesh.parallel);
-    if (ExitCode code = preset && preset->pipeline
+    bool pipeline = parseParallelPreset(train.mesh.parallel).value_or(ParallelPreset{}).pipeline;
+    if (ExitCode code = pipeline
                             ? buildPipelineTraining(options, train, context, sourceMgr, step,
                                                     rank, worldSize)
                             : buildPartitionedTraining(options, train, context, sourceMgr,
