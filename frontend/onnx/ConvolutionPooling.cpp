@@ -199,8 +199,9 @@ void addConvolutionOps(OpTable &t) {
   t["MaxPool"] = {{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
                    "storage_order", "strides"},
                   importPool<MaxPool2dOp>};
+  // AveragePool's `dilations` (opset 19) are read, and refused unless 1.
   t["AveragePool"] = {{"auto_pad", "ceil_mode", "count_include_pad",
-                       "kernel_shape", "pads", "strides"},
+                       "dilations", "kernel_shape", "pads", "strides"},
                       importPool<AvgPool2dOp>};
   t["GlobalAveragePool"] = {{}, importGlobalPool<ReduceMeanOp>};
   t["GlobalMaxPool"] = {{}, importGlobalPool<ReduceMaxOp>};

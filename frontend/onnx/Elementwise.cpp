@@ -409,6 +409,22 @@ static LogicalResult importMath(NodeImporter &n, StringRef fn) {
   });
 }
 
+/// Gelu (opset 20): `dlc.gelu` with ONNX's `approximate` ("none", "tanh").
+static LogicalResult importGelu(NodeImporter &n) {
+  auto approximate = n.stringAttr("approximate", "none");
+  Value x = n.input(0);
+  if (!approximate || !x)
+    return failure();
+  if (*approximate != "none" && *approximate != "tanh")
+    return n.unsupported("approximate", "unknown value '" + *approximate + "'");
+  auto kind = *approximate == "tanh" ? GeluApproximation::tanh
+                                     : GeluApproximation::none;
+  return n.setOutput(
+      0, n.create<GeluOp>({x}, {n.named("approximation",
+                                        GeluApproximationAttr::get(
+                                            n.b.getContext(), kind))}));
+}
+
 void addElementwiseOps(OpTable &t) {
   t["Add"] = {{}, importBinary<AddOp>};
   t["Sub"] = {{}, importBinary<SubOp>};
@@ -458,6 +474,7 @@ void addElementwiseOps(OpTable &t) {
   t["Cos"] = {{}, importUnary<CosOp>};
   t["Atan"] = {{}, importUnary<AtanOp>};
   t["Softplus"] = {{}, importUnary<SoftplusOp>};
+  t["Gelu"] = {{"approximate"}, importGelu};
   for (const char *fn : {"Tan", "Asin", "Acos", "Sinh", "Cosh", "Asinh",
                          "Acosh", "Atanh", "Reciprocal", "Softsign",
                          "HardSwish", "Sign", "IsNaN"})

@@ -33,7 +33,45 @@ bool NodeImporter::hasInput(size_t i) const {
   return i < static_cast<size_t>(node.input_size()) && !node.input(i).empty();
 }
 
+/// Whether input 1 of `node` broadcasts from an explicit `axis` of input 0
+/// (opset 6's `broadcast = 1, axis = a`).
+static bool alignsAtAxis(const GraphState &graph,
+                         const ::onnx::NodeProto &node) {
+  if (!graph.legacyBroadcast || !legacyBroadcastsAt(node))
+    return false;
+  bool broadcast = false, axis = false;
+  for (const auto &a : node.attribute()) {
+    broadcast |= a.name() == "broadcast" && a.i() != 0;
+    axis |= a.name() == "axis";
+  }
+  return broadcast && axis;
+}
+
 Value NodeImporter::input(size_t i) {
+  Value value = rawInput(i);
+  if (!value || i != 1 || !alignsAtAxis(graph, node))
+    return value;
+  // Opset 6: input 1's dimensions line up with input 0's from `axis` on;
+  // padded with 1s on both sides, NumPy broadcasting does the rest.
+  RankedTensorType first = inputType(0);
+  auto axisAttr = intAttr("axis", 0);
+  if (!first || !axisAttr)
+    return {};
+  auto shape = shapeOf(value);
+  int64_t rank = first.getRank(), rank1 = shape.size();
+  int64_t axis = *axisAttr < 0 ? *axisAttr + rank : *axisAttr;
+  if (axis < 0 || axis + rank1 > rank) {
+    error() << "broadcast axis " << *axisAttr << " does not fit input 1 of rank "
+            << rank1 << " into input 0 of rank " << rank;
+    return {};
+  }
+  SmallVector<int64_t> aligned(axis, 1);
+  aligned.append(shape.begin(), shape.end());
+  aligned.append(rank - axis - rank1, 1);
+  return reshape(value, aligned);
+}
+
+Value NodeImporter::rawInput(size_t i) {
   if (!hasInput(i)) {
     error() << "input " << i << " is required";
     return {};
@@ -83,7 +121,7 @@ RankedTensorType NodeImporter::inputType(size_t i) {
 }
 
 const Constant *NodeImporter::foldable(size_t i) {
-  if (!hasInput(i))
+  if (!hasInput(i) || (i == 1 && alignsAtAxis(graph, node)))
     return nullptr;
   auto found = graph.tensors.find(node.input(i));
   if (found == graph.tensors.end())

@@ -79,6 +79,9 @@ public:
   mlir::OpBuilder builder;
   std::string modelPath, modelDir;
   int64_t opset;
+  /// Opset 6 kept (the version converter gave up): binary ops may carry
+  /// `broadcast` and `axis`, which input 1 is aligned by.
+  bool legacyBroadcast = false;
   std::map<std::string, TensorEntry> tensors;
 
   /// `<model path>:0:0`, the location of errors about the whole model.
@@ -147,6 +150,10 @@ void addTypeOps(OpTable &table);
 /// The full table, built once.
 const OpTable &opTable();
 
+/// Whether `node` is a binary op that opset 6 let broadcast input 1 from
+/// `axis` of input 0 (`broadcast = 1`).
+bool legacyBroadcastsAt(const ::onnx::NodeProto &node);
+
 /// One node being imported.
 class NodeImporter {
 public:
@@ -170,8 +177,12 @@ public:
   size_t numInputs() const;
   /// Whether input `i` is given (present and not the empty name).
   bool hasInput(size_t i) const;
-  /// Input `i` as a value; null with an error when it is not given.
+  /// Input `i` as a value; null with an error when it is not given. On an
+  /// opset-6 binary op with `broadcast` and `axis`, input 1 comes reshaped
+  /// to line up with input 0 from `axis`.
   mlir::Value input(size_t i);
+  /// Input `i` as the graph holds it.
+  mlir::Value rawInput(size_t i);
   /// Input `i`'s type (without materialising a constant).
   mlir::RankedTensorType inputType(size_t i);
   /// Input `i`'s value when it is known at import time from constants and

@@ -3,7 +3,8 @@
 // BatchNormalization (inference) folds into one scale and one shift per
 // channel, element-wise ops on its constant inputs. LayerNormalization maps
 // to `dlc.layer_norm` (composed when its Mean/InvStdDev outputs are used);
-// InstanceNormalization and MeanVarianceNormalization compose reductions.
+// InstanceNormalization, GroupNormalization and MeanVarianceNormalization
+// compose reductions.
 // Softmax, LogSoftmax and Hardmax before opset 13 flatten to 2-D at `axis`.
 //
 //===----------------------------------------------------------------------===//
@@ -151,6 +152,53 @@ static LogicalResult importMeanVarianceNorm(NodeImporter &n) {
   return n.setOutput(0, normalize(n, x, *axes, 1e-9));
 }
 
+/// GroupNormalization: statistics over each group of C / num_groups
+/// channels; `scale` and `bias` hold one value per group before opset 21
+/// and one per channel from 21.
+static LogicalResult importGroupNorm(NodeImporter &n) {
+  auto epsilon = n.floatAttr("epsilon", 1e-5);
+  auto groups = n.intAttr("num_groups", 0);
+  auto stash = n.intAttr("stash_type", 1);
+  Value x = n.input(0), scale = n.input(1), bias = n.input(2);
+  if (!epsilon || !groups || !stash || !x || !scale || !bias)
+    return failure();
+  if (!n.hasAttr("num_groups"))
+    return n.error() << "attribute 'num_groups' is required";
+  auto shape = shapeOf(x);
+  int64_t rank = shape.size();
+  if (rank < 2)
+    return n.error() << "X needs rank at least 2";
+  int64_t channels = shape[1], g = *groups;
+  if (g < 1 || channels % g)
+    return n.error() << "num_groups " << g << " does not divide the "
+                     << channels << " channels";
+  int64_t perGroup = 1;
+  for (int64_t d = 1; d < rank; ++d)
+    perGroup *= shape[d];
+  perGroup /= g;
+  Value y = normalize(n, n.reshape(x, {shape[0], g, perGroup}), {2}, *epsilon);
+  y = n.reshape(y, shape);
+  auto perChannelValues = [&](Value v) -> Value {
+    if (!v)
+      return {};
+    bool perGroupValues = n.opset() < 21;
+    int64_t expected = perGroupValues ? g : channels;
+    if (shapeOf(v) != SmallVector<int64_t>{expected}) {
+      n.error() << "scale and bias need " << expected << " values, one per "
+                << (perGroupValues ? "group" : "channel") << " (opset "
+                << n.opset() << ")";
+      return {};
+    }
+    if (perGroupValues && g != channels)
+      v = n.reshape(n.broadcastTo(n.reshape(v, {g, 1}), {g, channels / g}),
+                    {channels});
+    return perChannel(n, v, rank);
+  };
+  y = n.create<AddOp>({n.create<MulOp>({y, perChannelValues(scale)}),
+                       perChannelValues(bias)});
+  return n.setOutput(0, y);
+}
+
 /// Softmax, LogSoftmax, Hardmax: before opset 13 the input is seen as 2-D
 /// [prod(shape[:axis]), prod(shape[axis:])] and the op runs on its rows.
 static LogicalResult importSoftmaxFamily(NodeImporter &n) {
@@ -197,6 +245,8 @@ void addNormalizationOps(OpTable &t) {
                              importBatchNorm};
   t["LayerNormalization"] = {{"axis", "epsilon", "stash_type"}, importLayerNorm};
   t["InstanceNormalization"] = {{"epsilon"}, importInstanceNorm};
+  t["GroupNormalization"] = {{"epsilon", "num_groups", "stash_type"},
+                             importGroupNorm};
   t["MeanVarianceNormalization"] = {{"axes"}, importMeanVarianceNorm};
   t["Softmax"] = {{"axis"}, importSoftmaxFamily};
   t["LogSoftmax"] = {{"axis"}, importSoftmaxFamily};

@@ -1,12 +1,18 @@
 //===- OnnxImporter.cpp - an ONNX model to a dlc graph --------------------===//
 //
-// 1. Parse the protobuf; take the default domain's opset (7 to 17).
+// 1. Parse the protobuf; take the default domain's opset (6 to 21). A model
+//    below opset 7 is upgraded to 7 by ONNX's version converter; where the
+//    converter gives up, the opset-6 attributes that 7 dropped (`is_test`,
+//    `consumed_inputs`, `broadcast`) are read by the importer itself. From
+//    here on every error ends with the file's IR version and opset.
 // 2. Check every external data path (no absolute paths, no `..`, nothing
 //    that resolves outside the model's folder).
 // 3. List every node whose op type the op table lacks: one error names
 //    them all, with their nodes.
 // 4. Run ONNX's checker, then its shape inference (non-strict): the shapes
-//    it infers cross-check the ones dlc computes, node by node.
+//    it infers cross-check the ones dlc computes, node by node. Opsets
+//    newer than libonnx knows (1.12: 17) and IR versions above 8 skip both:
+//    dlc's own shape rules are the only ones.
 // 5. Bind the inputs' dimensions (given inputs, then `--dim`), build a
 //    `func.func` whose arguments are the graph inputs; initializers become
 //    `dlc.param`s of kind `data` when used as values.
@@ -25,15 +31,37 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include "onnx/checker.h"
+#include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
 
 #include <climits>
+#include <set>
 #include <cstdlib>
 #include <fstream>
 
 using namespace mlir;
 
 namespace dlc::onnximport {
+
+/// The opsets of the default domain dlc imports.
+constexpr int64_t kMinOpset = 6, kMaxOpset = 21;
+
+/// Attributes of opset 6 and below that opset 7 removed; the importer
+/// accepts them on models the version converter could not upgrade.
+static bool isLegacyAttribute(const ::onnx::NodeProto &node,
+                              llvm::StringRef name) {
+  if (name == "is_test" || name == "consumed_inputs")
+    return true;
+  return name == "broadcast" || (name == "axis" && legacyBroadcastsAt(node));
+}
+
+bool legacyBroadcastsAt(const ::onnx::NodeProto &node) {
+  static const std::set<std::string> binary = {
+      "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor",
+      "Equal", "Greater", "Less"};
+  return binary.count(node.op_type()) > 0;
+}
 
 const OpTable &opTable() {
   static const OpTable table = [] {
@@ -119,6 +147,7 @@ public:
 
 private:
   LogicalResult parse();
+  LogicalResult upgradeLegacyOpset();
   LogicalResult checkExternalData();
   LogicalResult checkSupportedOps();
   LogicalResult checkAttributes();
@@ -140,6 +169,11 @@ private:
   Location fileLoc;
   ::onnx::ModelProto model;
   int64_t opset = 0;
+  /// The opset the file declares (before any upgrade).
+  int64_t fileOpset = 0;
+  /// Whether the opset-6 attributes are read by the importer (the version
+  /// converter could not upgrade the model).
+  bool legacy = false;
   std::unique_ptr<GraphState> graph;
   func::FuncOp func;
   SmallVector<Type> inputTypes;
@@ -166,9 +200,34 @@ LogicalResult ModelImporter::parse() {
   if (!found)
     return emitError(fileLoc)
            << "the model imports no version of the default ONNX domain";
-  if (opset < 7 || opset > 17)
-    return emitError(fileLoc) << "the model uses opset " << opset
-                              << "; dlc imports opsets 7 to 17";
+  fileOpset = opset;
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return emitError(fileLoc)
+           << "the model uses opset " << opset << " (IR version "
+           << model.ir_version() << "); dlc imports opsets " << kMinOpset
+           << " to " << kMaxOpset;
+  return success();
+}
+
+/// Opset 6 to 7: ONNX's version converter rewrites the nodes (the
+/// `broadcast`/`axis` of binary ops, BatchNormalization's and Dropout's
+/// `is_test`). Where it gives up (it needs shapes it cannot infer, or has
+/// no adapter for an op), the model stays at opset 6 and the importer reads
+/// those attributes itself.
+LogicalResult ModelImporter::upgradeLegacyOpset() {
+  if (opset >= 7)
+    return success();
+  try {
+    ::onnx::ModelProto upgraded =
+        ::onnx::version_conversion::ConvertVersion(model, 7);
+    model = std::move(upgraded);
+    opset = 7;
+    return success();
+  } catch (const std::exception &) {
+    // The converter's assertion names its own internals; the importer's
+    // own handling of opset 6 takes over.
+  }
+  legacy = true;
   return success();
 }
 
@@ -235,7 +294,8 @@ LogicalResult ModelImporter::checkAttributes() {
   for (auto [i, node] : llvm::enumerate(model.graph().node())) {
     const OpSpec &spec = table.at(node.op_type());
     for (const auto &a : node.attribute())
-      if (!llvm::is_contained(spec.attributes, a.name()))
+      if (!llvm::is_contained(spec.attributes, a.name()) &&
+          !(legacy && isLegacyAttribute(node, a.name())))
         return emitError(NameLoc::get(StringAttr::get(&context, nodeName(node, i)),
                                       fileLoc))
                << "node '" << nodeName(node, i) << "' (" << node.op_type()
@@ -245,9 +305,14 @@ LogicalResult ModelImporter::checkAttributes() {
 }
 
 LogicalResult ModelImporter::runChecker() {
-  // libonnx 1.12's checker knows IR versions up to 8; newer files are
-  // checked by the importer alone.
-  if (model.ir_version() > 8)
+  // libonnx 1.12's checker knows IR versions up to 8 and opsets up to 17;
+  // newer files are checked, and their shapes inferred, by the importer
+  // alone.
+  const auto &versions =
+      ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto known = versions.find(::onnx::ONNX_DOMAIN);
+  if (model.ir_version() > ::onnx::IR_VERSION ||
+      (known != versions.end() && opset > known->second.second))
     return success();
   // The checker resolves external data against the model's folder only
   // when it reads the file itself (the paths were checked already).
@@ -542,7 +607,22 @@ ImportResult ModelImporter::run() {
   ImportResult result;
   if (failed(parse()))
     return result;
+  // Every error from here on ends with the file's IR version and opset.
+  std::string version = " [ONNX IR version " +
+                        std::to_string(model.ir_version()) + ", opset " +
+                        std::to_string(fileOpset);
+  ScopedDiagnosticHandler stamp(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      diag << version
+           << (opset != fileOpset ? ", upgraded to " + std::to_string(opset)
+                                  : std::string())
+           << "]";
+    return failure();
+  });
+  if (failed(upgradeLegacyOpset()))
+    return result;
   graph = std::make_unique<GraphState>(context, path, opset);
+  graph->legacyBroadcast = legacy;
   if (failed(checkExternalData()) || failed(checkSupportedOps()) ||
       failed(runChecker()))
     return result;

@@ -25,7 +25,9 @@ static std::optional<SmallVector<int64_t>> reducedAxes(NodeImporter &n,
   if (!noopAttr)
     return std::nullopt;
   std::optional<SmallVector<int64_t>> axes;
-  bool axesInput = n.opType() == "ReduceSum" && n.opset() >= 13;
+  // ReduceSum takes its axes as an input from opset 13, the others from 18.
+  bool axesInput = n.opset() >= 18 ||
+                   (n.opType() == "ReduceSum" && n.opset() >= 13);
   if (axesInput)
     axes = n.hasInput(1) ? n.intsInput(1, "axes")
                          : std::optional<SmallVector<int64_t>>(

@@ -65,6 +65,25 @@ static LogicalResult importSplit(NodeImporter &n) {
   if (!sizes)
     return failure();
   size_t parts = n.numOutputs();
+  // Opset 18: `num_outputs` without `split` makes equal parts of
+  // ceil(size / num_outputs), the last one smaller when it does not divide.
+  if (n.hasAttr("num_outputs")) {
+    auto count = n.intAttr("num_outputs", 0);
+    if (!count)
+      return failure();
+    if (!sizes->empty())
+      return n.error() << "num_outputs and split are both given";
+    if (*count < 1)
+      return n.error() << "num_outputs is " << *count;
+    if (*count != static_cast<int64_t>(parts))
+      return n.error() << "num_outputs is " << *count << " but the node has "
+                       << parts << " outputs";
+    int64_t chunk = (shape[*axis] + *count - 1) / *count;
+    for (int64_t i = 0, left = shape[*axis]; i < *count; ++i) {
+      sizes->push_back(std::min(chunk, left));
+      left -= sizes->back();
+    }
+  }
   if (sizes->empty()) {
     if (shape[*axis] % parts)
       return n.error() << "dimension " << *axis << " of size " << shape[*axis]
@@ -233,6 +252,25 @@ static LogicalResult importPad(NodeImporter &n) {
   }
   if (!pads)
     return failure();
+  // Opset 18: `axes` (input 3) names the axes `pads` covers; the others
+  // are not padded.
+  if (n.opset() >= 18 && n.hasInput(3)) {
+    auto axes = n.intsInput(3, "axes");
+    if (!axes)
+      return failure();
+    if (pads->size() != 2 * axes->size())
+      return n.error() << "pads has " << pads->size() << " entries for "
+                       << axes->size() << " axes";
+    SmallVector<int64_t> full(2 * rank, 0);
+    for (auto [i, a] : llvm::enumerate(*axes)) {
+      auto axis = normalizeAxisOrError(n, a, rank, "axes");
+      if (!axis)
+        return failure();
+      full[*axis] = (*pads)[i];
+      full[*axis + rank] = (*pads)[i + axes->size()];
+    }
+    pads = full;
+  }
   if (pads->size() != static_cast<size_t>(2 * rank))
     return n.error() << "pads has " << pads->size() << " entries for rank "
                      << rank;
@@ -256,12 +294,14 @@ static LogicalResult importPad(NodeImporter &n) {
                                                 n.i64s("high", high),
                                                 n.named("value",
                                                         n.b.getF64FloatAttr(value))}));
-  if (*mode != "reflect" && *mode != "edge")
+  if (*mode != "reflect" && *mode != "edge" && *mode != "wrap")
     return n.unsupported("mode", "unknown value '" + *mode + "'");
   for (int64_t d = 0; d < rank; ++d) {
     if (!low[d] && !high[d])
       continue;
     int64_t size = shape[d];
+    if (*mode != "edge" && size == 0)
+      return n.error() << *mode << " padding needs a non-empty dimension " << d;
     if (*mode == "reflect" && (low[d] >= size || high[d] >= size))
       return n.error() << "reflect padding of " << std::max(low[d], high[d])
                        << " needs a dimension larger than " << size;
@@ -270,6 +310,8 @@ static LogicalResult importPad(NodeImporter &n) {
       int64_t j = i;
       if (*mode == "edge")
         j = std::clamp<int64_t>(i, 0, size - 1);
+      else if (*mode == "wrap")
+        j = ((i % size) + size) % size;
       else if (i < 0)
         j = -i;
       else if (i >= size)
@@ -283,7 +325,7 @@ static LogicalResult importPad(NodeImporter &n) {
 
 void addSlicingPaddingOps(OpTable &t) {
   t["Concat"] = {{"axis"}, importConcat};
-  t["Split"] = {{"axis", "split"}, importSplit};
+  t["Split"] = {{"axis", "num_outputs", "split"}, importSplit};
   t["Slice"] = {{"starts", "ends", "axes"}, importSlice};
   t["Tile"] = {{}, importTile};
   t["Pad"] = {{"mode", "pads", "value"}, importPad};

@@ -75,8 +75,9 @@ static LogicalResult importDropout(NodeImporter &n) {
 }
 
 void addTypeOps(OpTable &t) {
-  t["Cast"] = {{"to"}, importCast};
-  t["CastLike"] = {{}, importCastLike};
+  // `saturate` (opset 19) concerns float8 targets only, which dlc has not.
+  t["Cast"] = {{"saturate", "to"}, importCast};
+  t["CastLike"] = {{"saturate"}, importCastLike};
   t["Identity"] = {{}, importIdentity};
   t["Dropout"] = {{"ratio", "seed"}, importDropout};
 }

@@ -2,7 +2,10 @@
 """Builds the tiny ONNX models the lit tests in this folder import.
 
 Usage: make_model.py CASE OUT.onnx   (CASE is a function name below)
-Models use opset 13 and IR version 8 (what Debian's libonnx 1.12 checks).
+Models use opset 13 and IR version 8 (what Debian's libonnx 1.12 checks),
+unless a case says otherwise. Cases that end with `save_data` also write
+OUT.<input>.npy and OUT.<output>.npy: seeded inputs and the outputs ONNX's
+reference evaluator (or NumPy, for opset 6) computes from them.
 """
 import os
 import sys
@@ -14,10 +17,37 @@ from onnx import TensorProto, helper, numpy_helper
 F = TensorProto.FLOAT
 
 
-def model(nodes, inputs, outputs, initializers=(), opset=13):
+def model(nodes, inputs, outputs, initializers=(), opset=13, ir_version=8):
+    if ir_version < 4:  # IR 3: every initializer is also a graph input
+        inputs = list(inputs) + [helper.make_tensor_value_info(t.name, t.data_type, t.dims)
+                                 for t in initializers]
     graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=8)
+                             ir_version=ir_version)
+
+
+def save_data(m, path, expected=None):
+    """Saves `m`, seeded inputs and the expected outputs next to `path`:
+    `expected(inputs)` when given, else ONNX's reference evaluator."""
+    onnx.save(m, path)
+    rng = np.random.default_rng(0)
+    inits = {t.name for t in m.graph.initializer}
+    feeds = {}
+    for i in m.graph.input:
+        if i.name in inits:
+            continue
+        shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+        feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+    if expected is None:
+        from onnx.reference import ReferenceEvaluator
+        outputs = ReferenceEvaluator(m).run(None, feeds)
+    else:
+        outputs = expected(feeds)
+    base = os.path.splitext(path)[0]
+    for name, value in feeds.items():
+        np.save(f"{base}.{name}.npy", value)
+    for o, value in zip(m.graph.output, outputs):
+        np.save(f"{base}.{o.name}.npy", np.asarray(value))
 
 
 def const(name, array):
@@ -156,6 +186,127 @@ def external(path, location):
     nodes = [helper.make_node("Add", ["x", "b"], ["y"], name="add")]
     m = model(nodes, [helper.make_tensor_value_info("x", F, [100])],
               [helper.make_tensor_value_info("y", F, [100])], [b])
+    onnx.save(m, path)
+
+
+def opset6(path):
+    """An opset-6 model as PyTorch's first exporter wrote them (IR version
+    3, initializers listed as inputs): a bias Add with `broadcast`,
+    BatchNormalization and Dropout with `is_test`. ONNX's version converter
+    upgrades it to opset 7."""
+    rng = np.random.default_rng(1)
+    bias = rng.standard_normal((3, 1, 1)).astype(np.float32)
+    scale, shift = np.float32([1, 2, 0.5]), np.float32([0, 1, -1])
+    inits = [const("bias", bias), const("scale", scale), const("shift", shift),
+             const("mean", np.zeros(3, np.float32)), const("var", np.ones(3, np.float32))]
+    nodes = [
+        helper.make_node("Add", ["x", "bias"], ["a"], name="bias_add", broadcast=1),
+        helper.make_node("BatchNormalization", ["a", "scale", "shift", "mean", "var"], ["b"],
+                         name="bn", is_test=1, epsilon=1e-5),
+        helper.make_node("Dropout", ["b"], ["y"], name="drop", is_test=1, ratio=0.5),
+    ]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, [2, 3, 4, 4])],
+              [helper.make_tensor_value_info("y", F, [2, 3, 4, 4])], inits,
+              opset=6, ir_version=3)
+
+    def expected(feeds):
+        a = feeds["x"] + bias.reshape(1, 3, 1, 1)
+        return [a / np.sqrt(1 + 1e-5) * scale.reshape(1, 3, 1, 1) + shift.reshape(1, 3, 1, 1)]
+    save_data(m, path, expected)
+
+
+def opset6_unconvertible(path):
+    """Opset 6 that ONNX 1.12's version converter gives up on (a Mul that
+    broadcasts a Constant from `axis` 1, whose shape it does not infer):
+    the importer reads `broadcast` and `axis` itself."""
+    c = numpy_helper.from_array(np.float32([10, 20, 30]))
+    nodes = [
+        helper.make_node("Constant", [], ["c"], name="three", value=c),
+        helper.make_node("Mul", ["x", "c"], ["y"], name="scale_channels", broadcast=1, axis=1),
+        helper.make_node("Add", ["y", "one"], ["z"], name="add_one", broadcast=1),
+    ]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, [2, 3, 2])],
+              [helper.make_tensor_value_info("z", F, [2, 3, 2])],
+              [const("one", np.float32([1]))], opset=6, ir_version=3)
+    save_data(m, path, lambda f: [f["x"] * np.float32([10, 20, 30]).reshape(1, 3, 1) + 1])
+
+
+def opset18(path):
+    """Opset 18's new signatures: Reduce* with axes as an input, Split with
+    num_outputs (unequal last part), Pad with an axes input."""
+    nodes = [
+        helper.make_node("ReduceMean", ["x", "axes1"], ["m"], name="mean", keepdims=1),
+        helper.make_node("ReduceMax", ["x", "axes1"], ["mx"], name="max", keepdims=0),
+        helper.make_node("Split", ["x"], ["s0", "s1", "s2"], name="split", axis=1, num_outputs=3),
+        helper.make_node("Pad", ["s0", "pads", "", "axes0"], ["p"], name="pad"),
+        helper.make_node("Sub", ["x", "m"], ["c"], name="center"),
+    ]
+    f = helper.make_tensor_value_info
+    m = model(nodes, [f("x", F, [2, 7])],
+              [f("c", F, [2, 7]), f("mx", F, [2]), f("p", F, [5, 3]), f("s2", F, [2, 1])],
+              [const("axes1", np.int64([1])), const("axes0", np.int64([0])),
+               const("pads", np.int64([1, 2]))], opset=18)
+    save_data(m, path)
+
+
+def opset21(path):
+    """Gelu (opset 20), GroupNormalization (scale and bias per channel
+    from 21), Pad's wrap mode (19) and Cast's saturate (19), at opset 21."""
+    rng = np.random.default_rng(2)
+    nodes = [
+        helper.make_node("Gelu", ["x"], ["g"], name="gelu"),
+        helper.make_node("Gelu", ["x"], ["gt"], name="gelu_tanh", approximate="tanh"),
+        helper.make_node("GroupNormalization", ["x", "gamma", "beta"], ["n"], name="gn",
+                         num_groups=2, epsilon=1e-5),
+        helper.make_node("Pad", ["x", "pads"], ["w"], name="wrap", mode="wrap"),
+        helper.make_node("Cast", ["w"], ["wd"], name="to_double", to=TensorProto.DOUBLE,
+                         saturate=1),
+    ]
+    f = helper.make_tensor_value_info
+    m = model(nodes, [f("x", F, [2, 4, 3])],
+              [f("g", F, [2, 4, 3]), f("gt", F, [2, 4, 3]), f("n", F, [2, 4, 3]),
+               f("wd", TensorProto.DOUBLE, [2, 4, 5])],
+              [const("gamma", rng.standard_normal(4).astype(np.float32)),
+               const("beta", rng.standard_normal(4).astype(np.float32)),
+               const("pads", np.int64([0, 0, 1, 0, 0, 1]))], opset=21, ir_version=10)
+    save_data(m, path)
+
+
+def group_norm18(path):
+    """GroupNormalization at opset 18: scale and bias per group."""
+    nodes = [helper.make_node("GroupNormalization", ["x", "gamma", "beta"], ["n"], name="gn",
+                              num_groups=2, epsilon=1e-5)]
+    f = helper.make_tensor_value_info
+    m = model(nodes, [f("x", F, [2, 4, 3])], [f("n", F, [2, 4, 3])],
+              [const("gamma", np.float32([2, -1])), const("beta", np.float32([0.5, 1]))],
+              opset=18)
+
+    def expected(feeds):
+        x = feeds["x"].reshape(2, 2, 6)
+        y = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+        y = y.reshape(2, 4, 3)
+        return [y * np.float32([2, 2, -1, -1]).reshape(1, 4, 1)
+                + np.float32([0.5, 0.5, 1, 1]).reshape(1, 4, 1)]
+    save_data(m, path, expected)
+
+
+def opset22(path):
+    """A Relu at opset 22, beyond what dlc imports."""
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [helper.make_tensor_value_info("x", F, [2])],
+              [helper.make_tensor_value_info("y", F, [2])], opset=22, ir_version=10)
+    onnx.save(m, path)
+
+
+def bad_group_norm(path):
+    """GroupNormalization at opset 18 whose num_groups does not divide the
+    channels (ONNX's checker cannot see it; dlc's shape rules do)."""
+    nodes = [helper.make_node("GroupNormalization", ["x", "gamma", "beta"], ["n"], name="gn",
+                              num_groups=3)]
+    f = helper.make_tensor_value_info
+    m = model(nodes, [f("x", F, [2, 4, 3])], [f("n", F, [2, 4, 3])],
+              [const("gamma", np.ones(3, np.float32)), const("beta", np.zeros(3, np.float32))],
+              opset=18)
     onnx.save(m, path)
 
 
