@@ -320,6 +320,18 @@ static LogicalResult importLeakyRelu(NodeImporter &n) {
 
 static LogicalResult importPRelu(NodeImporter &n) {
   Value x = n.input(0), slope = n.input(1);
+  // Opset 6 and below: a 1-D slope holds one value per channel (axis 1);
+  // from 7 it broadcasts NumPy's way. ONNX's version converter leaves the
+  // node as it is, so the file's own opset decides.
+  if (x && slope && n.graph.fileOpset < 7) {
+    auto shape = shapeOf(x), slopeShape = shapeOf(slope);
+    if (shape.size() > 2 && slopeShape.size() == 1 &&
+        slopeShape[0] == shape[1] && slopeShape[0] != 1) {
+      SmallVector<int64_t> perChannel{slopeShape[0]};
+      perChannel.append(shape.size() - 2, 1);
+      slope = n.reshape(slope, perChannel);
+    }
+  }
   return n.setOutput(0, n.create<SelectOp>({lessThanZero(n, x),
                                             n.create<MulOp>({x, slope}), x}));
 }

@@ -25,7 +25,7 @@ namespace dlc::onnximport {
 GraphState::GraphState(MLIRContext &context, std::string modelPath,
                        int64_t opset)
     : context(context), builder(&context), modelPath(std::move(modelPath)),
-      opset(opset) {
+      opset(opset), fileOpset(opset) {
   size_t slash = this->modelPath.find_last_of('/');
   modelDir = slash == std::string::npos ? "." : this->modelPath.substr(0, slash);
   if (modelDir.empty())

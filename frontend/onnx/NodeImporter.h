@@ -79,6 +79,8 @@ public:
   mlir::OpBuilder builder;
   std::string modelPath, modelDir;
   int64_t opset;
+  /// The opset the file declares, before any upgrade to 7.
+  int64_t fileOpset;
   /// Opset 6 kept (the version converter gave up): binary ops may carry
   /// `broadcast` and `axis`, which input 1 is aligned by.
   bool legacyBroadcast = false;

@@ -622,6 +622,7 @@ ImportResult ModelImporter::run() {
   if (failed(upgradeLegacyOpset()))
     return result;
   graph = std::make_unique<GraphState>(context, path, opset);
+  graph->fileOpset = fileOpset;
   graph->legacyBroadcast = legacy;
   if (failed(checkExternalData()) || failed(checkSupportedOps()) ||
       failed(runChecker()))

@@ -22,7 +22,7 @@ Every test gets one class per device:
 
 EXCLUSION RULE (also in bench/results/onnx-conformance.md). A test is
 excluded when its model
-  1. imports an opset of the default domain outside 7..17, or any other
+  1. imports an opset of the default domain outside 6..21, or any other
      domain (ai.onnx.preview.training, ai.onnx.ml, ...);
   2. has a graph input or output that is not a tensor (sequence, optional,
      map), or a string tensor;
@@ -45,6 +45,13 @@ Modes:
   --write-must-pass F   write the tests that pass on the first device to F
   --markdown F          write the counts, failure reasons and unsupported ops
                         ranked by how many tests they block, as Markdown
+
+--data takes one folder of test folders or several, comma-separated (the
+model sets pytorch-converted, pytorch-operator and simple beside node/);
+with several, a test is named <set>/<test>. --onnxruntime adds ONNX Runtime
+as one more "device", run in this process on the same tests, data sets,
+exclusions and tolerances, so that dlc and ONNX Runtime are measured in the
+same run.
 
 Progress is shown on a terminal (stderr) and nothing is printed per test
 otherwise. Runs with --jobs workers (default 2).
@@ -115,8 +122,8 @@ def exclusion(model, test_dir):
     import onnx
     for opset in model.opset_import:
         if opset.domain in ("", "ai.onnx"):
-            if not 7 <= opset.version <= 17:
-                return f"opset {opset.version} outside 7..17"
+            if not 6 <= opset.version <= 21:
+                return f"opset {opset.version} outside 6..21"
         else:
             return f"domain {opset.domain}"
     initializers = {t.name for t in model.graph.initializer}
@@ -357,6 +364,46 @@ def run_data_set(args, model, model_path, set_dir, device, tmp):
         return "pass", "", [], bool(constants)
 
 
+ORT_UNSUPPORTED = re.compile(r"NOT_IMPLEMENTED|not implemented|No Op registered|"
+                             r"is not supported|Unsupported", re.I)
+
+
+def run_onnxruntime(model_path, model, test_dir):
+    """(class, reason, []) of one test under ONNX Runtime, every data set
+    compared with the same tolerances as dlc's outputs."""
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 4
+    try:
+        session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - ORT raises its own exception types
+        text = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return ("unsupported" if ORT_UNSUPPORTED.search(str(e)) else "fail",
+                "load error: " + normalize(text), [])
+    names = [i.name for i in session.get_inputs()]
+    outputs = [o.name for o in model.graph.output]
+    for s in data_sets(test_dir):
+        set_dir = os.path.join(test_dir, s)
+        feeds = {}
+        for i, name in enumerate(names):
+            pb = os.path.join(set_dir, f"input_{i}.pb")
+            if os.path.exists(pb):
+                feeds[name] = read_pb(pb)[1]
+        try:
+            got = session.run(outputs, feeds)
+        except Exception as e:  # noqa: BLE001
+            text = str(e).splitlines()[0] if str(e) else type(e).__name__
+            return "fail", "run error: " + normalize(text), []
+        for i, value in enumerate(got):
+            _, expected = read_pb(os.path.join(set_dir, f"output_{i}.pb"))
+            import numpy as np
+            problem = compare(np.asarray(value), expected)
+            if problem:
+                return "fail", f"output {i}: {problem}", []
+    return "pass", "", []
+
+
 def run_test(args, test_dir, device):
     """(class, reason, unsupported op types) of one test on one device; a
     pass that needed compile-time inputs has the reason "compile-time
@@ -370,6 +417,8 @@ def run_test(args, test_dir, device):
     sets = data_sets(test_dir)
     if not sets:
         return "excluded", "no test data", []
+    if device == "onnxruntime":
+        return run_onnxruntime(model_path, model, test_dir)
     specialised = False
     with tempfile.TemporaryDirectory(prefix="dlc-conf-") as tmp:
         for s in sets:
@@ -459,7 +508,8 @@ def markdown(results, tests, devices):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dlc", help="the dlc binary (default: on PATH, else build/bin/dlc)")
-    parser.add_argument("--data", default=DEFAULT_DATA, help="folder of node test folders")
+    parser.add_argument("--data", default=DEFAULT_DATA,
+                        help="folder of test folders, or several, comma-separated")
     parser.add_argument("--devices", default="reference",
                         help="comma-separated devices for `dlc run --device` (default reference)")
     parser.add_argument("--jobs", type=int, default=2)
@@ -468,16 +518,30 @@ def main():
     parser.add_argument("--enforce", metavar="FILE", help="run the listed tests; fail on any that does not pass")
     parser.add_argument("--write-must-pass", metavar="FILE")
     parser.add_argument("--markdown", metavar="FILE")
+    parser.add_argument("--onnxruntime", action="store_true",
+                        help="also run every test under ONNX Runtime, as one more device")
     parser.add_argument("--verbose", action="store_true", help="print every test's class and reason")
     args = parser.parse_args()
     load_onnx()
     args.dlc = find_dlc(args.dlc)
     devices = [d for d in args.devices.split(",") if d]
-    if not os.path.isdir(args.data):
-        sys.exit(f"run_conformance: no test data in {args.data} (install libonnx-testdata)")
-
-    tests = sorted(d for d in os.listdir(args.data)
-                   if os.path.exists(os.path.join(args.data, d, "model.onnx")))
+    if args.onnxruntime:
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError as e:
+            sys.exit(f"run_conformance: --onnxruntime needs the Python package onnxruntime: {e}")
+        devices.append("onnxruntime")
+    folders = [d for d in args.data.split(",") if d]
+    for folder in folders:
+        if not os.path.isdir(folder):
+            sys.exit(f"run_conformance: no test data in {folder} (install libonnx-testdata)")
+    # One folder: tests by name; several: <set>/<test>, relative to the
+    # folders' common parent.
+    root = folders[0] if len(folders) == 1 else os.path.commonpath(folders)
+    tests = sorted(os.path.relpath(os.path.join(folder, d), root)
+                   for folder in folders for d in os.listdir(folder)
+                   if os.path.exists(os.path.join(folder, d, "model.onnx")))
+    args.data = root
     must_pass = None
     if args.enforce:
         with open(args.enforce) as f:
