@@ -3,7 +3,7 @@
 // Arithmetic, comparisons, logic, activations and math functions. Ops the
 // dialect has map one to one; the others are compositions (Elu is a
 // select of exp, And a select, IsNaN a comparison). On values known at
-// import time (shape arithmetic) the arithmetic and comparisons fold.
+// import time they fold through the oracle (Folding.cpp), like every node.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,57 +17,6 @@
 using namespace mlir;
 
 namespace dlc::onnximport {
-
-/// Largest result that folds on the host; anything bigger is built as ops.
-constexpr int64_t kFoldLimit = 4096;
-
-/// Evaluates an element-wise node whose inputs are all known, with NumPy
-/// broadcasting; returns false (having done nothing) when one is not known.
-static bool foldElementwise(NodeImporter &n, Type resultElement,
-                            const std::function<double(ArrayRef<double>)> &fn) {
-  std::vector<const Constant *> args;
-  for (size_t i = 0; i < n.numInputs(); ++i) {
-    const Constant *c = n.foldable(i);
-    if (!c)
-      return false;
-    args.push_back(c);
-  }
-  if (args.empty())
-    return false;
-  SmallVector<int64_t> shape(args[0]->shape.begin(), args[0]->shape.end());
-  for (const Constant *c : args) {
-    auto next = broadcastShapes(shape, c->shape);
-    if (!next)
-      return false;
-    shape = *next;
-  }
-  Constant out = Constant::empty(resultElement, {shape.begin(), shape.end()});
-  if (out.numel() > kFoldLimit)
-    return false;
-  int64_t rank = shape.size();
-  SmallVector<double> values(args.size());
-  for (int64_t flat = 0; flat < out.numel(); ++flat) {
-    for (auto [k, c] : llvm::enumerate(args)) {
-      // The element of `c` that broadcasting maps to `flat`.
-      int64_t rem = flat, index = 0, stride = 1;
-      int64_t cRank = c->shape.size();
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        int64_t pos = rem % shape[d];
-        rem /= shape[d];
-        int64_t cd = d - (rank - cRank);
-        if (cd < 0)
-          continue;
-        if (c->shape[cd] != 1)
-          index += pos * stride;
-        stride *= c->shape[cd];
-      }
-      values[k] = c->get(index);
-    }
-    out.push(fn(values));
-  }
-  (void)n.setConstant(0, std::move(out));
-  return true;
-}
 
 static Type elementOf(Value v) {
   return v ? cast<RankedTensorType>(v.getType()).getElementType() : Type();
@@ -84,19 +33,6 @@ static Value like(NodeImporter &n, Value v, double value) {
 
 template <typename OpTy>
 static LogicalResult importBinary(NodeImporter &n) {
-  Type element = n.inputType(0) ? n.inputType(0).getElementType() : Type();
-  bool integer = element && !isa<FloatType>(element);
-  auto fold = [&](ArrayRef<double> v) -> double {
-    double a = v[0], b = v[1];
-    if constexpr (std::is_same_v<OpTy, AddOp>) return a + b;
-    if constexpr (std::is_same_v<OpTy, SubOp>) return a - b;
-    if constexpr (std::is_same_v<OpTy, MulOp>) return a * b;
-    if constexpr (std::is_same_v<OpTy, DivOp>)
-      return integer ? (b == 0 ? 0 : std::trunc(a / b)) : a / b;
-    return 0;
-  };
-  if (element && foldElementwise(n, element, fold))
-    return success();
   return n.setOutput(0, n.create<OpTy>({n.input(0), n.input(1)}));
 }
 
@@ -188,34 +124,14 @@ static LogicalResult importClip(NodeImporter &n) {
 //===----------------------------------------------------------------------===//
 
 static LogicalResult importCompare(NodeImporter &n, ComparePredicate p) {
-  auto fold = [p](ArrayRef<double> v) -> double {
-    switch (p) {
-    case ComparePredicate::eq: return v[0] == v[1];
-    case ComparePredicate::ne: return v[0] != v[1];
-    case ComparePredicate::lt: return v[0] < v[1];
-    case ComparePredicate::le: return v[0] <= v[1];
-    case ComparePredicate::gt: return v[0] > v[1];
-    case ComparePredicate::ge: return v[0] >= v[1];
-    }
-    return 0;
-  };
-  if (foldElementwise(n, n.i1(), fold))
-    return success();
   return n.setOutput(0, n.compare(p, n.input(0), n.input(1)));
 }
 
 static LogicalResult importWhere(NodeImporter &n) {
-  RankedTensorType t = n.inputType(1);
-  if (t && foldElementwise(n, t.getElementType(), [](ArrayRef<double> v) {
-        return v[0] != 0 ? v[1] : v[2];
-      }))
-    return success();
   return n.setOutput(0, n.create<SelectOp>({n.input(0), n.input(1), n.input(2)}));
 }
 
 static LogicalResult importNot(NodeImporter &n) {
-  if (foldElementwise(n, n.i1(), [](ArrayRef<double> v) { return v[0] == 0; }))
-    return success();
   return n.setOutput(
       0, n.compare(ComparePredicate::eq, n.input(0), n.scalar(0, n.i1())));
 }
@@ -463,15 +379,7 @@ void addElementwiseOps(OpTable &t) {
   t["IsInf"] = {{"detect_negative", "detect_positive"}, importIsInf};
 
   t["Abs"] = {{}, importUnary<AbsOp>};
-  t["Neg"] = {{}, [](NodeImporter &n) {
-                if (const Constant *c = n.foldable(0)) {
-                  Constant out = Constant::empty(c->element, c->shape);
-                  for (int64_t i = 0; i < c->numel(); ++i)
-                    out.push(-c->get(i));
-                  return n.setConstant(0, std::move(out));
-                }
-                return importUnary<NegOp>(n);
-              }};
+  t["Neg"] = {{}, importUnary<NegOp>};
   t["Exp"] = {{}, importUnary<ExpOp>};
   t["Log"] = {{}, importUnary<LogOp>};
   t["Sqrt"] = {{}, importUnary<SqrtOp>};

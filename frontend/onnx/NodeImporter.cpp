@@ -120,6 +120,19 @@ RankedTensorType NodeImporter::inputType(size_t i) {
   return {};
 }
 
+/// Small integer initializers are shape arithmetic (axes, shapes, indices),
+/// not weights: they fold (unless already used as a parameter).
+static bool isShapeInitializer(GraphState &graph, const TensorEntry &entry) {
+  const ::onnx::TensorProto *t = entry.initializer;
+  if (!t || entry.value)
+    return false;
+  int64_t n = 1;
+  for (int64_t d : t->dims())
+    n *= d;
+  Type element = graph.elementType(t->data_type());
+  return element && isa<IntegerType>(element) && n <= 64;
+}
+
 const Constant *NodeImporter::foldable(size_t i) {
   if (!hasInput(i) || (i == 1 && alignsAtAxis(graph, node)))
     return nullptr;
@@ -129,23 +142,20 @@ const Constant *NodeImporter::foldable(size_t i) {
   TensorEntry &entry = found->second;
   if (entry.constant)
     return &*entry.constant;
-  // Small integer initializers are shape arithmetic (axes, shapes,
-  // indices), not weights: they fold.
-  const ::onnx::TensorProto *t = entry.initializer;
-  if (t && !entry.value) {
-    int64_t n = 1;
-    for (int64_t d : t->dims())
-      n *= d;
-    Type element = graph.elementType(t->data_type());
-    if (element && isa<IntegerType>(element) && n <= 64) {
-      auto c = graph.readConstant(*t, loc);
-      if (succeeded(c)) {
-        entry.constant = std::move(*c);
-        return &*entry.constant;
-      }
+  if (isShapeInitializer(graph, entry)) {
+    auto c = graph.readConstant(*entry.initializer, loc);
+    if (succeeded(c)) {
+      entry.constant = std::move(*c);
+      return &*entry.constant;
     }
   }
   return nullptr;
+}
+
+bool NodeImporter::knownAtImport(size_t i) const {
+  auto found = graph.tensors.find(node.input(i));
+  return found != graph.tensors.end() &&
+         (found->second.constant || isShapeInitializer(graph, found->second));
 }
 
 std::optional<Constant> NodeImporter::constantInput(size_t i, StringRef what) {

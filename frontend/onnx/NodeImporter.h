@@ -11,7 +11,7 @@
 // without checking each step and fails once, in `setOutput`.
 //
 // Defined in Constant.cpp, GraphState.cpp, NodeImporter.cpp (inputs and
-// outputs), NodeAttributes.cpp and OpBuilders.cpp.
+// outputs), NodeAttributes.cpp, OpBuilders.cpp and Folding.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,6 +191,8 @@ public:
   /// shape arithmetic (not from an initializer), else null: ops fold only
   /// on these, so weights stay parameters.
   const Constant *foldable(size_t i);
+  /// Whether `foldable(i)` would give a value (without reading it).
+  bool knownAtImport(size_t i) const;
   /// Input `i`'s value, which the op needs at import time (a shape, axes,
   /// pads): a known constant or an initializer; an error otherwise.
   std::optional<Constant> constantInput(size_t i, llvm::StringRef what);
@@ -299,6 +301,14 @@ public:
   mlir::Type i64() { return b.getI64Type(); }
   mlir::Type i1() { return b.getI1Type(); }
 };
+
+/// Whether every input `n` is given is known at import time (and it has
+/// at least one): then its ops may fold (Folding.cpp).
+bool inputsKnown(NodeImporter &n);
+/// Evaluates the ops `n`'s import built after `lastBefore` (null: from the
+/// start of the block) with the oracle, when every operand is known, and
+/// records the node's outputs as constants; does nothing otherwise.
+void foldWithOracle(NodeImporter &n, mlir::Operation *lastBefore);
 
 /// `axis` in [-rank, rank) normalised, or an error at the node.
 std::optional<int64_t> normalizeAxisOrError(NodeImporter &node, int64_t axis,

@@ -17,8 +17,10 @@
 //    `func.func` whose arguments are the graph inputs; initializers become
 //    `dlc.param`s of kind `data` when used as values.
 // 6. Import the nodes in order through the op table; each op is located at
-//    its node; shape arithmetic on known values folds at import time.
-// 7. Return the graph outputs, checking their declared types.
+//    its node; a node whose inputs are all known folds at import time
+//    (data movement in its importer, arithmetic through the oracle).
+// 7. Return the graph outputs, checking their declared types; drop the
+//    constants that only folded nodes used.
 //
 //===----------------------------------------------------------------------===//
 
@@ -556,8 +558,13 @@ LogicalResult ModelImporter::importNodes() {
     Location loc = NameLoc::get(StringAttr::get(&context, name), fileLoc);
     const OpSpec &spec = table.at(node.op_type());
     NodeImporter importer(*graph, node, loc, name);
+    bool known = inputsKnown(importer);
+    Block *block = graph->builder.getInsertionBlock();
+    Operation *lastBefore = block->empty() ? nullptr : &block->back();
     if (failed(spec.import(importer)))
       return failure();
+    if (known)
+      foldWithOracle(importer, lastBefore);
     for (int k = 0; k < node.output_size(); ++k)
       if (!node.output(k).empty() && !graph->tensors.count(node.output(k)))
         return importer.error()
@@ -637,6 +644,11 @@ ImportResult ModelImporter::run() {
   module.push_back(func);
   if (failed(importNodes()) || failed(buildOutputs()))
     return result;
+  // Constants that only fed folded nodes are left unused.
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(func.getBody().front())))
+    if (isa<ConstantOp>(op) && op.use_empty())
+      op.erase();
   result.module = std::move(owned);
   return result;
 }

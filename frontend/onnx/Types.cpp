@@ -1,6 +1,6 @@
 //===- Types.cpp - ONNX Cast, CastLike, Identity, Dropout -----------------===//
 //
-// Control of types: casts (folded on known values), and the ops that are the
+// Control of types: casts, and the ops that are the
 // identity in an inference graph.
 //
 //===----------------------------------------------------------------------===//
@@ -11,14 +11,8 @@ using namespace mlir;
 
 namespace dlc::onnximport {
 
-/// Casts input 0 to `element`, folding a known value.
+/// Casts input 0 to `element` (a known value folds through the oracle).
 static LogicalResult castTo(NodeImporter &n, Type element) {
-  if (const Constant *c = n.foldable(0)) {
-    Constant out = Constant::empty(element, c->shape);
-    for (int64_t i = 0; i < c->numel(); ++i)
-      c->isFloat() ? out.push(c->floats[i]) : out.pushInt(c->ints[i]);
-    return n.setConstant(0, std::move(out));
-  }
   return n.setOutput(0, n.cast(n.input(0), element));
 }
 

@@ -100,6 +100,46 @@ def shape_arithmetic(path):
                     [helper.make_tensor_value_info("y", F, [2, 12])], inits), path)
 
 
+def shape_chains(path):
+    """The shape arithmetic PyTorch exports around attention and position
+    ids, all computable at import on static shapes: Shape -> Gather -> Div ->
+    Unsqueeze -> Concat -> Reshape; Range -> Cast -> Reshape -> Expand to
+    Shape(x); ConstantOfShape; a Mod of constants -> Reshape as Slice's end
+    (the chain nn.TransformerEncoder's export stopped at)."""
+    i64 = lambda *v: numpy_helper.from_array(np.array(v if len(v) != 1 else v[0], np.int64))
+    C = lambda out, v: helper.make_node("Constant", [], [out], name=out, value=v)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        C("zero", i64(0)), C("one", i64(1)), C("two", i64(2)), C("axis0", i64([0])),
+        C("seven", i64(7)), C("four", i64(4)), C("minus1", i64([-1])), C("two1", i64([2])),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
+        helper.make_node("Gather", ["s", "one"], ["t"], name="seq", axis=0),
+        helper.make_node("Div", ["t", "two"], ["half"], name="half"),
+        helper.make_node("Unsqueeze", ["n", "axis0"], ["n1"], name="n1"),
+        helper.make_node("Unsqueeze", ["half", "axis0"], ["h1"], name="h1"),
+        helper.make_node("Concat", ["n1", "two1", "h1", "minus1"], ["target"], name="target",
+                         axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["heads"], name="split_heads"),
+        helper.make_node("Range", ["zero", "t", "one"], ["pos"], name="positions"),
+        helper.make_node("Cast", ["pos"], ["posf"], name="posf", to=TensorProto.FLOAT),
+        C("pos_shape", i64([1, -1, 1])),
+        helper.make_node("Reshape", ["posf", "pos_shape"], ["pos3"], name="pos3"),
+        helper.make_node("Expand", ["pos3", "s"], ["posx"], name="expand_positions"),
+        helper.make_node("ConstantOfShape", ["s"], ["ones"], name="ones",
+                         value=numpy_helper.from_array(np.float32([1]))),
+        helper.make_node("Add", ["posx", "ones"], ["bias"], name="bias"),
+        helper.make_node("Add", ["x", "bias"], ["shifted"], name="shift"),
+        helper.make_node("Mod", ["seven", "four"], ["m"], name="mod"),
+        helper.make_node("Reshape", ["m", "minus1"], ["end"], name="end"),
+        helper.make_node("Slice", ["x", "axis0", "end", "one1"], ["head"], name="slice"),
+    ]
+    f = helper.make_tensor_value_info
+    m = model(nodes, [f("x", F, [2, 6, 4])],
+              [f("heads", F, [2, 2, 3, 4]), f("shifted", F, [2, 6, 4]), f("head", F, [2, 3, 4])],
+              [const("one1", np.int64([1]))], opset=13)
+    save_data(m, path)
+
+
 def unsupported(path):
     """Several op types dlc does not support, some used twice, among
     supported ones."""
