@@ -109,6 +109,29 @@ int LoadedModule::rank() const {
   return rank;
 }
 
+std::vector<LoadedModule::KernelTime> LoadedModule::kernelTimes() const {
+  std::vector<KernelTime> times;
+  size_t count = 0;
+  auto *s = static_cast<dlc_session_t *>(session);
+  if (!s)
+    return times;
+  if (dlc_status_t status = dlc_session_kernel_count(s, &count)) {
+    dlc_status_free(status);
+    return times;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const char *name = nullptr;
+    KernelTime t;
+    if (dlc_status_t status = dlc_session_kernel_time(s, i, &name, &t.calls, &t.seconds)) {
+      dlc_status_free(status);
+      break;
+    }
+    t.name = name ? name : "";
+    times.push_back(std::move(t));
+  }
+  return times;
+}
+
 ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTensor> &inputs,
                            std::vector<HostTensor> &outputs, std::string &error) const {
   dlc_module_t *m = handle(module);
@@ -125,6 +148,9 @@ ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTens
       return takeStatus(s, error);
     session = created;
     sessionDevice = device;
+    if (timeKernels)
+      if (dlc_status_t s = dlc_session_enable_kernel_timing(created))
+        return takeStatus(s, error);
   }
   std::vector<ModuleTensorInfo> outInfo = this->outputs();
   size_t numIn = dlc_module_input_count(m), numOut = outInfo.size();

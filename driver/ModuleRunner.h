@@ -53,7 +53,20 @@ public:
   /// rank, and rank 0 reports them.
   int rank() const;
 
+  /// Times every kernel launch of later runs (host devices: cpu,
+  /// cuda-emu), for profiles and the cost model's calibration.
+  void enableKernelTiming() { timeKernels = true; }
+  struct KernelTime {
+    std::string name;
+    uint64_t calls = 0;
+    double seconds = 0;
+  };
+  /// The timed kernels of the current session, in the order of first
+  /// launch (empty without timing or a run).
+  std::vector<KernelTime> kernelTimes() const;
+
 private:
+  bool timeKernels = false;
   void *module = nullptr; ///< dlc_module_t
   /// dlc_session_t of the last run's device, reused by the next run there.
   mutable void *session = nullptr;

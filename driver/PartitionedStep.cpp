@@ -50,6 +50,10 @@ public:
                    "%zu calls per step\n",
                    program.computeSeconds(), program.collectiveSeconds(),
                    program.exposedSeconds(), program.callsPerRun());
+    // DLC_KERNEL_TIMES=SPEC: every kernel measured beside the cost model's
+    // prediction on device spec SPEC (bench/costmodel/kernel_times.py).
+    if (const char *spec = std::getenv("DLC_KERNEL_TIMES"); comm && comm->rank() == 0 && spec)
+      program.printKernelTimes(llvm::errs(), *spec ? spec : "cpu");
   }
   std::string modelName() const override { return signature.model; }
   std::string lossKind() const override { return signature.loss; }
@@ -204,6 +208,7 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
   // in shard order (SpmdOptions::inShardOrder).
   SpmdOptions spmd;
   spmd.bucketBytes = static_cast<int64_t>(train.bucketMb * (1 << 20));
+  spmd.timeKernels = std::getenv("DLC_KERNEL_TIMES") != nullptr;
   if (train.deterministic) {
     int64_t shards = train.deterministicShards ? train.deterministicShards : 8;
     if (partition.mesh.axes().size() != 1 || partition.mesh.axisIndex("data") != 0 ||

@@ -22,6 +22,7 @@
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
 #include "passes/Outline.h"
+#include "passes/analysis/CostModel.h"
 #include "passes/partition/Partition.h"
 #include "runtime/comm/CommQueue.h"
 #include "runtime/comm/CommRegistry.h"
@@ -31,6 +32,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -107,15 +109,34 @@ struct SpmdProgram::Impl {
   std::unique_ptr<rt::comm::CommQueue> queue;
   double compute = 0, exposed = 0;
 
-  /// The program's mesh: a collective over part of it (one axis of a 2-D
-  /// mesh) gathers every rank's operand and computes its group's result.
+  /// The program's mesh. A collective over part of it (one axis of a 2-D
+  /// mesh) runs on this rank's group's own communicator (split from the
+  /// world's at build, one per set of axes); where the backend cannot
+  /// split, or a process runs several shards, it gathers every rank's
+  /// operand and computes its group's result.
   Mesh mesh;
-  bool spansMesh(Operation *op) const {
+  static std::vector<std::string> axesOf(Operation *op) {
     std::vector<std::string> names;
     for (Attribute a : op->getAttrOfType<ArrayAttr>("mesh_axes"))
       names.push_back(cast<StringAttr>(a).str());
-    return mesh.groupSize(names) == mesh.size();
+    return names;
   }
+  bool spansMesh(Operation *op) const { return mesh.groupSize(axesOf(op)) == mesh.size(); }
+  /// This rank's group communicator for each set of axes (by the op's
+  /// mesh_axes attribute).
+  llvm::DenseMap<Attribute, std::unique_ptr<rt::comm::Communicator>> groups;
+  /// The communicator `op` runs on natively: the world's, its group's, or
+  /// null (gathered in shard order).
+  rt::comm::Communicator *nativeCommunicator(Operation *op) const {
+    if (options.inShardOrder)
+      return nullptr;
+    if (spansMesh(op))
+      return comm;
+    auto it = groups.find(op->getAttr("mesh_axes"));
+    return it == groups.end() ? nullptr : it->second.get();
+  }
+  /// Splits the groups' communicators (every rank, in program order).
+  ExitCode splitGroups(MLIRContext &context, Block &body);
   /// Cuts the function into segments and buckets (see below).
   void schedule(Block &body);
   /// Runs `bucket` on the communication thread; a failure takes the job
@@ -169,7 +190,8 @@ void SpmdProgram::Impl::schedule(Block &body) {
   // before it of the same kind, dtype, axes and level.
   auto packable = [&](Operation *c) {
     Operation *def = c->getOperand(0).getDefiningOp();
-    return !options.inShardOrder && isa<AllReduceOp>(c) && spansMesh(c) &&
+    return !options.inShardOrder && isa<AllReduceOp>(c) &&
+           (spansMesh(c) || options.localShards == 1) &&
            !(def && kernelRoleOf(def) == KernelRole::Collective);
   };
   auto packsWith = [&](Operation *a, Operation *b) {
@@ -239,6 +261,29 @@ void SpmdProgram::Impl::schedule(Block &body) {
   }
 }
 
+ExitCode SpmdProgram::Impl::splitGroups(MLIRContext &context, Block &body) {
+  if (options.inShardOrder || options.localShards != 1)
+    return kExitSuccess;
+  for (Operation &op : body.without_terminator()) {
+    if (kernelRoleOf(&op) != KernelRole::Collective || isa<ShardOp>(op) || spansMesh(&op) ||
+        groups.count(op.getAttr("mesh_axes")))
+      continue;
+    // Colour: the group's first rank; key: this rank's place in the group,
+    // so that the group's ranks are numbered as the mesh orders them.
+    std::vector<int64_t> members = mesh.group(comm->rank(), axesOf(&op));
+    int key = static_cast<int>(std::find(members.begin(), members.end(), comm->rank()) -
+                               members.begin());
+    std::unique_ptr<rt::comm::Communicator> group;
+    rt::Status s = comm->split(static_cast<int>(members.front()), key, &group);
+    if (s.code() == rt::StatusCode::kUnimplemented)
+      return kExitSuccess; // this backend gathers over the world instead
+    if (!s.ok())
+      return fail(context, kExitRuntimeFault, s.message());
+    groups[op.getAttr("mesh_axes")] = std::move(group);
+  }
+  return kExitSuccess;
+}
+
 void SpmdProgram::Impl::issue(Bucket &bucket) {
   // TEST-ONLY: DLC_TEST_HANG_RANK=r makes rank r stall before its first
   // collective, so that the others' deadlines are tested.
@@ -249,7 +294,8 @@ void SpmdProgram::Impl::issue(Bucket &bucket) {
     std::string error;
     bool ok = true;
     bucket.out.assign(bucket.ops.size(), {});
-    if (options.inShardOrder || !spansMesh(bucket.ops.front())) {
+    rt::comm::Communicator *native = nativeCommunicator(bucket.ops.front());
+    if (!native) {
       for (auto [m, op] : llvm::enumerate(bucket.ops))
         ok = ok && succeeded(
                        communicateInShardOrder(op, mesh, bucket.in[m], bucket.out[m], *comm, error));
@@ -257,7 +303,7 @@ void SpmdProgram::Impl::issue(Bucket &bucket) {
       std::vector<HostTensor> xs, ys;
       for (auto &in : bucket.in)
         xs.push_back(HostTensor::borrow(in[0].dtype(), in[0].shape(), in[0].data(), in[0].byteSize()));
-      ok = succeeded(communicate(bucket.ops, xs, ys, *comm, error));
+      ok = succeeded(communicate(bucket.ops, xs, ys, *native, error));
       for (size_t m = 0; ok && m < ys.size(); ++m)
         bucket.out[m].push_back(std::move(ys[m]));
     }
@@ -282,6 +328,59 @@ double SpmdProgram::collectiveSeconds() const {
   return impl->queue ? impl->queue->busySeconds() : 0;
 }
 size_t SpmdProgram::callsPerRun() const { return impl->buckets.size(); }
+
+void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &deviceSpec) const {
+  DeviceSpec device;
+  LinkSpec link;
+  std::string error;
+  bool predict = loadDeviceSpec(deviceSpec, device, error) &&
+                 loadLinkSpec(device.defaultLink.empty() ? "pcie4" : device.defaultLink, link,
+                              error);
+  if (!predict)
+    os << "dlc: kernel times: no predictions (" << error << ")\n";
+  double measuredTotal = 0, predictedTotal = 0;
+  os << "segment kernel calls measured_us predicted_us ops\n";
+  for (auto [i, segment] : llvm::enumerate(impl->segments)) {
+    // The module's kernels are its function's kernel ops in order
+    // (codegen names them dlc_kernel_<index>).
+    SmallVector<Operation *> kernels;
+    if (segment.func)
+      for (Operation &op : segment.func.getBody().front().without_terminator())
+        if (isKernel(&op))
+          kernels.push_back(&op);
+    for (const LoadedModule::KernelTime &t : segment.module.kernelTimes()) {
+      if (!t.calls)
+        continue;
+      double measured = t.seconds / double(t.calls);
+      std::string ops = "?";
+      double predicted = -1;
+      unsigned index = 0;
+      llvm::StringRef name(t.name);
+      if (name.consume_front("dlc_kernel_") && !name.getAsInteger(10, index) &&
+          index < kernels.size()) {
+        Operation *op = kernels[index];
+        ops.clear();
+        op->walk([&](Operation *inner) {
+          if (inner != op && !inner->hasTrait<mlir::OpTrait::IsTerminator>())
+            ops += (ops.empty() ? "" : ",") + inner->getName().stripDialect().str();
+        });
+        if (ops.empty())
+          ops = op->getName().stripDialect().str();
+        if (predict)
+          predicted = kernelCost(op, device, link).seconds;
+      }
+      measuredTotal += t.seconds;
+      if (predicted >= 0)
+        predictedTotal += predicted * double(t.calls);
+      os << i << " " << t.name << " " << t.calls << " "
+         << llvm::formatv("{0:F1}", measured * 1e6) << " "
+         << (predicted >= 0 ? llvm::formatv("{0:F1}", predicted * 1e6).str() : std::string("-"))
+         << " " << ops << "\n";
+    }
+  }
+  os << "total measured " << llvm::formatv("{0:F3}", measuredTotal * 1e3) << " ms, predicted "
+     << llvm::formatv("{0:F3}", predictedTotal * 1e3) << " ms\n";
+}
 
 ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh &mesh,
                             rt::comm::Communicator &comm, const SpmdOptions &options) {
@@ -311,6 +410,8 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
                       "by dlc yet");
   }
   impl->mesh = mesh;
+  if (ExitCode c = impl->splitGroups(context, body))
+    return c;
   impl->schedule(body);
 
   // Each segment compiled for the CPU.
@@ -328,6 +429,8 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
     codegen::CpuFailure why;
     std::string message;
     auto built = codegen::buildCpuModule(s.func, why, message);
+    if (options.timeKernels)
+      s.module.enableKernelTiming();
     if (failed(built))
       return fail(context, kExitInternalError, "segment " + std::to_string(i) + ": " + message);
     std::string error;

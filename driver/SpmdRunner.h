@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class raw_ostream;
+}
+
 namespace dlc {
 
 namespace rt::comm {
@@ -46,6 +50,8 @@ struct SpmdOptions {
   /// oracle's definition in shard order (driver/HostCollectives.h): bits
   /// that do not depend on the number of processes.
   bool inShardOrder = false;
+  /// Time every kernel of the segments (SpmdProgram::printKernelTimes).
+  bool timeKernels = false;
 };
 
 /// A partitioned function as this process runs it: the ops between
@@ -76,6 +82,12 @@ public:
   double exposedSeconds() const;
   /// Collective calls per run (after bucketing).
   size_t callsPerRun() const;
+  /// With SpmdOptions::timeKernels: each segment's kernels, measured per
+  /// call beside the cost model's prediction on `deviceSpec` (a name of
+  /// devices/ or a file; none when it cannot be loaded), as a table, and
+  /// the sums: how the model's kernel rates are checked against the
+  /// kernels dlc generates.
+  void printKernelTimes(llvm::raw_ostream &os, const std::string &deviceSpec) const;
 
 private:
   struct Impl;

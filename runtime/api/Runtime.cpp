@@ -467,6 +467,42 @@ dlc_status_t dlc_session_collective_seconds(const dlc_session_t *session, double
   });
 }
 
+dlc_status_t dlc_session_enable_kernel_timing(dlc_session_t *session) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return dlc::rt::invalidArgument("session is NULL");
+    return session->session->enableKernelTiming();
+  });
+}
+
+dlc_status_t dlc_session_kernel_count(const dlc_session_t *session, size_t *count) {
+  return guarded([&]() -> Status {
+    if (!session || !count)
+      return dlc::rt::invalidArgument("session or count is NULL");
+    *count = session->session->kernelTimes().size();
+    return dlc::rt::okStatus();
+  });
+}
+
+dlc_status_t dlc_session_kernel_time(const dlc_session_t *session, size_t index,
+                                     const char **name, uint64_t *calls, double *seconds) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return dlc::rt::invalidArgument("session is NULL");
+    const auto &times = session->session->kernelTimes();
+    if (index >= times.size())
+      return dlc::rt::invalidArgument("kernel index ", index, " is not below the session's ",
+                                      times.size(), " kernels");
+    if (name)
+      *name = times[index].name.c_str();
+    if (calls)
+      *calls = times[index].calls;
+    if (seconds)
+      *seconds = times[index].seconds;
+    return dlc::rt::okStatus();
+  });
+}
+
 dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inputs,
                              size_t num_inputs, const DLTensor *const *outputs,
                              size_t num_outputs) {

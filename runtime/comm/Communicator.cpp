@@ -288,4 +288,8 @@ void divideInPlace(void *data, uint64_t count, DType dtype, int divisor) {
   });
 }
 
+Status Communicator::split(int, int, std::unique_ptr<Communicator> *) {
+  return unimplemented("the ", backend(), " communicator cannot split into groups");
+}
+
 } // namespace dlc::rt::comm

@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <cstdint>
 #include <string>
@@ -123,6 +124,14 @@ public:
   /// list (one allgather, numbered like any call) and fails, on every rank,
   /// with INVALID_MODULE naming `name`, the hashes and the ranks that differ.
   Status checkSchedule(uint64_t hash, const std::string &name);
+
+  /// The ranks that give the same `color` (>= 0), as a communicator of
+  /// their own, numbered by `key` then by rank (MPI_Comm_split): every rank
+  /// of this one calls it, in the same order. How a collective over one
+  /// axis of a 2-D mesh (the model axis of data=2,model=2) runs within its
+  /// group instead of through the whole world. UNIMPLEMENTED where the
+  /// backend has no such split (its callers then gather over the world).
+  virtual Status split(int color, int key, std::unique_ptr<Communicator> *out);
 
   /// Takes the whole job down with `exitCode` (3 after a timeout): a world
   /// of one exits; MPI aborts every rank. Never returns.

@@ -44,6 +44,7 @@ struct MpiLibrary {
   int (*Comm_size)(MPI_Comm comm, int *size);
   int (*Comm_dup)(MPI_Comm comm, MPI_Comm *out);
   int (*Comm_free)(MPI_Comm *comm);
+  int (*Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *out);
   int (*Comm_set_errhandler)(MPI_Comm comm, MPI_Errhandler handler);
   int (*Error_string)(int code, char *text, int *length);
   int (*Get_library_version)(char *text, int *length);
@@ -112,6 +113,7 @@ Status resolve(void *library, const char *name, MpiLibrary *m) {
   DLC_BIND(Comm_size, "MPI_Comm_size")
   DLC_BIND(Comm_dup, "MPI_Comm_dup")
   DLC_BIND(Comm_free, "MPI_Comm_free")
+  DLC_BIND(Comm_split, "MPI_Comm_split")
   DLC_BIND(Comm_set_errhandler, "MPI_Comm_set_errhandler")
   DLC_BIND(Error_string, "MPI_Error_string")
   DLC_BIND(Get_library_version, "MPI_Get_library_version")
@@ -276,6 +278,27 @@ Status MpiComm::agree(bool ok, bool *all) {
     return unavailable("MPI error in MPI_Iallreduce: ", mpi_->describe(code));
   DLC_RETURN_IF_ERROR(wait(call, request));
   *all = bad == 0;
+  return okStatus();
+}
+
+Status MpiComm::split(int color, int key, std::unique_ptr<Communicator> *out) {
+  if (color < 0)
+    return invalidArgument("a communicator's split colour must not be negative (", color, ")");
+  LoadedMpi &loaded = loadedMpi();
+  MPI_Comm comm = nullptr;
+  if (int code = mpi_->Comm_split(comm_, color, key, &comm); code != MPI_SUCCESS)
+    return unavailable("MPI error in MPI_Comm_split: ", mpi_->describe(code));
+  int rank = 0, size = 0;
+  mpi_->Comm_set_errhandler(comm, mpi_->errorsReturn);
+  mpi_->Comm_rank(comm, &rank);
+  mpi_->Comm_size(comm, &size);
+  {
+    std::lock_guard<std::mutex> lock(loaded.mutex);
+    ++loaded.communicators;
+  }
+  std::unique_ptr<MpiComm> group(new MpiComm(mpi_, comm, rank, size));
+  group->setTimeout(timeout());
+  *out = std::move(group);
   return okStatus();
 }
 

@@ -53,6 +53,10 @@ public:
   /// Waits a moment (so that peers timing out at the same time can report
   /// too), then MPI_Abort(MPI_COMM_WORLD, exitCode): every rank ends.
   [[noreturn]] void abort(int exitCode) override;
+  /// MPI_Comm_split of this communicator. Blocking (MPI has no
+  /// non-blocking split): callers split once at start-up, after the ranks'
+  /// schedules were checked to agree.
+  Status split(int color, int key, std::unique_ptr<Communicator> *out) override;
 
 protected:
   Status run(const Collective &call) override;

@@ -199,6 +199,7 @@ Status Session::resolve() {
       ks.dynamicSharedMemory = launch->dynamic_shared_memory();
     }
     executableIndex[k] = static_cast<int64_t>(spec.kernels.size());
+    kernelTimes_.push_back({kernel->name() ? kernel->name()->str() : "", 0, 0.0});
     if (!chosen) {
       spec.kernels.push_back(std::move(ks));
       continue;
@@ -440,8 +441,18 @@ Status Session::enqueuePlan() {
       argPointers_.resize(step.argCount);
       for (uint32_t a = 0; a < step.argCount; ++a)
         argPointers_[a] = address(refs_[step.firstArg + a]);
-      DLC_RETURN_IF_ERROR(
-          stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
+      if (!timeKernels_) {
+        DLC_RETURN_IF_ERROR(
+            stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
+      } else {
+        auto started = std::chrono::steady_clock::now();
+        DLC_RETURN_IF_ERROR(
+            stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
+        KernelTime &t = kernelTimes_[step.kernel];
+        ++t.calls;
+        t.seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      }
     } else if (step.kind == Step::kCollective) {
       // After the kernels before it: a device's compute stream signals an
       // event the communication stream waits for; a host device's kernels
@@ -659,6 +670,14 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
         DLC_RETURN_IF_ERROR(
             stream_->copy(outputs[o], outputPointers_[o], m.outputs()[o].bytes));
   return stream_->synchronize();
+}
+
+Status Session::enableKernelTiming() {
+  if (!device_->sharesHostMemory() || commStream_)
+    return unimplemented("per-kernel timing on device '", device_->name(),
+                         "': only host devices time their kernels yet");
+  timeKernels_ = true;
+  return okStatus();
 }
 
 } // namespace dlc::rt

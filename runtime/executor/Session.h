@@ -166,6 +166,25 @@ public:
   /// waited for them (what did not overlap), over all runs.
   double collectiveSeconds() const;
   double collectiveWaitSeconds() const { return collectiveWait_; }
+
+  /// Per-kernel wall time of the runs, for profiles and the cost model's
+  /// calibration. Host devices only (their kernels have run when dispatch
+  /// returns, so a clock around each is its time); UNIMPLEMENTED on a
+  /// device with its own streams (those time with events). Off by
+  /// default: two clock reads a launch.
+  struct KernelTime {
+    std::string name; ///< the module's kernel name
+    uint64_t calls = 0;
+    double seconds = 0;
+  };
+  Status enableKernelTiming();
+  /// One entry per kernel, in the order of first launch.
+  const std::vector<KernelTime> &kernelTimes() const { return kernelTimes_; }
+
+private:
+  bool timeKernels_ = false;
+  /// Indexed by executable kernel index.
+  std::vector<KernelTime> kernelTimes_;
 };
 
 } // namespace dlc::rt

@@ -128,7 +128,7 @@ struct DeviceLimits {
 };
 
 struct DeviceOptions {
-  uint32_t numThreads = 0;         ///< CPU: 0 = one per core
+  uint32_t numThreads = 0;         ///< CPU: 0 = defaultDeviceThreads() (base/HostCores.h)
   uint64_t maxMemoryBytes = 0;     ///< 0 = the device's memory
 };
 

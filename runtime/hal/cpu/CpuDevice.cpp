@@ -2,6 +2,7 @@
 
 #include "runtime/hal/cpu/CpuDevice.h"
 
+#include "runtime/base/HostCores.h"
 #include "runtime/base/Log.h"
 #include "runtime/base/Memory.h"
 #include "runtime/format/HostArch.h"
@@ -258,7 +259,7 @@ private:
 Status createCpuDevice(const DeviceOptions &options, std::unique_ptr<Device> *out) {
   uint32_t threads = options.numThreads;
   if (threads == 0)
-    threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<unsigned>(defaultDeviceThreads());
   if (threads > 1024)
     return invalidArgument("cpu: ", threads, " threads is over the limit of 1024");
   uint64_t memory = options.maxMemoryBytes ? options.maxMemoryBytes : physicalMemoryBytes();

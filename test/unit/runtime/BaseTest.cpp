@@ -1,6 +1,7 @@
 //===- BaseTest.cpp - runtime/base ----------------------------------------===//
 
 #include "runtime/base/Checksum.h"
+#include "runtime/base/HostCores.h"
 #include "runtime/base/Log.h"
 #include "runtime/base/Memory.h"
 #include "runtime/base/Span.h"
@@ -8,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace dlc::rt {
@@ -125,6 +128,33 @@ TEST(Log, CallbackReceivesMessagesUntilRemoved) {
   log(LogLevel::kError, "dropped");
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0], "1:hello");
+}
+
+TEST(HostCores, RanksOnAHostShareItsCores) {
+  std::map<std::string, std::string> vars;
+  auto env = [&](const char *name) -> const char * {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+  EXPECT_EQ(ranksOnThisHost(env), 1);
+  vars["OMPI_COMM_WORLD_LOCAL_SIZE"] = "4";
+  EXPECT_EQ(ranksOnThisHost(env), 4);
+  vars["LOCAL_WORLD_SIZE"] = "2"; // torchrun's comes before Open MPI's
+  EXPECT_EQ(ranksOnThisHost(env), 2);
+  vars["DLC_LOCAL_WORLD_SIZE"] = "junk"; // not a count: the next source
+  EXPECT_EQ(ranksOnThisHost(env), 2);
+  vars["DLC_LOCAL_WORLD_SIZE"] = "3";
+  EXPECT_EQ(ranksOnThisHost(env), 3);
+
+  int cores = coresOfThisProcess();
+  EXPECT_GE(cores, 1);
+  vars.clear();
+  EXPECT_EQ(defaultDeviceThreads(env), cores);
+  // More ranks than cores: one thread each, unless the launcher bound
+  // this process to its share already.
+  vars["DLC_LOCAL_WORLD_SIZE"] = std::to_string(4 * cores);
+  bool bound = cores < static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_EQ(defaultDeviceThreads(env), bound ? cores : 1);
 }
 
 } // namespace

@@ -232,6 +232,20 @@ DLC_API dlc_status_t dlc_session_collective_seconds(const dlc_session_t *session
                                                     double *busy_seconds,
                                                     double *waited_seconds);
 
+/* Per-kernel timing (a profile): after dlc_session_enable_kernel_timing,
+ * every run adds each launch's wall time to its kernel. Host devices (cpu,
+ * cuda-emu) only: elsewhere DLC_STATUS_UNIMPLEMENTED. Off by default (it
+ * reads the clock twice a launch). */
+DLC_API dlc_status_t dlc_session_enable_kernel_timing(dlc_session_t *session);
+/* The kernels the session launches, in the order of first launch. */
+DLC_API dlc_status_t dlc_session_kernel_count(const dlc_session_t *session, size_t *count);
+/* Kernel `index`'s name (owned by the session, valid while it lives), its
+ * launches and their seconds over the timed runs so far. Any output may be
+ * NULL. */
+DLC_API dlc_status_t dlc_session_kernel_time(const dlc_session_t *session, size_t index,
+                                             const char **name, uint64_t *calls,
+                                             double *seconds);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

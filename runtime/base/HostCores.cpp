@@ -1,0 +1,47 @@
+//===- HostCores.cpp - How many threads a process's kernels should use ----===//
+
+#include "runtime/base/HostCores.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <thread>
+
+namespace dlc::rt {
+
+int ranksOnThisHost(const EnvironmentLookup &env) {
+  for (const char *name : {"DLC_LOCAL_WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                           "OMPI_COMM_WORLD_LOCAL_SIZE"}) {
+    const char *text = env ? env(name) : std::getenv(name);
+    if (!text || !*text)
+      continue;
+    char *end = nullptr;
+    errno = 0;
+    long v = std::strtol(text, &end, 10);
+    if (errno == 0 && *end == '\0' && v > 0 && v <= INT_MAX)
+      return static_cast<int>(v);
+  }
+  return 1;
+}
+
+int coresOfThisProcess() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int defaultDeviceThreads(const EnvironmentLookup &env) {
+  int cores = coresOfThisProcess();
+  int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // A mask narrower than the machine is the launcher's share for this rank.
+  if (cores < machine)
+    return cores;
+  return std::max(1, cores / ranksOnThisHost(env));
+}
+
+} // namespace dlc::rt
