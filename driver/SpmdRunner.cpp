@@ -339,7 +339,8 @@ void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &dev
   if (!predict)
     os << "dlc: kernel times: no predictions (" << error << ")\n";
   double measuredTotal = 0, predictedTotal = 0;
-  os << "segment kernel calls measured_us predicted_us ops\n";
+  os << "segment kernel calls measured_us predicted_us flops gemm_flops gemm_flops_over_k "
+        "slow_flops bytes rows ops\n";
   for (auto [i, segment] : llvm::enumerate(impl->segments)) {
     // The module's kernels are its function's kernel ops in order
     // (codegen names them dlc_kernel_<index>).
@@ -354,6 +355,7 @@ void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &dev
       double measured = t.seconds / double(t.calls);
       std::string ops = "?";
       double predicted = -1;
+      KernelWork work;
       unsigned index = 0;
       llvm::StringRef name(t.name);
       if (name.consume_front("dlc_kernel_") && !name.getAsInteger(10, index) &&
@@ -366,6 +368,7 @@ void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &dev
         });
         if (ops.empty())
           ops = op->getName().stripDialect().str();
+        work = kernelWork(op);
         if (predict)
           predicted = kernelCost(op, device, link).seconds;
       }
@@ -375,7 +378,9 @@ void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &dev
       os << i << " " << t.name << " " << t.calls << " "
          << llvm::formatv("{0:F1}", measured * 1e6) << " "
          << (predicted >= 0 ? llvm::formatv("{0:F1}", predicted * 1e6).str() : std::string("-"))
-         << " " << ops << "\n";
+         << " " << work.flops << " " << work.gemmFlops << " " << work.gemmFlopsOverK << " "
+         << work.slowFlops << " " << work.bytes << " " << (work.reducesRows ? 1 : 0) << " " << ops
+         << "\n";
     }
   }
   os << "total measured " << llvm::formatv("{0:F3}", measuredTotal * 1e3) << " ms, predicted "

@@ -236,8 +236,23 @@ LogicalResult MatmulOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
     return success();
   bool ta = getTransposeA(), tb = getTransposeB();
   Value ga = ta ? b.matmul(c, g, tb, true) : b.matmul(g, c, false, !tb);
-  Value gb = tb ? b.matmul(g, a, true, ta) : b.matmul(a, g, !ta, false);
   grads[0] = b.sumToShape(ga, a.getType());
+  // A matrix applied to every row of a batch (x[B, T, K] @ w[K, N], a
+  // layer's weight): its gradient is one GEMM contracting the batch's rows
+  // too, x viewed as [B*T, K] — not B products of [K, N] summed after,
+  // which writes B weight-sized tensors and reads them back.
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto cType = cast<RankedTensorType>(c.getType());
+  auto gType = cast<RankedTensorType>(g.getType());
+  if (!ta && cType.getRank() == 2 && aType.getRank() > 2 && aType.hasStaticShape() &&
+      gType.hasStaticShape()) {
+    int64_t k = aType.getShape().back(), n = gType.getShape().back();
+    int64_t rows = aType.getNumElements() / std::max<int64_t>(1, k);
+    Value a2 = b.reshape(a, {rows, k}), g2 = b.reshape(g, {rows, n});
+    grads[1] = tb ? b.matmul(g2, a2, true, false) : b.matmul(a2, g2, true, false);
+    return success();
+  }
+  Value gb = tb ? b.matmul(g, a, true, ta) : b.matmul(a, g, !ta, false);
   grads[1] = b.sumToShape(gb, c.getType());
   return success();
 }

@@ -101,6 +101,7 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
   out.memoryBandwidth = number("memory_bandwidth");
   out.memoryBytes = number("memory_bytes");
   out.kernelLaunchSeconds = number("kernel_launch_seconds");
+  out.gemmKHalf = number("gemm_k_half");
   out.defaultLink = o->getString("default_link").value_or("").str();
   out.cores = static_cast<int64_t>(number("cores"));
   out.threadsPerRank = std::max<int64_t>(1, static_cast<int64_t>(number("threads_per_rank")));
@@ -164,32 +165,47 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
     return cost;
   double peak = device.peakFlops.count(precision) ? device.peakFlops.at(precision)
                                                   : device.peakFlops.at("f32");
-  // Transcendental ops at their own rate, the rest at the peak.
-  double slowFlops = 0;
-  bool reducesRows = false;
-  op->walk([&](CostOpInterface inner) {
-    if (inner.getOperation() == op && isa<FusionOp>(op))
-      return;
-    double flops = static_cast<double>(inner.getFlops());
-    cost.flops += flops;
-    if (isTranscendental(inner.getOperation()))
-      slowFlops += flops;
-    KernelRole role = kernelRoleOf(inner.getOperation());
-    reducesRows |= role == KernelRole::Row || role == KernelRole::Loss;
-  });
-  double bytes = static_cast<double>(tensorBytes(op->getOperandTypes()) +
-                                     tensorBytes(op->getResultTypes()));
-  bool cached = device.cacheBandwidth > 0 && bytes <= device.cacheBytes;
+  KernelWork work = kernelWork(op);
+  cost.flops = work.flops;
+  bool cached = device.cacheBandwidth > 0 && work.bytes <= device.cacheBytes;
   double bandwidth = cached ? device.cacheBandwidth : device.memoryBandwidth;
-  if (reducesRows && device.rowBandwidth > 0)
+  if (work.reducesRows && device.rowBandwidth > 0)
     bandwidth = std::min(bandwidth, device.rowBandwidth);
+  // Transcendental ops at their own rate, GEMMs at the peak less their
+  // short-K loss, the rest at the peak.
   double slowPeak = device.transcendentalFlops > 0 ? device.transcendentalFlops : peak;
-  double computeTime = (cost.flops - slowFlops) / peak + slowFlops / slowPeak,
-         memoryTime = bytes / bandwidth;
+  double computeTime = (work.flops - work.slowFlops + device.gemmKHalf * work.gemmFlopsOverK) /
+                           peak +
+                       work.slowFlops / slowPeak,
+         memoryTime = work.bytes / bandwidth;
   cost.seconds =
       (std::max(computeTime, memoryTime) + device.kernelLaunchSeconds) * device.timeShare;
   cost.computeBound = computeTime >= memoryTime;
   return cost;
+}
+
+KernelWork kernelWork(Operation *op) {
+  KernelWork work;
+  op->walk([&](CostOpInterface inner) {
+    if (inner.getOperation() == op && isa<FusionOp>(op))
+      return;
+    double flops = static_cast<double>(inner.getFlops());
+    work.flops += flops;
+    if (isTranscendental(inner.getOperation()))
+      work.slowFlops += flops;
+    if (auto mm = dyn_cast<MatmulOp>(inner.getOperation())) {
+      auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+      int64_t k = lhs.getDimSize(lhs.getRank() - (mm.getTransposeA() ? 2 : 1));
+      work.gemmFlops += flops;
+      if (k > 0)
+        work.gemmFlopsOverK += flops / double(k);
+    }
+    KernelRole role = kernelRoleOf(inner.getOperation());
+    work.reducesRows |= role == KernelRole::Row || role == KernelRole::Loss;
+  });
+  work.bytes = static_cast<double>(tensorBytes(op->getOperandTypes()) +
+                                   tensorBytes(op->getResultTypes()));
+  return work;
 }
 
 ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const LinkSpec &link,

@@ -48,6 +48,9 @@ struct DeviceSpec {
   /// softmax, losses: loops a CPU does not stream); 0: the memory's.
   double rowBandwidth = 0;
   double kernelLaunchSeconds = 0;
+  /// K at which a GEMM reaches half its peak (KernelWork; 0: every GEMM at
+  /// the peak).
+  double gemmKHalf = 0;
   std::string defaultLink;
   /// CPU ranks share a host: its cores (0: a device per rank, as GPUs).
   int64_t cores = 0;
@@ -123,6 +126,23 @@ struct ProgramCost {
 /// One top-level op of a planned function alone: a collective's time on the
 /// link (ring alpha-beta), a compute kernel's roofline time plus the launch
 /// overhead; zero seconds for anything else (parameters, the return).
+/// What a kernel does, as the roofline weighs it: its FLOPs (of them, the
+/// GEMMs' and the transcendental ops'), the bytes of its operands and
+/// results, whether it reduces rows or columns.
+struct KernelWork {
+  double flops = 0;
+  /// Matrix products' FLOPs, and the sum of each one's FLOPs over its
+  /// contraction length K: a GEMM of short K runs below the peak
+  /// (packing and C's loads and stores are paid once per K), which a
+  /// device's gemm_k_half models as time = (flops + k_half * flops / K) /
+  /// peak (Hockney's n-half, on K).
+  double gemmFlops = 0, gemmFlopsOverK = 0;
+  double slowFlops = 0; ///< transcendental
+  double bytes = 0;
+  bool reducesRows = false;
+};
+KernelWork kernelWork(mlir::Operation *kernel);
+
 struct KernelCost {
   double seconds = 0, flops = 0;
   bool collective = false, computeBound = false;
