@@ -1,10 +1,11 @@
 //===- OnnxImporter.cpp - an ONNX model to a dlc graph --------------------===//
 //
-// 1. Parse the protobuf; take the default domain's opset (6 to 21). A model
+// 1. Parse the protobuf; take the default domain's opset (1 to 21). A model
 //    below opset 7 is upgraded to 7 by ONNX's version converter; where the
-//    converter gives up, the opset-6 attributes that 7 dropped (`is_test`,
-//    `consumed_inputs`, `broadcast`) are read by the importer itself. From
-//    here on every error ends with the file's IR version and opset.
+//    converter gives up on opset 6, the attributes that 7 dropped
+//    (`is_test`, `consumed_inputs`, `broadcast`) are read by the importer
+//    itself. From here on every error ends with the file's IR version and
+//    opset.
 // 2. Check every external data path (no absolute paths, no `..`, nothing
 //    that resolves outside the model's folder).
 // 3. List every node whose op type the op table lacks: one error names
@@ -46,8 +47,9 @@ using namespace mlir;
 
 namespace dlc::onnximport {
 
-/// The opsets of the default domain dlc imports.
-constexpr int64_t kMinOpset = 6, kMaxOpset = 21;
+/// The opsets of the default domain dlc imports (below 7 through ONNX's
+/// version converter; opset 6 also without it).
+constexpr int64_t kMinOpset = 1, kMaxOpset = 21;
 
 /// Attributes of opset 6 and below that opset 7 removed; the importer
 /// accepts them on models the version converter could not upgrade.
@@ -225,9 +227,14 @@ LogicalResult ModelImporter::upgradeLegacyOpset() {
     model = std::move(upgraded);
     opset = 7;
     return success();
-  } catch (const std::exception &) {
-    // The converter's assertion names its own internals; the importer's
-    // own handling of opset 6 takes over.
+  } catch (const std::exception &e) {
+    // Opset 6 differs from 7 in a few attributes, which the importer reads
+    // itself; older opsets differ in more, and need the converter.
+    if (opset < 6)
+      return emitError(fileLoc)
+             << "ONNX's version converter cannot upgrade this opset-" << opset
+             << " model to opset 7 (" << StringRef(e.what()).trim()
+             << "); dlc imports opsets below 6 only through it";
   }
   legacy = true;
   return success();

@@ -4,7 +4,7 @@
 // the checker, shape inference), checks the paths of external data files,
 // and builds one `func.func` of `dlc` ops. Every op is located at its node
 // (`NameLoc(<node name>, <model path>:0:0)`), so that an error anywhere
-// later names the node. Opsets 6 to 21 of the default domain (below 7
+// later names the node. Opsets 1 to 21 of the default domain (below 7
 // upgraded by ONNX's version converter); every error names the file's IR
 // version and opset.
 //

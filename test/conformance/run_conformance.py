@@ -22,7 +22,7 @@ Every test gets one class per device:
 
 EXCLUSION RULE (also in bench/results/onnx-conformance.md). A test is
 excluded when its model
-  1. imports an opset of the default domain outside 6..21, or any other
+  1. imports an opset of the default domain outside 1..21, or any other
      domain (ai.onnx.preview.training, ai.onnx.ml, ...);
   2. has a graph input or output that is not a tensor (sequence, optional,
      map), or a string tensor;
@@ -122,8 +122,8 @@ def exclusion(model, test_dir):
     import onnx
     for opset in model.opset_import:
         if opset.domain in ("", "ai.onnx"):
-            if not 6 <= opset.version <= 21:
-                return f"opset {opset.version} outside 6..21"
+            if not 1 <= opset.version <= 21:
+                return f"opset {opset.version} outside 1..21"
         else:
             return f"domain {opset.domain}"
     initializers = {t.name for t in model.graph.initializer}
