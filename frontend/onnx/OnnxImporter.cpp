@@ -221,6 +221,27 @@ LogicalResult ModelImporter::parse() {
 LogicalResult ModelImporter::upgradeLegacyOpset() {
   if (opset >= 7)
     return success();
+  // The converter trusts its input: ONNX's checker sees the model first.
+  try {
+    ::onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return emitError(fileLoc) << "the ONNX checker rejects the model: "
+                              << e.what();
+  }
+  // The converter rebuilds initializers from their bytes in the file, so
+  // a model whose weights are external data keeps its opset.
+  bool external = llvm::any_of(model.graph().initializer(), [](const auto &t) {
+    return t.data_location() == ::onnx::TensorProto::EXTERNAL;
+  });
+  if (external) {
+    if (opset < 6)
+      return emitError(fileLoc)
+             << "an opset-" << opset << " model with external data: dlc "
+             << "imports opsets below 6 only through ONNX's version "
+             << "converter, which does not read external data";
+    legacy = true;
+    return success();
+  }
   try {
     ::onnx::ModelProto upgraded =
         ::onnx::version_conversion::ConvertVersion(model, 7);

@@ -330,6 +330,15 @@ def group_norm18(path):
     save_data(m, path, expected)
 
 
+def opset6_invalid(path):
+    """An opset-6 model whose Add reads a tensor nothing defines: ONNX's
+    checker rejects it before the version converter sees it."""
+    m = model([helper.make_node("Add", ["x", "nowhere"], ["y"], name="add", broadcast=1)],
+              [helper.make_tensor_value_info("x", F, [2])],
+              [helper.make_tensor_value_info("y", F, [2])], opset=6, ir_version=3)
+    onnx.save(m, path)
+
+
 def opset22(path):
     """A Relu at opset 22, beyond what dlc imports."""
     m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
