@@ -151,12 +151,11 @@ public:
                                  globalBatch / plan.microbatches, error);
     if (!step)
       return false;
-    // Ranks of one host (CPU ranks) share its cores.
     DeviceSpec device = this->device;
-    // A pipeline's ranks run one thread each (driver/PipelineProgram.h: its
-    // sends are posted from the stage's own thread, no communication
-    // thread), the SPMD host path's a second one when they communicate.
-    device.shareAmong(plan.devices(), plan.pipe == 1 && communicates(step));
+    // Ranks of one host share its cores: all of them at once on the SPMD
+    // path; a pipeline's stage's ranks, the pipeline's cost scaling the
+    // slots where more stages compute (PipelineCost.h).
+    device.shareAmong(plan.pipe == 1 ? plan.devices() : plan.data * plan.model);
     if (plan.pipe == 1) {
       ProgramCost cost = estimateCost(step, device, link);
       PlanReport report = summarizePlan(step, 0);

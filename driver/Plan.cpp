@@ -141,8 +141,9 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
       return fail(context, kExitBadInput, "--link: " + error);
     if (failed(runCompilePipeline(*single)))
       return kExitInternalError;
+    device.shareAmong(1); // one rank alone on the host, as the mesh's are below
     ProgramCost one = estimateCost(entryGraph(*single), device, link);
-    device.shareAmong(mesh.size(), communicates(func));
+    device.shareAmong(mesh.size());
     ProgramCost rank = estimateCost(func, device, link);
     auto ms = [](double s) { return llvm::formatv("{0:F3} ms", s * 1e3).str(); };
     double efficiency = one.stepSeconds / (static_cast<double>(mesh.size()) * rank.stepSeconds);
@@ -154,7 +155,9 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
        << "  one device: step " << ms(one.stepSeconds) << "; efficiency against perfect scaling "
        << llvm::formatv("{0:P0}", efficiency).str() << " on " << mesh.size() << " devices\n";
     if (device.cores > 0)
-      os << "  CPU ranks' host path: " << rank.segments << " segments, " << rank.rankCollectives
+      os << "  CPU ranks' host path: " << rank.segments << " segments ("
+         << withCommas(static_cast<int64_t>(rank.segmentBytes)) << " bytes out), "
+         << rank.rankCollectives
          << " collectives between ranks; " << mesh.size() << " ranks on " << device.cores
          << " cores, a kernel takes " << llvm::formatv("{0:F2}", device.timeShare).str()
          << "x as long\n";

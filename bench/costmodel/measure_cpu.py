@@ -8,10 +8,13 @@ rank, as `mpirun dlc train --mesh` runs ranks):
 
   peak_flops.f32          a dlc-compiled 256x1024x1024 matmul (`dlc compile`,
                           timed by `dlc-bench-cpu run`, one thread): FLOPs
-                          over its median time, the GEMM rate dlc's kernels
+                          over its median time (at K = 1024, corrected
+                          by gemm_k_half), the GEMM rate dlc's kernels
                           reach, not the core's peak;
   memory_bandwidth        a dlc-compiled element-wise op over 32 MiB (read
                           and write): bytes over its median time;
+  host_memory_bandwidth   the same copy on every core's thread: what the
+                          host's ranks share (one thread saturates it here);
   cache_bandwidth         the same over 512 KiB, for kernels whose operands
                           and results fit in cache_bytes (the L2 cache of
                           a core, from sysfs): a second roofline level;
@@ -28,9 +31,14 @@ rank, as `mpirun dlc train --mesh` runs ranks):
   cores                   os.cpu_count(): ranks beyond it time-share the
                           cores (dlc plan scales a rank's kernels by
                           busy threads / cores);
-  threads_per_rank        2 (not measured: how dlc's host path runs a rank
-                          of several: its kernels, and a communication
-                          thread waiting in MPI, which polls);
+  gemm_k_half             the contraction length at which a GEMM runs at
+                          half the peak: 768x64x2304 against 768x768x2304
+                          (time = 2mnK / peak * (1 + k_half / K)); the
+                          peak is corrected for its K;
+  parallel_capacity       the 256x1024x1024 GEMM on every core's thread
+                          against one: how many single-thread rates the
+                          host sustains at once (a rank runs on cores /
+                          ranks threads, runtime/base/HostCores.h);
   links.cpu-mpi           MPI_Allreduce over 2 ranks (mpirun, shared memory)
                           of 64 B to 4 MiB, fitted to the ring's
                           2(n-1) latency + 2(n-1)/n bytes / bandwidth.
@@ -59,15 +67,26 @@ def run(cmd, **kw):
     return p.stdout
 
 
-def median_ms(build, tmp, name, text, iterations):
-    """Compiles `text` (a .dlg) and returns dlc-bench-cpu's median ms."""
+def median_ms(build, tmp, name, text, iterations, threads=1):
+    """Compiles `text` (a .dlg) and returns dlc-bench-cpu's median ms on
+    `threads` threads."""
     src = os.path.join(tmp, name + ".dlg")
     with open(src, "w") as f:
         f.write(text)
     module = os.path.join(tmp, name + ".dlcm")
     run([os.path.join(build, "bin", "dlc"), "compile", src, "-o", module])
-    out = run([os.path.join(build, "bin", "dlc-bench-cpu"), "run", module, "1", str(iterations)])
+    out = run([os.path.join(build, "bin", "dlc-bench-cpu"), "run", module, str(threads),
+               str(iterations)])
     return float(out.split()[0])
+
+
+def gemm_text(m, k, n):
+    return f"""
+graph gemm(x: f32[{m}, {k}]) -> (y: f32[{m}, {n}]) {{
+  param w: f32[{k}, {n}] = normal(mean=0, std=0.02, seed=1)
+  y = x @ w
+}}
+"""
 
 
 def machine():
@@ -112,14 +131,21 @@ def main():
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="dlc-measure-cpu-") as tmp:
+        # Short K: time = 2mnK / peak * (1 + k_half / K) (Hockney's n-half
+        # on the contraction), from K = 64 and K = 768 at one M, N.
+        short_ms = median_ms(args.build, tmp, "gemm_k64", gemm_text(768, 64, 2304), 50)
+        long_ms = median_ms(args.build, tmp, "gemm_k768", gemm_text(768, 768, 2304), 30)
+        r = (short_ms / 64) / (long_ms / 768)
+        k_half = max(0.0, (r - 1) / (1 / 64 - r / 768))
         m, k, n = 256, 1024, 1024
-        gemm_ms = median_ms(args.build, tmp, "gemm", f"""
-graph gemm(x: f32[{m}, {k}]) -> (y: f32[{m}, {n}]) {{
-  param w: f32[{k}, {n}] = normal(mean=0, std=0.02, seed=1)
-  y = x @ w
-}}
-""", 50)
-        flops = 2 * m * n * k / (gemm_ms * 1e-3)
+        gemm_ms = median_ms(args.build, tmp, "gemm", gemm_text(m, k, n), 50)
+        flops = 2 * m * n * k / (gemm_ms * 1e-3) * (1 + k_half / k)
+        # Every core's thread on the same GEMM against one: how many
+        # single-thread rates the host sustains (hyper-threads of one core
+        # share its FMA units).
+        cores = os.cpu_count()
+        all_ms = median_ms(args.build, tmp, "gemm", gemm_text(m, k, n), 50, threads=cores)
+        capacity = min(float(cores), max(1.0, gemm_ms / all_ms))
 
         elements = 8 << 20
         copy_ms = median_ms(args.build, tmp, "copy", f"""
@@ -128,6 +154,14 @@ graph copy(x: f32[{elements}]) -> (y: f32[{elements}]) {{
 }}
 """, 30)
         bandwidth = 2 * 4 * elements / (copy_ms * 1e-3)
+        # The same copy on every core's thread: the host's bandwidth, which
+        # its ranks share.
+        copy_all_ms = median_ms(args.build, tmp, "copy", f"""
+graph copy(x: f32[{elements}]) -> (y: f32[{elements}]) {{
+  y = x * 2
+}}
+""", 30, threads=os.cpu_count())
+        host_bandwidth = max(bandwidth, 2 * 4 * elements / (copy_all_ms * 1e-3))
         # The same op on 512 KiB (read and write), well inside the L2 cache:
         # the small kernels of small models run at this rate.
         small = 64 << 10
@@ -188,24 +222,24 @@ graph rows(x: f32[256, 3072]) -> (y: f32[256, 3072], s: f32[3072]) {
     spec = {
         "name": f"CPU rank ({machine()}, 1 thread)",
         "source": "bench/costmodel/measure_cpu.py on this machine: dlc-compiled GEMM "
-                  f"{m}x{k}x{n} {gemm_ms:.3f} ms, element-wise copy of {4 * elements >> 20} MiB "
+                  f"{m}x{k}x{n} {gemm_ms:.3f} ms ({all_ms:.3f} ms on {cores} threads), "
+                  f"768x64x2304 {short_ms:.3f} ms and 768x768x2304 {long_ms:.3f} ms, element-wise copy of {4 * elements >> 20} MiB "
                   f"{copy_ms:.3f} ms (512 KiB: {cache_ms:.4f} ms), {chain} 8x8 matmul kernels "
                   f"{launch_ms:.4f} ms; GELU over 256x3072 "
                   f"{vector_ms:.3f} ms, its layer norm and column sum {rows_ms:.3f} ms; "
                   "MPI_Allreduce over 2 ranks fitted to the ring's alpha-beta",
         "peak_flops": {"f32": float(f"{flops:.4g}")},
         "memory_bandwidth": float(f"{bandwidth:.4g}"),
+        "host_memory_bandwidth": float(f"{host_bandwidth:.4g}"),
         "memory_bytes": float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")),
         "cache_bytes": cache_bytes,
         "cache_bandwidth": float(f"{cache_bandwidth:.4g}"),
         "transcendental_flops": float(f"{vector_rate:.4g}"),
         "row_bandwidth": float(f"{row_bandwidth:.4g}"),
         "kernel_launch_seconds": float(f"{launch:.3g}"),
-        "cores": os.cpu_count(),
-        # A rank of several runs its kernels and a communication thread
-        # that waits for collectives inside MPI, which polls: two busy
-        # threads (driver/SpmdRunner.h).
-        "threads_per_rank": 2,
+        "gemm_k_half": float(f"{k_half:.3g}"),
+        "cores": cores,
+        "parallel_capacity": float(f"{capacity:.3g}"),
         "default_link": "cpu-mpi",
     }
     # The host path's overheads are calibrate.py's fit: kept.
@@ -226,7 +260,8 @@ graph rows(x: f32[256, 3072]) -> (y: f32[256, 3072], s: f32[3072]) {
     lines.insert(last + 1, f'  "cpu-mpi": {{"bandwidth": {beta:.3e}, "latency": {alpha:.2e}}}')
     with open(args.links, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print(f"GEMM {flops / 1e9:.1f} GFLOP/s, transcendental ops {vector_rate / 1e9:.2f} GFLOP/s, row kernels {row_bandwidth / 1e9:.2f} GB/s, copy {bandwidth / 1e9:.2f} GB/s "
+    print(f"GEMM {flops / 1e9:.1f} GFLOP/s (K half {k_half:.0f}, {capacity:.2f} single-thread "
+          f"rates on {cores} cores), transcendental ops {vector_rate / 1e9:.2f} GFLOP/s, row kernels {row_bandwidth / 1e9:.2f} GB/s, copy {bandwidth / 1e9:.2f} GB/s "
           f"({cache_bandwidth / 1e9:.2f} GB/s within {cache_bytes >> 10} KiB), kernel "
           f"{launch * 1e6:.2f} us, MPI latency {alpha * 1e6:.2f} us a step, "
           f"{beta / 1e9:.2f} GB/s -> {args.out}, {args.links} (cpu-mpi)")

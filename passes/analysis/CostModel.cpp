@@ -104,11 +104,17 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
   out.gemmKHalf = number("gemm_k_half");
   out.defaultLink = o->getString("default_link").value_or("").str();
   out.cores = static_cast<int64_t>(number("cores"));
-  out.threadsPerRank = std::max<int64_t>(1, static_cast<int64_t>(number("threads_per_rank")));
+  out.parallelCapacity = number("parallel_capacity");
+  out.hostMemoryBandwidth = number("host_memory_bandwidth");
   if (const llvm::json::Object *host = o->getObject("host_path")) {
     out.hostPath = true;
     out.segmentSeconds = host->getNumber("segment_seconds").value_or(0);
     out.collectiveOverheadSeconds = host->getNumber("collective_seconds").value_or(0);
+    out.segmentByteSeconds = host->getNumber("segment_byte_seconds").value_or(0);
+    // What the host path's kernels gain from a rank's threads, as fitted
+    // (calibrate.py), over the lone GEMM's measurement.
+    if (auto capacity = host->getNumber("parallel_capacity"))
+      out.parallelCapacity = *capacity;
   }
   out.cacheBytes = number("cache_bytes");
   out.transcendentalFlops = number("transcendental_flops");
@@ -149,16 +155,13 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
     RingCost ring = ringCost(c);
     if (ring.steps == 0)
       return cost;
-    auto group = c->getAttrOfType<IntegerAttr>("group_size");
-    int64_t n = device.meshRanks;
-    if (device.hostPath && group && group.getInt() < n) {
-      // The whole mesh's operands gathered.
-      int64_t in = tensorBytes(c->getOperandTypes());
-      ring = {n - 1, (n - 1) * in};
-    }
     cost.seconds = double(ring.steps) * link.latency + double(ring.bytes) / link.bandwidth;
+    // MPI's shared-memory copies and sums are the ranks' own work (the
+    // link measured between two ranks of the host): ranks beyond its
+    // cores wait for their time slices.
     if (device.hostPath)
-      cost.seconds = (cost.seconds + device.collectiveOverheadSeconds) * device.timeShare;
+      cost.seconds =
+          (cost.seconds + device.collectiveOverheadSeconds) * device.hostShare;
     return cost;
   }
   if (!isKernel(op))
@@ -178,8 +181,9 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
                            peak +
                        work.slowFlops / slowPeak,
          memoryTime = work.bytes / bandwidth;
-  cost.seconds =
-      (std::max(computeTime, memoryTime) + device.kernelLaunchSeconds) * device.timeShare;
+  cost.seconds = std::max(computeTime * device.timeShare,
+                          memoryTime * (cached ? device.timeShare : device.memoryShare)) +
+                 device.kernelLaunchSeconds * device.timeShare;
   cost.computeBound = computeTime >= memoryTime;
   return cost;
 }
@@ -220,16 +224,76 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
       t = std::max(t, ready.lookup(v));
     return t;
   };
-  // A segment starts with the first kernel and after each collective.
+  // A segment starts with the first kernel and after each collective; the
+  // values read outside it are its bytes (host tensors allocated and filled
+  // every run; its inputs are borrowed).
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> segmentOf;
+  std::vector<double> bytesOf;
+  {
+    bool open = false;
+    for (Operation &op : body.without_terminator()) {
+      if (collectiveInKernel(&op)) {
+        open = false;
+        continue;
+      }
+      if (!isKernel(&op))
+        continue;
+      if (!open) {
+        open = true;
+        bytesOf.push_back(0);
+      }
+      segmentOf[&op] = static_cast<int64_t>(bytesOf.size()) - 1;
+    }
+    for (auto [op, s] : segmentOf) {
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              Operation *top = body.findAncestorOpInBlock(*user);
+              auto it = top ? segmentOf.find(top) : segmentOf.end();
+              return it == segmentOf.end() || it->second != s;
+            }))
+          bytesOf[s] += double(tensorBytes(r.getType()));
+    }
+  }
   bool segmentOpen = false;
-  for (Operation &op : func.getBody().front().without_terminator()) {
+  // The host path packs all-reduces over the same axes into buckets of up
+  // to 25 MiB (driver/SpmdRunner.h, DDP's buckets): one call, one
+  // hand-over each.
+  constexpr double kBucketBytes = 25 << 20;
+  // Levels as the host path cuts them: a collective's result one above its
+  // operand's; only all-reduces of one level pack together.
+  llvm::DenseMap<std::pair<Attribute, int64_t>, double> openBucket;
+  llvm::DenseMap<Value, int64_t> level;
+  for (Operation &op : body.without_terminator()) {
+    int64_t opLevel = 0;
+    for (Value v : op.getOperands())
+      opLevel = std::max(opLevel, level.lookup(v));
+    for (Value r : op.getResults())
+      level[r] = opLevel + (collectiveInKernel(&op) ? 1 : 0);
     KernelCost k = kernelCost(&op, device, link, precision);
     if (k.collective) {
+      Operation *c = collectiveInKernel(&op);
+      bool betweenRanks = ringCost(c).steps > 0;
+      if (betweenRanks && device.hostPath && isa<AllReduceOp>(c)) {
+        Operation *def = c->getOperand(0).getDefiningOp();
+        double bytes = double(tensorBytes(c->getOperand(0).getType()));
+        auto key = std::make_pair(c->getAttr("mesh_axes"), opLevel);
+        auto it = openBucket.find(key);
+        bool packed = it != openBucket.end() && it->second + bytes <= kBucketBytes &&
+                      !(def && collectiveInKernel(def));
+        if (packed) {
+          it->second += bytes;
+          k.seconds -= device.collectiveOverheadSeconds * device.hostShare;
+          betweenRanks = false; // no call of its own
+        } else {
+          openBucket[key] = bytes;
+        }
+      }
       double start = std::max(commClock, readyAt(&op));
       commClock = start + k.seconds;
       cost.communicationSeconds += k.seconds;
       ++cost.collectives;
-      if (ringCost(collectiveInKernel(&op)).steps > 0)
+      if (betweenRanks)
         ++cost.rankCollectives;
       segmentOpen = false;
       for (Value r : op.getResults())
@@ -241,7 +305,10 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
     if (!segmentOpen) {
       segmentOpen = true;
       ++cost.segments;
-      double overhead = device.segmentSeconds * device.timeShare;
+      double bytes = bytesOf[segmentOf.lookup(&op)];
+      cost.segmentBytes += bytes;
+      double overhead = device.segmentSeconds * device.hostShare +
+                        device.segmentByteSeconds * bytes * device.memoryShare;
       k.seconds += overhead;
     }
     cost.computeBoundKernels += k.computeBound ? 1 : 0;

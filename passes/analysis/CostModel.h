@@ -54,32 +54,62 @@ struct DeviceSpec {
   std::string defaultLink;
   /// CPU ranks share a host: its cores (0: a device per rank, as GPUs).
   int64_t cores = 0;
-  /// Set by the caller for the ranks of a mesh on such a host: each rank
-  /// gets cores / ranks of the compute when ranks outnumber the cores
-  /// (mpirun --oversubscribe), so its kernels take ranks / cores as long.
+  /// What one rank's kernels gain from running on every core's thread
+  /// instead of one, in single-thread rates (cores when 0; measured on a
+  /// lone GEMM by measure_cpu.py, on a train step's kernels by
+  /// calibrate.py, host_path.parallel_capacity). Between one thread and
+  /// all, the gain is interpolated linearly.
+  double parallelCapacity = 0;
+  /// The factor a kernel's single-thread time is multiplied by, for the
+  /// ranks set by shareAmong: below 1 where a rank's threads run faster
+  /// than one, above where ranks outnumber what the host sustains.
   double timeShare = 1;
+  /// The same for the host code around the kernels (the host path's
+  /// hand-overs): ranks beyond the cores wait for a time slice.
+  double hostShare = 1;
+  /// The factor of a kernel's time in memory (beyond the cache): ranks
+  /// of one host share its memory bandwidth, `hostMemoryBandwidth` (0:
+  /// memoryBandwidth, what one thread reaches; measure_cpu.py: a copy on
+  /// every core, here no faster than on one).
+  double memoryShare = 1;
+  double hostMemoryBandwidth = 0;
   /// CPU ranks run a partitioned step on dlc's host path (driver/
   /// SpmdRunner.h): the kernels between two collectives as one compiled
   /// segment, each collective handed to a communication thread. What a
   /// segment costs beyond its kernels, and a collective beyond its ring
   /// alpha-beta (hand-over, wake-up, host copies): fitted to measurements by
-  /// bench/costmodel/calibrate.py (0 for GPUs). On the host path a
-  /// collective over part of a mesh gathers every rank's operand
-  /// (docs/parallelism.md, Limits), and MPI's shared-memory copies are work
-  /// of the ranks, time-shared as their kernels are.
+  /// bench/costmodel/calibrate.py (0 for GPUs). A collective over part of
+  /// a mesh runs on its group's own communicator (MPI_Comm_split).
   bool hostPath = false;
   double segmentSeconds = 0, collectiveOverheadSeconds = 0;
-  /// Busy threads a rank that talks to others runs on such a host: its
-  /// kernels' and the communication thread that waits in MPI (which polls).
-  int64_t threadsPerRank = 1;
-  /// `timeShare` for `ranks` ranks on one host of this device, which
-  /// `communicate` (run collectives between them) or not.
-  /// The mesh's ranks, for the host path's collectives over part of it.
+  /// What a segment costs a byte of its inputs and outputs (host tensors
+  /// allocated, filled and handed over every run).
+  double segmentByteSeconds = 0;
+  /// The mesh's ranks.
   int64_t meshRanks = 1;
-  void shareAmong(int64_t ranks, bool communicate = true) {
+  /// The kernel time factor when `busy` ranks of one host compute at once,
+  /// each on the runtime's default threads t (runtime/base/HostCores.h: the
+  /// cores over the host's ranks, at least one): a rank runs at its
+  /// threads' gain, at most the cores it has, cores / busy, in
+  /// single-thread rates.
+  double shareFor(int64_t busy) const {
+    if (cores <= 0 || busy < 1)
+      return 1.0;
+    double threads = double(std::max<int64_t>(1, cores / busy));
+    double capacity = parallelCapacity > 0 ? parallelCapacity : double(cores);
+    double gain = cores > 1 ? 1.0 + (capacity - 1.0) * (threads - 1.0) / double(cores - 1) : 1.0;
+    return 1.0 / std::min(gain, double(cores) / double(busy));
+  }
+  /// Sets timeShare and hostShare for `ranks` ranks of a mesh that compute
+  /// at once on one host (a device per rank: no change).
+  void shareAmong(int64_t ranks) {
     meshRanks = ranks;
-    double threads = double(ranks) * double(communicate ? threadsPerRank : 1);
-    timeShare = cores > 0 && threads > double(cores) ? threads / double(cores) : 1.0;
+    timeShare = shareFor(ranks);
+    double host = hostMemoryBandwidth > 0 ? hostMemoryBandwidth : memoryBandwidth;
+    memoryShare = cores > 0 && host > 0
+                      ? std::max(1.0, double(ranks) * memoryBandwidth / host)
+                      : 1.0;
+    hostShare = cores > 0 && ranks > cores ? double(ranks) / double(cores) : 1.0;
   }
 };
 
@@ -116,16 +146,17 @@ struct ProgramCost {
   double exposedSeconds() const { return stepSeconds - computeSeconds; }
   int64_t kernels = 0, collectives = 0;
   /// Runs of kernels between collectives (DeviceSpec::segmentSeconds), and
-  /// the collectives between ranks (groups of more than one).
+  /// the calls between ranks (groups of more than one; on the host path
+  /// all-reduces packed into buckets count once).
   int64_t segments = 0, rankCollectives = 0;
+  /// Bytes the segments take in and give out (each value once a segment;
+  /// DeviceSpec::segmentByteSeconds).
+  double segmentBytes = 0;
   double flops = 0;
   /// Kernels whose roofline time is their FLOPs (the rest: their bytes).
   int64_t computeBoundKernels = 0;
 };
 
-/// One top-level op of a planned function alone: a collective's time on the
-/// link (ring alpha-beta), a compute kernel's roofline time plus the launch
-/// overhead; zero seconds for anything else (parameters, the return).
 /// What a kernel does, as the roofline weighs it: its FLOPs (of them, the
 /// GEMMs' and the transcendental ops'), the bytes of its operands and
 /// results, whether it reduces rows or columns.
@@ -147,6 +178,9 @@ struct KernelCost {
   double seconds = 0, flops = 0;
   bool collective = false, computeBound = false;
 };
+/// One top-level op of a planned function alone: a collective's time on the
+/// link (ring alpha-beta), a compute kernel's roofline time plus the launch
+/// overhead; zero seconds for anything else (parameters, the return).
 KernelCost kernelCost(mlir::Operation *op, const DeviceSpec &device, const LinkSpec &link,
                       const std::string &precision = "f32");
 

@@ -214,6 +214,10 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     StageCost &stage = cost.perStage[stageOfOp[op]];
     KernelCost k = kernelCost(op, device, link);
     if (k.collective) {
+      // A stage's ranks exchange its gradients and activations from its
+      // own thread: no communication thread's hand-over.
+      if (device.hostPath && ringCost(collectiveInKernel(op)).steps > 0)
+        k.seconds = std::max(0.0, k.seconds - device.collectiveOverheadSeconds * device.hostShare);
       (isDataCollective(op) ? stage.gradientSyncSeconds : stage.microbatchCommSeconds) +=
           k.seconds;
       continue;
@@ -293,16 +297,35 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
 
   // On CPU ranks (driver/PipelineProgram.h) each part a stage runs is a
   // module run of its own: a micro-batch's forward and backward are a
-  // segment each, the update one more; every transfer costs a
-  // collective's hand-over, and the step ends with one all-reduce (the
-  // loss).
-  double handOver = device.hostPath ? device.collectiveOverheadSeconds * device.timeShare : 0;
+  // segment each, the update one more; the step ends with one all-reduce
+  // (the loss).
+  // Host code (hand-overs, module runs) waits for a time slice when the
+  // ranks computing at once outnumber the cores: costed here for one
+  // stage's ranks, scaled below for the slots where more stages compute.
+  auto hostShareFor = [&](int64_t busy) {
+    return device.cores > 0 && busy > device.cores ? double(busy) / double(device.cores) : 1.0;
+  };
+  double hostShare = hostShareFor(device.meshRanks);
+  // A stage posts its sends and receives from its own thread (driver/
+  // PipelineProgram.h): no communication thread's hand-over, which the
+  // SPMD path's collectives pay (DeviceSpec::collectiveOverheadSeconds),
+  // except for the step's one all-reduce (the loss).
+  double handOver = device.hostPath ? device.collectiveOverheadSeconds * hostShare : 0;
+  for (StageCost &stage : cost.perStage)
+    stage.kernelSeconds = stage.forwardSeconds + stage.backwardSeconds;
+  // A part's host tensors, allocated and filled every run: the forward
+  // gives its saved activations, the backward the parameters' gradients,
+  // the update the state.
   if (device.hostPath)
     for (StageCost &stage : cost.perStage) {
-      stage.forwardSeconds += device.segmentSeconds * device.timeShare;
-      stage.backwardSeconds += device.segmentSeconds * device.timeShare;
-      stage.updateSeconds += device.segmentSeconds * device.timeShare + handOver +
-                             2 * link.latency * double(stages);
+      double perByte = device.segmentByteSeconds;
+      stage.forwardSeconds +=
+          (device.segmentSeconds + perByte * double(stage.savedBytes)) * hostShare;
+      stage.backwardSeconds +=
+          (device.segmentSeconds + perByte * double(stage.gradientBytes)) * hostShare;
+      stage.updateSeconds +=
+          (device.segmentSeconds + perByte * double(stage.stateBytes)) * hostShare + handOver +
+          2 * link.latency * double(stages);
     }
 
   double slowest = 0, update = 0, widestTransfer = 0;
@@ -316,13 +339,41 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     if (s + 1 < stages) // the activation forward, its gradient back
       widestTransfer = std::max(
           widestTransfer,
-          2 * ((link.latency + double(cutBytes[s]) / link.bandwidth) *
-                   (device.hostPath ? device.timeShare : 1.0) +
-               handOver));
+          2 * (link.latency + double(cutBytes[s]) / link.bandwidth) * hostShare);
   }
   cost.transferSeconds = widestTransfer;
   cost.slotSeconds = slowest + widestTransfer;
-  cost.stepSeconds = double(microbatches + stages - 1) * cost.slotSeconds + update;
+  // Stages' kernels were costed as if one stage's ranks computed alone
+  // (device.timeShare for meshRanks). Ranks of one host share it: in slot
+  // j of the M + P - 1, min(j + 1, P, M, M + P - 1 - j) stages compute at
+  // once (the ramp-up and ramp-down have fewer), and each runs slower by
+  // shareFor(those ranks) over the alone factor; every stage updates at
+  // once. On devices of their own (GPUs) the factor is 1.
+  auto slowdown = [&](int64_t busyStages) {
+    return device.shareFor(busyStages * device.meshRanks) / device.shareFor(device.meshRanks);
+  };
+  auto hostSlowdown = [&](int64_t busyStages) {
+    return hostShareFor(busyStages * device.meshRanks) / hostShare;
+  };
+  // The slot's kernels, and the rest of it (host overheads, transfers).
+  double slotKernels = 0;
+  for (const StageCost &stage : cost.perStage)
+    slotKernels = std::max(slotKernels, stage.kernelSeconds);
+  double slotHost = cost.slotSeconds - slotKernels;
+  cost.stepSeconds = 0;
+  for (int64_t j = 0; j < microbatches + stages - 1; ++j) {
+    int64_t busy = std::min({j + 1, stages, microbatches, microbatches + stages - 1 - j});
+    cost.stepSeconds += slotKernels * slowdown(busy) + slotHost * hostSlowdown(busy);
+  }
+  // Every stage updates at once, but one whose update is small (the last
+  // stage's head) leaves the host to the others: as many ranks' worth
+  // busy as the stages' updates over the slowest's.
+  double updateSum = 0;
+  for (const StageCost &stage : cost.perStage)
+    updateSum += stage.updateSeconds + stage.gradientSyncSeconds;
+  int64_t updating = update > 0 ? std::clamp<int64_t>(std::llround(updateSum / update), 1, stages)
+                                : 1;
+  cost.stepSeconds += update * std::max(slowdown(updating), hostSlowdown(updating));
   double busiest = 0;
   for (const StageCost &stage : cost.perStage)
     busiest = std::max(busiest, double(microbatches) * (stage.forwardSeconds + stage.backwardSeconds) +
