@@ -229,33 +229,31 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
   // every run; its inputs are borrowed).
   Block &body = func.getBody().front();
   llvm::DenseMap<Operation *, int64_t> segmentOf;
-  std::vector<double> bytesOf;
-  {
-    bool open = false;
-    for (Operation &op : body.without_terminator()) {
-      if (collectiveInKernel(&op)) {
-        open = false;
-        continue;
-      }
-      if (!isKernel(&op))
-        continue;
-      if (!open) {
-        open = true;
+  SmallVector<Operation *> kernels; // in program order
+  std::vector<double> bytesOf;      // per segment
+  bool open = false;
+  for (Operation &op : body.without_terminator()) {
+    if (collectiveInKernel(&op)) {
+      open = false;
+    } else if (isKernel(&op)) {
+      if (!open)
         bytesOf.push_back(0);
-      }
+      open = true;
       segmentOf[&op] = static_cast<int64_t>(bytesOf.size()) - 1;
-    }
-    for (auto [op, s] : segmentOf) {
-      for (Value r : op->getResults())
-        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
-              Operation *top = body.findAncestorOpInBlock(*user);
-              auto it = top ? segmentOf.find(top) : segmentOf.end();
-              return it == segmentOf.end() || it->second != s;
-            }))
-          bytesOf[s] += double(tensorBytes(r.getType()));
+      kernels.push_back(&op);
     }
   }
-  bool segmentOpen = false;
+  for (Operation *op : kernels) {
+    int64_t s = segmentOf[op];
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+            Operation *top = body.findAncestorOpInBlock(*user);
+            auto it = top ? segmentOf.find(top) : segmentOf.end();
+            return it == segmentOf.end() || it->second != s;
+          }))
+        bytesOf[s] += double(tensorBytes(r.getType()));
+  }
+  int64_t lastSegment = -1;
   // The host path packs all-reduces over the same axes into buckets of up
   // to 25 MiB (driver/SpmdRunner.h, DDP's buckets): one call, one
   // hand-over each.
@@ -295,17 +293,16 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
       ++cost.collectives;
       if (betweenRanks)
         ++cost.rankCollectives;
-      segmentOpen = false;
       for (Value r : op.getResults())
         ready[r] = commClock;
       continue;
     }
     if (!isKernel(&op))
       continue;
-    if (!segmentOpen) {
-      segmentOpen = true;
+    if (int64_t segment = segmentOf.lookup(&op); segment != lastSegment) {
+      lastSegment = segment;
       ++cost.segments;
-      double bytes = bytesOf[segmentOf.lookup(&op)];
+      double bytes = bytesOf[segment];
       cost.segmentBytes += bytes;
       double overhead = device.segmentSeconds * device.hostShare +
                         device.segmentByteSeconds * bytes * device.memoryShare;

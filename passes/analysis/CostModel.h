@@ -82,8 +82,8 @@ struct DeviceSpec {
   /// a mesh runs on its group's own communicator (MPI_Comm_split).
   bool hostPath = false;
   double segmentSeconds = 0, collectiveOverheadSeconds = 0;
-  /// What a segment costs a byte of its inputs and outputs (host tensors
-  /// allocated, filled and handed over every run).
+  /// What a segment costs a byte of its outputs (host tensors allocated,
+  /// filled and handed over every run).
   double segmentByteSeconds = 0;
   /// The mesh's ranks.
   int64_t meshRanks = 1;
@@ -100,8 +100,13 @@ struct DeviceSpec {
     double gain = cores > 1 ? 1.0 + (capacity - 1.0) * (threads - 1.0) / double(cores - 1) : 1.0;
     return 1.0 / std::min(gain, double(cores) / double(busy));
   }
-  /// Sets timeShare and hostShare for `ranks` ranks of a mesh that compute
-  /// at once on one host (a device per rank: no change).
+  /// The host code's factor when `busy` ranks of one host run at once:
+  /// beyond its cores they wait for time slices.
+  double hostShareFor(int64_t busy) const {
+    return cores > 0 && busy > cores ? double(busy) / double(cores) : 1.0;
+  }
+  /// Sets timeShare, memoryShare and hostShare for `ranks` ranks of a mesh
+  /// that compute at once on one host (a device per rank: no change).
   void shareAmong(int64_t ranks) {
     meshRanks = ranks;
     timeShare = shareFor(ranks);
@@ -109,7 +114,7 @@ struct DeviceSpec {
     memoryShare = cores > 0 && host > 0
                       ? std::max(1.0, double(ranks) * memoryBandwidth / host)
                       : 1.0;
-    hostShare = cores > 0 && ranks > cores ? double(ranks) / double(cores) : 1.0;
+    hostShare = hostShareFor(ranks);
   }
 };
 
@@ -149,8 +154,8 @@ struct ProgramCost {
   /// the calls between ranks (groups of more than one; on the host path
   /// all-reduces packed into buckets count once).
   int64_t segments = 0, rankCollectives = 0;
-  /// Bytes the segments take in and give out (each value once a segment;
-  /// DeviceSpec::segmentByteSeconds).
+  /// Bytes the segments give out (values read outside the segment that
+  /// computes them; DeviceSpec::segmentByteSeconds).
   double segmentBytes = 0;
   double flops = 0;
   /// Kernels whose roofline time is their FLOPs (the rest: their bytes).

@@ -298,14 +298,10 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // On CPU ranks (driver/PipelineProgram.h) each part a stage runs is a
   // module run of its own: a micro-batch's forward and backward are a
   // segment each, the update one more; the step ends with one all-reduce
-  // (the loss).
-  // Host code (hand-overs, module runs) waits for a time slice when the
+  // (the loss). Host code (hand-overs, module runs) waits for a time slice when the
   // ranks computing at once outnumber the cores: costed here for one
   // stage's ranks, scaled below for the slots where more stages compute.
-  auto hostShareFor = [&](int64_t busy) {
-    return device.cores > 0 && busy > device.cores ? double(busy) / double(device.cores) : 1.0;
-  };
-  double hostShare = hostShareFor(device.meshRanks);
+  double hostShare = device.hostShareFor(device.meshRanks);
   // A stage posts its sends and receives from its own thread (driver/
   // PipelineProgram.h): no communication thread's hand-over, which the
   // SPMD path's collectives pay (DeviceSpec::collectiveOverheadSeconds),
@@ -353,7 +349,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     return device.shareFor(busyStages * device.meshRanks) / device.shareFor(device.meshRanks);
   };
   auto hostSlowdown = [&](int64_t busyStages) {
-    return hostShareFor(busyStages * device.meshRanks) / hostShare;
+    return device.hostShareFor(busyStages * device.meshRanks) / hostShare;
   };
   // The slot's kernels, and the rest of it (host overheads, transfers).
   double slotKernels = 0;

@@ -441,13 +441,11 @@ Status Session::enqueuePlan() {
       argPointers_.resize(step.argCount);
       for (uint32_t a = 0; a < step.argCount; ++a)
         argPointers_[a] = address(refs_[step.firstArg + a]);
-      if (!timeKernels_) {
-        DLC_RETURN_IF_ERROR(
-            stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
-      } else {
-        auto started = std::chrono::steady_clock::now();
-        DLC_RETURN_IF_ERROR(
-            stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
+      auto started = timeKernels_ ? std::chrono::steady_clock::now()
+                                  : std::chrono::steady_clock::time_point();
+      DLC_RETURN_IF_ERROR(
+          stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
+      if (timeKernels_) {
         KernelTime &t = kernelTimes_[step.kernel];
         ++t.calls;
         t.seconds +=
