@@ -7,7 +7,9 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <vector>
@@ -18,9 +20,22 @@ namespace dlc {
 
 namespace {
 
-std::string specPath(const std::string &name) {
-  return std::string(DLC_DEVICE_SPEC_DIR) + "/" + name + ".json";
+/// The folder of device descriptions: share/dlc/devices beside an installed
+/// dlc (bin/../share/dlc/devices, cmake/DlcInstall.cmake), else the source
+/// tree's devices/ that the build was configured from.
+const std::string &specDir() {
+  static const std::string dir = [] {
+    std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+    llvm::SmallString<256> installed(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(installed, "share", "dlc", "devices");
+    if (!exe.empty() && llvm::sys::fs::is_directory(installed))
+      return std::string(installed);
+    return std::string(DLC_DEVICE_SPEC_DIR);
+  }();
+  return dir;
 }
+
+std::string specPath(const std::string &name) { return specDir() + "/" + name + ".json"; }
 
 bool readJson(const std::string &path, llvm::json::Value &out, std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
