@@ -24,6 +24,9 @@ DEBIAN_PACKAGES=(
   dataset-fashion-mnist
 )
 PYTHON_PACKAGES=(numpy onnx onnxruntime jax)  # onnxruntime: the baseline of bench/cpu; jax: the gradient oracle of test/e2e/grad_jax.py
+# The Python module's build (`pip install --no-build-isolation .`) and its
+# tests (test/python): PyPI name:import name.
+PYTHON_PACKAGES+=(nanobind scikit-build-core:scikit_build_core pytest)
 
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do
@@ -39,7 +42,7 @@ fi
 PYTHON=${PYTHON:-python3}
 pymissing=()
 for p in "${PYTHON_PACKAGES[@]}"; do
-  "$PYTHON" -c "import $p" 2>/dev/null || pymissing+=("$p")
+  "$PYTHON" -c "import ${p#*:}" 2>/dev/null || pymissing+=("${p%%:*}")
 done
 if ((${#pymissing[@]})); then
   echo "setup: installing Python packages: ${pymissing[*]}"
