@@ -106,6 +106,12 @@ class Session:
     def device(self):
         return self._session.device
 
+    @property
+    def rank(self):
+        """(rank, world size) of this process for a module compiled for a mesh;
+        (0, 1) otherwise."""
+        return self._session.rank()
+
     def _inputs(self, args, kwargs):
         infos = self.module.inputs
         if len(args) > len(infos):

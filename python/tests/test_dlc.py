@@ -112,6 +112,30 @@ def test_input_kinds(mnist, x):
         np.testing.assert_array_equal(mnist(value), ref)
 
 
+class Foreign:
+    """A tensor of another framework, as nanobind sees PyTorch's or JAX's:
+    __dlpack__ and __dlpack_device__, no buffer protocol."""
+
+    def __init__(self, array):
+        self.array = array
+        self.exports = 0
+
+    def __dlpack__(self, **kwargs):
+        self.exports += 1
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_inputs(mnist, x):
+    foreign = Foreign(x)
+    with pytest.raises(TypeError):
+        memoryview(foreign)
+    np.testing.assert_array_equal(mnist(foreign), mnist(x))
+    assert foreign.exports == 1
+
+
 def test_wrong_inputs_are_errors(mnist, x):
     with pytest.raises(dlc.Error, match=r"input 0 \('x'\): dtype float64 is not f32") as e:
         mnist(x.astype(np.float64))
@@ -170,6 +194,7 @@ def test_sessions(mnist, x):
     ref = mnist(x)
     one = mnist.session(threads=1)
     assert one.device == "cpu"
+    assert one.rank == (0, 1)
     np.testing.assert_array_equal(one(x), ref)
     # A CPU module has no kernels for the CUDA emulator.
     with pytest.raises(dlc.Error, match="targets cpu, not device 'cuda-emu'"):
