@@ -73,3 +73,35 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/dlc-runtime.pc.in
   ${PROJECT_BINARY_DIR}/cmake/dlc-runtime.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/dlc-runtime.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT runtime)
+
+# A Debian package of the same files (bonus of `cmake --install`):
+#   cpack -G DEB --config BUILD/CPackConfig.cmake   ->  dlc_0.1.0_amd64.deb
+# installing into /usr. One package of the runtime, the compiler and the
+# default component (never the Python module's files, component "python");
+# the shared libraries it needs come from dpkg-shlibdeps where dpkg-dev is
+# installed, and what the compiler runs to build CPU kernels is named.
+set(CPACK_PACKAGE_NAME dlc)
+set(CPACK_PACKAGE_VERSION ${DLC_PACKAGE_VERSION})
+set(CPACK_PACKAGE_CONTACT "dlc developers <dlc@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "dataflow graph compiler for deep-learning models, and its embeddable runtime")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_GENERATOR DEB)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
+set(CPACK_COMPONENTS_ALL runtime compiler Unspecified)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+find_program(DLC_DPKG_SHLIBDEPS dpkg-shlibdeps)
+mark_as_advanced(DLC_DPKG_SHLIBDEPS)
+if(DLC_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+endif()
+if(TARGET dlc)
+  # dlc compiles CPU kernels with the host C++ compiler against oneDNN and
+  # OpenBLAS; <dlc/runtime.h> includes <dlpack/dlpack.h>.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "g++, libdnnl-dev, libopenblas-dev, libdlpack-dev")
+else()
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libdlpack-dev")
+endif()
+include(CPack)
