@@ -201,6 +201,17 @@ def test_sessions(mnist, x):
         mnist.session(device="cuda-emu")
 
 
+def test_cuda_target_on_the_emulator(mnist, x):
+    # target= reaches the compiler: CUDA kernels, which the CPU device refuses
+    # and the CUDA emulator runs (no GPU needed).
+    cuda = dlc.compile(MNIST, dims={"N": 4}, target="cuda:sm_80")
+    with pytest.raises(dlc.Error, match="targets cuda, not device 'cpu'") as e:
+        cuda(x)
+    assert e.value.code == "UNAVAILABLE"
+    np.testing.assert_allclose(cuda.session(device="cuda-emu")(x), mnist(x),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_concurrent_calls_wait_for_each_other(mnist, x):
     # One session runs one call at a time: a second thread waits (the
     # runtime itself refuses overlapping runs on one session).
