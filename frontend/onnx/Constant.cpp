@@ -47,6 +47,10 @@ void Constant::pushInt(int64_t value) {
     ints.push_back(value != 0);
   else if (element.isInteger(32))
     ints.push_back(static_cast<int32_t>(value));
+  else if (element.isUnsignedInteger(8))
+    ints.push_back(static_cast<uint8_t>(value));
+  else if (element.isInteger(8))
+    ints.push_back(static_cast<int8_t>(value));
   else
     ints.push_back(value);
 }

@@ -3,11 +3,13 @@
 // 2-D Conv, MaxPool and AveragePool map to `dlc.conv2d` and the pooling
 // ops; 1-D ones become 2-D with a unit height. `auto_pad` and `ceil_mode`
 // turn into explicit padding. Global pooling is a reduction over the
-// spatial dimensions.
+// spatial dimensions. ConvTranspose is the convolution its gradient is: the
+// input with stride-1 zeros between its elements, padded, convolved with
+// the kernel flipped and its channel axes swapped.
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/onnx/NodeImporter.h"
+#include "frontend/onnx/ShapeHelpers.h"
 
 using namespace mlir;
 
@@ -137,6 +139,163 @@ static LogicalResult importConv(NodeImporter &n) {
   return n.setOutput(0, from2d(n, y, rank));
 }
 
+/// Python's floor division (a negative total padding rounds down).
+static int64_t floorDiv(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+
+static LogicalResult importConvTranspose(NodeImporter &n) {
+  Value x = n.input(0), w = n.input(1);
+  if (!x || !w)
+    return failure();
+  auto xShape = shapeOf(x), wShape = shapeOf(w);
+  if (xShape.size() < 3 || wShape.size() != xShape.size())
+    return n.error() << "ConvTranspose needs X [N, C, spatial...] and W [C, "
+                        "M/group, kernel...] of the same rank";
+  size_t rank = xShape.size() - 2;
+  if (rank > 2)
+    return n.error() << rank << "-D windows are not supported (dlc has 1-D "
+                                "and 2-D convolution and pooling)";
+  auto group = n.intAttr("group", 1);
+  auto strides = n.intsAttr("strides", SmallVector<int64_t>(rank, 1));
+  auto dilations = n.intsAttr("dilations", SmallVector<int64_t>(rank, 1));
+  auto outPadding = n.intsAttr("output_padding", SmallVector<int64_t>(rank, 0));
+  auto outShape = n.intsAttr("output_shape");
+  auto kernel = n.intsAttr("kernel_shape", SmallVector<int64_t>(
+                                               wShape.begin() + 2, wShape.end()));
+  auto autoPad = n.stringAttr("auto_pad", "NOTSET");
+  if (!group || !strides || !dilations || !outPadding || !outShape ||
+      !kernel || !autoPad)
+    return failure();
+  bool same = *autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER";
+  if (!same && *autoPad != "NOTSET" && *autoPad != "VALID")
+    return n.unsupported("auto_pad", "unknown value '" + *autoPad + "'");
+  bool hasPads = n.hasAttr("pads") && *autoPad == "NOTSET";
+  auto pads = n.intsAttr("pads", SmallVector<int64_t>(2 * rank, 0));
+  if (!pads)
+    return failure();
+  if (strides->size() != rank || dilations->size() != rank ||
+      outPadding->size() != rank || kernel->size() != rank ||
+      pads->size() != 2 * rank)
+    return n.error() << "strides, dilations, output_padding and kernel_shape "
+                        "must have one entry per spatial dimension ("
+                     << rank << "; pads 2 per dimension)";
+  if (!outShape->empty() && outShape->size() != rank) {
+    // output_shape may also be given with the batch and channel dimensions.
+    if (outShape->size() == rank + 2)
+      outShape->erase(outShape->begin(), outShape->begin() + 2);
+    else
+      return n.error() << "output_shape must have one entry per spatial "
+                          "dimension ("
+                       << rank << ")";
+  }
+  int64_t channels = xShape[1], g = *group;
+  if (g < 1 || channels % g != 0 || wShape[0] != channels)
+    return n.error() << "W's first dimension (" << wShape[0]
+                     << ") must be X's channels (" << channels
+                     << "), divisible by group (" << g << ")";
+  for (size_t d = 0; d < rank; ++d)
+    if ((*kernel)[d] != wShape[2 + d])
+      return n.error() << "kernel_shape does not match W's spatial shape";
+  // Per spatial dimension: the zero-interleaved input's length, the padding
+  // of the equivalent convolution (negative: cropped) and the output size.
+  SmallVector<int64_t> lo(rank), hi(rank), out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t s = (*strides)[d], in = xShape[2 + d];
+    int64_t extent = ((*kernel)[d] - 1) * (*dilations)[d] + 1;
+    int64_t natural = s * (in - 1) + (*outPadding)[d] + extent;
+    int64_t begin = 0;
+    if (hasPads) {
+      begin = (*pads)[d];
+      out[d] = outShape->empty() ? natural - begin - (*pads)[rank + d]
+                                 : (*outShape)[d];
+    } else {
+      out[d] = !outShape->empty() ? (*outShape)[d] : same ? in * s : natural;
+      int64_t total = natural - out[d];
+      if (*autoPad == "SAME_UPPER")
+        begin = floorDiv(total, 2);
+      else if (same)
+        begin = total - floorDiv(total, 2);
+    }
+    if (out[d] < 1)
+      return n.error() << "the output size along spatial dimension " << d
+                       << " is " << out[d];
+    int64_t inserted = s * (in - 1) + 1;
+    lo[d] = extent - 1 - begin;
+    hi[d] = out[d] - inserted - lo[d] + extent - 1;
+  }
+  // 1. Stride - 1 zeros after every element: [N, C, H, 1, W, 1] padded to
+  //    [N, C, H, s, W, s], flattened, the trailing zeros cut.
+  SmallVector<int64_t> split{xShape[0], channels}, padHigh{0, 0};
+  SmallVector<int64_t> merged{xShape[0], channels}, limits{xShape[0], channels};
+  bool strided = false;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t s = (*strides)[d], in = xShape[2 + d];
+    split.append({in, 1});
+    padHigh.append({0, s - 1});
+    merged.push_back(in * s);
+    limits.push_back(s * (in - 1) + 1);
+    strided |= s != 1;
+  }
+  Value u = x;
+  if (strided) {
+    u = n.reshape(x, split);
+    u = n.create<PadOp>({u}, {n.i64s("low", SmallVector<int64_t>(split.size(), 0)),
+                              n.i64s("high", padHigh),
+                              n.named("value", n.b.getF64FloatAttr(0))});
+    u = n.reshape(u, merged);
+    u = slice(n, u, SmallVector<int64_t>(rank + 2, 0), limits,
+              SmallVector<int64_t>(rank + 2, 1));
+  }
+  // 2. Negative padding crops.
+  auto uShape = shapeOf(u);
+  SmallVector<int64_t> starts(rank + 2, 0), ends(uShape);
+  bool crop = false;
+  for (size_t d = 0; d < rank; ++d) {
+    starts[2 + d] = std::max<int64_t>(0, -lo[d]);
+    ends[2 + d] = uShape[2 + d] - std::max<int64_t>(0, -hi[d]);
+    crop |= lo[d] < 0 || hi[d] < 0;
+    if (ends[2 + d] <= starts[2 + d])
+      return n.error() << "the padding crops the whole input along spatial "
+                          "dimension "
+                       << d;
+  }
+  if (crop)
+    u = slice(n, u, starts, ends, SmallVector<int64_t>(rank + 2, 1));
+  // 3. The kernel flipped, [C, M/g, k...] -> [M, C/g, k...].
+  int64_t perGroupOut = wShape[1], perGroupIn = channels / g;
+  SmallVector<int64_t> grouped{g, perGroupIn, perGroupOut};
+  grouped.append(wShape.begin() + 2, wShape.end());
+  SmallVector<int64_t> perm{0, 2, 1};
+  for (size_t d = 0; d < rank; ++d)
+    perm.push_back(3 + d);
+  SmallVector<int64_t> kShape{g * perGroupOut, perGroupIn};
+  kShape.append(wShape.begin() + 2, wShape.end());
+  Value k = n.reshape(n.transpose(n.reshape(w, grouped), perm), kShape);
+  for (size_t d = 0; d < rank; ++d) {
+    Constant reversed = Constant::empty(n.i64(), {wShape[2 + d]});
+    for (int64_t i = wShape[2 + d] - 1; i >= 0; --i)
+      reversed.pushInt(i);
+    k = n.create<GatherOp>({k, n.constant(reversed)},
+                           {n.i64("axis", static_cast<int64_t>(2 + d))});
+  }
+  Window win;
+  win.begin.assign({std::max<int64_t>(0, lo[0])});
+  win.end.assign({std::max<int64_t>(0, hi[0])});
+  if (rank == 2) {
+    win.begin.push_back(std::max<int64_t>(0, lo[1]));
+    win.end.push_back(std::max<int64_t>(0, hi[1]));
+  }
+  SmallVector<Value> operands{to2d(n, u, rank), to2d(n, k, rank)};
+  if (n.hasInput(2))
+    operands.push_back(n.input(2));
+  Value y = n.create<Conv2dOp>(
+      operands,
+      {n.i64s("strides", {1, 1}), n.i64s("padding", pad2d(win)),
+       n.i64s("dilations", pair2d(*dilations)), n.i64("groups", g)});
+  return n.setOutput(0, from2d(n, y, rank));
+}
+
 template <typename OpTy>
 static LogicalResult importPool(NodeImporter &n) {
   constexpr bool isMax = std::is_same_v<OpTy, MaxPool2dOp>;
@@ -175,8 +334,14 @@ static LogicalResult importPool(NodeImporter &n) {
                            "would count padding dlc cannot tell apart");
     attrs.push_back(n.named("count_include_pad", n.b.getBoolAttr(*include)));
   }
+  // 8-bit integers pool exactly in f32 (the maximum picks an element).
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  bool narrow = isMax && element.isInteger(8);
+  if (narrow)
+    x = n.cast(x, n.b.getF32Type());
   Value y = n.create<OpTy>({to2d(n, x, rank)}, attrs);
-  return n.setOutput(0, from2d(n, y, rank));
+  y = from2d(n, y, rank);
+  return n.setOutput(0, narrow ? n.cast(y, element) : y);
 }
 
 template <typename OpTy>
@@ -196,6 +361,9 @@ void addConvolutionOps(OpTable &t) {
   t["Conv"] = {{"auto_pad", "dilations", "group", "kernel_shape", "pads",
                 "strides"},
                importConv};
+  t["ConvTranspose"] = {{"auto_pad", "dilations", "group", "kernel_shape",
+                         "output_padding", "output_shape", "pads", "strides"},
+                        importConvTranspose};
   t["MaxPool"] = {{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
                    "storage_order", "strides"},
                   importPool<MaxPool2dOp>};

@@ -31,20 +31,47 @@ static Value like(NodeImporter &n, Value v, double value) {
 // Arithmetic
 //===----------------------------------------------------------------------===//
 
+// 8-bit integer inputs are computed in i32 and narrowed back (see
+// NodeImporter::widened).
+
 template <typename OpTy>
 static LogicalResult importBinary(NodeImporter &n) {
-  return n.setOutput(0, n.create<OpTy>({n.input(0), n.input(1)}));
+  Value a = n.input(0);
+  return n.setOutput(0, n.narrowed(n.create<OpTy>({n.widened(a),
+                                                   n.widened(n.input(1))}),
+                                   elementOf(a)));
 }
 
 /// Max, Min, Sum, Mean over one or more inputs.
 template <typename OpTy>
 static LogicalResult importVariadic(NodeImporter &n, bool mean = false) {
-  Value acc = n.input(0);
+  Value first = n.input(0);
+  Value acc = n.widened(first);
   for (size_t i = 1; i < n.numInputs(); ++i)
-    acc = n.create<OpTy>({acc, n.input(i)});
+    acc = n.create<OpTy>({acc, n.widened(n.input(i))});
   if (mean && n.numInputs() > 1)
     acc = n.create<DivOp>({acc, like(n, acc, n.numInputs())});
-  return n.setOutput(0, acc);
+  return n.setOutput(0, n.narrowed(acc, elementOf(first)));
+}
+
+/// BitShift: x * 2^y or x / 2^y (unsigned inputs), in i64.
+static LogicalResult importBitShift(NodeImporter &n) {
+  auto direction = n.stringAttr("direction", "");
+  Value x = n.input(0), y = n.input(1);
+  if (!direction || !x || !y)
+    return failure();
+  if (*direction != "LEFT" && *direction != "RIGHT")
+    return n.error() << "attribute 'direction' must be LEFT or RIGHT (got '"
+                     << *direction << "')";
+  Type element = elementOf(x);
+  auto intType = dyn_cast<IntegerType>(element);
+  if (!intType || !intType.isUnsigned())
+    return n.error() << "BitShift takes unsigned integers";
+  Value wide = n.cast(x, n.i64());
+  Value power = n.create<PowOp>({n.scalar(2, n.i64()), n.cast(y, n.i64())});
+  Value shifted = *direction == "LEFT" ? n.create<MulOp>({wide, power})
+                                       : n.create<DivOp>({wide, power});
+  return n.setOutput(0, n.cast(shifted, element));
 }
 
 static LogicalResult importPow(NodeImporter &n) {
@@ -69,7 +96,8 @@ static LogicalResult importMod(NodeImporter &n) {
   auto fmod = n.intAttr("fmod", 0);
   if (!fmod)
     return failure();
-  Value a = n.input(0), b = n.input(1);
+  Value a8 = n.input(0);
+  Value a = n.widened(a8), b = n.widened(n.input(1));
   if (!a || !b)
     return failure();
   bool isFloat = isa<FloatType>(elementOf(a));
@@ -80,7 +108,7 @@ static LogicalResult importMod(NodeImporter &n) {
     q = truncate(n, q); // integer division already truncates
   Value r = n.create<SubOp>({a, n.create<MulOp>({b, q})});
   if (*fmod)
-    return n.setOutput(0, r);
+    return n.setOutput(0, n.narrowed(r, elementOf(a8)));
   // Python's sign rule: a non-zero remainder takes the divisor's sign.
   Value zero = like(n, r, 0);
   Value differ = n.create<CompareOp>(
@@ -92,11 +120,12 @@ static LogicalResult importMod(NodeImporter &n) {
       {n.create<SelectOp>({n.compare(ComparePredicate::ne, r, zero), differ,
                            n.scalar(0, n.i1())}),
        n.create<AddOp>({r, b}), r});
-  return n.setOutput(0, fix);
+  return n.setOutput(0, n.narrowed(fix, elementOf(a8)));
 }
 
 static LogicalResult importClip(NodeImporter &n) {
-  Value x = n.input(0);
+  Value x8 = n.input(0);
+  Value x = n.widened(x8);
   if (!x)
     return failure();
   Value lo, hi;
@@ -108,15 +137,15 @@ static LogicalResult importClip(NodeImporter &n) {
     hi = like(n, x, *maxV);
   } else {
     if (n.hasInput(1))
-      lo = n.input(1);
+      lo = n.widened(n.input(1));
     if (n.hasInput(2))
-      hi = n.input(2);
+      hi = n.widened(n.input(2));
   }
   if (lo)
     x = n.create<MaxOp>({x, lo});
   if (hi)
     x = n.create<MinOp>({x, hi});
-  return n.setOutput(0, x);
+  return n.setOutput(0, n.narrowed(x, elementOf(x8)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -124,7 +153,8 @@ static LogicalResult importClip(NodeImporter &n) {
 //===----------------------------------------------------------------------===//
 
 static LogicalResult importCompare(NodeImporter &n, ComparePredicate p) {
-  return n.setOutput(0, n.compare(p, n.input(0), n.input(1)));
+  return n.setOutput(0, n.compare(p, n.widened(n.input(0)),
+                                  n.widened(n.input(1))));
 }
 
 static LogicalResult importWhere(NodeImporter &n) {
@@ -365,6 +395,7 @@ void addElementwiseOps(OpTable &t) {
   t["Sum"] = {{}, [](NodeImporter &n) { return importVariadic<AddOp>(n); }};
   t["Mean"] = {{}, [](NodeImporter &n) { return importVariadic<AddOp>(n, true); }};
   t["Clip"] = {{"min", "max"}, importClip};
+  t["BitShift"] = {{"direction"}, importBitShift};
 
   t["Equal"] = {{}, [](NodeImporter &n) { return importCompare(n, ComparePredicate::eq); }};
   t["Less"] = {{}, [](NodeImporter &n) { return importCompare(n, ComparePredicate::lt); }};

@@ -46,6 +46,8 @@ Type GraphState::elementType(int32_t onnxType) {
   case T::INT64: return builder.getI64Type();
   case T::INT32: return builder.getI32Type();
   case T::BOOL: return builder.getI1Type();
+  case T::INT8: return builder.getIntegerType(8);
+  case T::UINT8: return builder.getIntegerType(8, /*isSigned=*/false);
   default: return Type();
   }
 }
@@ -80,7 +82,7 @@ FailureOr<Type> GraphState::requireElementType(int32_t onnxType, Location loc,
   return emitError(loc) << what << " has element type "
                         << onnxTypeName(onnxType)
                         << ", which dlc does not support (supported: float, "
-                           "double, float16, bfloat16, int64, int32, bool)";
+                           "double, float16, bfloat16, int64, int32, int8, uint8, bool)";
 }
 
 /// Bytes per element in ONNX's little-endian layout (bool: one byte).
@@ -187,8 +189,14 @@ FailureOr<Constant> GraphState::readConstant(const ::onnx::TensorProto &t,
       std::memcpy(&word, p, width);
       APFloat v(f.getFloatSemantics(), APInt(width * 8, word));
       c.floats.push_back(v.convertToDouble());
-    } else if (width == 1) {
+    } else if (element->isInteger(1)) {
       c.ints.push_back(*p != 0);
+    } else if (width == 1) {
+      // int8 and uint8, by the element type's signedness.
+      uint8_t byte = static_cast<uint8_t>(*p);
+      c.ints.push_back(element->isUnsignedInteger(8)
+                           ? int64_t(byte)
+                           : int64_t(static_cast<int8_t>(byte)));
     } else if (width == 4) {
       int32_t v;
       std::memcpy(&v, p, 4);

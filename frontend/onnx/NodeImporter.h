@@ -146,6 +146,8 @@ void addShapeArithmeticOps(OpTable &table);
 void addReshapingOps(OpTable &table);
 void addSlicingPaddingOps(OpTable &table);
 void addIndexingOps(OpTable &table);
+void addRecurrentOps(OpTable &table);
+void addResamplingOps(OpTable &table);
 void addReductionOps(OpTable &table);
 void addTypeOps(OpTable &table);
 
@@ -296,6 +298,13 @@ public:
   /// x[..., indices[..., j, ...], ...]` (ONNX GatherElements), built from
   /// compare, select and reduce_sum. Negative indices count from the end.
   mlir::Value gatherElements(mlir::Value x, mlir::Value indices, int64_t axis);
+
+  /// `x` in a type dlc computes with: 8-bit integers (stored, moved and
+  /// cast as such) widen to i32, where every element-wise op is exact.
+  mlir::Value widened(mlir::Value x);
+  /// `y` back in `element` when that is an 8-bit integer (wrapping modulo
+  /// 2^8, as ONNX's 8-bit arithmetic does); `y` itself otherwise.
+  mlir::Value narrowed(mlir::Value y, mlir::Type element);
 
   mlir::Type f64() { return b.getF64Type(); }
   mlir::Type i64() { return b.getI64Type(); }

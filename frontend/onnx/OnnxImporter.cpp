@@ -79,6 +79,8 @@ const OpTable &opTable() {
     addReshapingOps(t);
     addSlicingPaddingOps(t);
     addIndexingOps(t);
+    addRecurrentOps(t);
+    addResamplingOps(t);
     addReductionOps(t);
     addTypeOps(t);
     return t;

@@ -43,6 +43,18 @@ Value NodeImporter::cast(Value x, Type element) {
                              {x});
 }
 
+Value NodeImporter::widened(Value x) {
+  if (!x || !llvm::cast<RankedTensorType>(x.getType()).getElementType().isInteger(8))
+    return x;
+  return cast(x, b.getI32Type());
+}
+
+Value NodeImporter::narrowed(Value y, Type element) {
+  if (!y || !element.isInteger(8))
+    return y;
+  return cast(y, element);
+}
+
 Value NodeImporter::broadcastTo(Value x, ArrayRef<int64_t> shape) {
   if (!x)
     return {};

@@ -37,7 +37,13 @@ def save_data(m, path, expected=None):
         if i.name in inits:
             continue
         shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
-        feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+        elem = i.type.tensor_type.elem_type
+        if elem in (TensorProto.UINT8, TensorProto.INT8):
+            dtype = helper.tensor_dtype_to_np_dtype(elem)
+            info = np.iinfo(dtype)
+            feeds[i.name] = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+        else:
+            feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
     if expected is None:
         from onnx.reference import ReferenceEvaluator
         outputs = ReferenceEvaluator(m).run(None, feeds)
@@ -48,6 +54,16 @@ def save_data(m, path, expected=None):
         np.save(f"{base}.{name}.npy", value)
     for o, value in zip(m.graph.output, outputs):
         np.save(f"{base}.{o.name}.npy", np.asarray(value))
+
+
+def onnxruntime_outputs(m):
+    """`expected` for save_data: ONNX Runtime's outputs (where ONNX's
+    reference evaluator lacks the case: grouped ConvTranspose, RNN
+    activations other than the defaults)."""
+    import onnxruntime
+    session = onnxruntime.InferenceSession(m.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    return lambda feeds: session.run(None, feeds)
 
 
 def const(name, array):
@@ -145,12 +161,12 @@ def unsupported(path):
     supported ones."""
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
-        helper.make_node("Resize", ["a", "", "scales"], ["b"], name="up1"),
-        helper.make_node("Resize", ["b", "", "scales"], ["c"], name="up2"),
-        helper.make_node("TopK", ["c", "k"], ["d", "i"], name="topk"),
-        helper.make_node("Einsum", ["d", "d"], ["e"], equation="ij,ij->ij"),
+        helper.make_node("GridSample", ["a", "grid"], ["b"], name="warp1"),
+        helper.make_node("GridSample", ["b", "grid"], ["c"], name="warp2"),
+        helper.make_node("Unique", ["c"], ["d"], name="unique"),
+        helper.make_node("NonZero", ["d"], ["e"]),
     ]
-    inits = [const("scales", np.array([1, 1, 2, 2], np.float32)), const("k", np.array([1], np.int64))]
+    inits = [const("grid", np.zeros([1, 2, 2, 2], np.float32))]
     onnx.save(model(nodes, [helper.make_tensor_value_info("x", F, [1, 1, 2, 2])],
                     [helper.make_tensor_value_info("e", F, None)], inits), path)
 
@@ -357,6 +373,102 @@ def bad_group_norm(path):
               [const("gamma", np.ones(3, np.float32)), const("beta", np.zeros(3, np.float32))],
               opset=18)
     onnx.save(m, path)
+
+
+def resize(path):
+    """Resize as opset 18 writes it: linear with antialias on two axes
+    (`axes`), cubic to sizes with keep_aspect_ratio_policy, nearest with
+    tf_crop_and_resize's extrapolation; and Upsample (opset 9)."""
+    f = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Resize", ["x", "", "scales"], ["lin"], name="down",
+                         mode="linear", antialias=1, axes=[2, 3]),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["cub"], name="fit",
+                         mode="cubic", keep_aspect_ratio_policy="not_larger",
+                         axes=[2, 3]),
+        helper.make_node("Resize", ["x", "roi", "", "sizes2"], ["crop"], name="crop",
+                         mode="nearest", coordinate_transformation_mode="tf_crop_and_resize",
+                         extrapolation_value=7.0, axes=[3]),
+    ]
+    m = model(nodes, [f("x", F, [1, 2, 6, 8])],
+              [f("lin", F, None), f("cub", F, None), f("crop", F, None)],
+              [const("scales", np.float32([0.6, 0.5])), const("sizes", np.int64([9, 9])),
+               const("sizes2", np.int64([5])), const("roi", np.float32([-0.2, 0.9]))],
+              opset=18)
+    save_data(m, path)
+
+
+def recurrent(path):
+    """LSTM with peepholes and sequence lengths shorter than the sequence,
+    a bidirectional GRU (linear_before_reset) from an initial state, a
+    reverse RNN with clip and a LeakyRelu activation."""
+    rng = np.random.default_rng(1)
+    f = helper.make_tensor_value_info
+    T, B, I, H = 4, 2, 3, 5
+    w = lambda *s: const(s[0], rng.standard_normal(s[1:]).astype(np.float32) * 0.5)
+    nodes = [
+        helper.make_node("LSTM", ["x", "lw", "lr", "lb", "lens", "", "", "lp"],
+                         ["ly", "lh", "lc"], name="lstm", hidden_size=H),
+        helper.make_node("GRU", ["x", "gw", "gr", "gb", "", "gh0"], ["gy", "gh"],
+                         name="gru", hidden_size=H, direction="bidirectional",
+                         linear_before_reset=1),
+        helper.make_node("RNN", ["x", "rw", "rr"], ["ry", "rh"], name="rnn",
+                         hidden_size=H, direction="reverse", clip=1.5,
+                         activations=["LeakyRelu"], activation_alpha=[0.1]),
+    ]
+    inits = [w("lw", 1, 4 * H, I), w("lr", 1, 4 * H, H), w("lb", 1, 8 * H),
+             const("lens", np.int32([4, 2])), w("lp", 1, 3 * H),
+             w("gw", 2, 3 * H, I), w("gr", 2, 3 * H, H), w("gb", 2, 6 * H),
+             w("gh0", 2, B, H), w("rw", 1, H, I), w("rr", 1, H, H)]
+    outs = [f("ly", F, [T, 1, B, H]), f("lh", F, [1, B, H]), f("lc", F, [1, B, H]),
+            f("gy", F, [T, 2, B, H]), f("gh", F, [2, B, H]),
+            f("ry", F, [T, 1, B, H]), f("rh", F, [1, B, H])]
+    m = model(nodes, [f("x", F, [T, B, I])], outs, inits,
+              opset=14)
+    save_data(m, path, onnxruntime_outputs(m))
+
+
+def conv_transpose(path):
+    """ConvTranspose with groups, strides, dilations, asymmetric pads and
+    output_padding; and a 1-D one to an output_shape."""
+    rng = np.random.default_rng(2)
+    f = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], name="up",
+                         group=2, strides=[2, 3], dilations=[1, 2],
+                         pads=[1, 0, 0, 2], output_padding=[1, 0]),
+        helper.make_node("ConvTranspose", ["x1", "w1"], ["y1"], name="up1d",
+                         strides=[2], output_shape=[12]),
+    ]
+    inits = [const("w", rng.standard_normal([4, 3, 3, 2]).astype(np.float32)),
+             const("b", rng.standard_normal([6]).astype(np.float32)),
+             const("w1", rng.standard_normal([2, 3, 3]).astype(np.float32))]
+    m = model(nodes, [f("x", F, [1, 4, 4, 5]), f("x1", F, [1, 2, 5])],
+              [f("y", F, [1, 6, 9, 13]), f("y1", F, [1, 3, 12])], inits)
+    save_data(m, path, onnxruntime_outputs(m))
+
+
+def int8(path):
+    """8-bit integer arithmetic wraps (Mul of uint8, Sub of int8), Max and
+    Clip stay in range, MaxPool of uint8, BitShift."""
+    f = helper.make_tensor_value_info
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    nodes = [
+        helper.make_node("Mul", ["a", "b"], ["prod"], name="mul"),
+        helper.make_node("Sub", ["c", "d"], ["diff"], name="sub"),
+        helper.make_node("Max", ["c", "d"], ["most"], name="max"),
+        helper.make_node("Clip", ["c", "lo", "hi"], ["clip"], name="clip"),
+        helper.make_node("MaxPool", ["img"], ["pool"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("BitShift", ["a", "shift"], ["shl"], name="shl", direction="LEFT"),
+    ]
+    m = model(nodes, [f("a", U8, [3, 4]), f("b", U8, [3, 4]), f("c", I8, [3, 4]),
+                      f("d", I8, [3, 4]), f("img", U8, [1, 1, 4, 4])],
+              [f("prod", U8, [3, 4]), f("diff", I8, [3, 4]), f("most", I8, [3, 4]),
+               f("clip", I8, [3, 4]), f("pool", U8, [1, 1, 2, 2]), f("shl", U8, [3, 4])],
+              [const("lo", np.int8(-20)), const("hi", np.int8(90)),
+               const("shift", np.uint8([1, 2, 3, 7]))])
+    save_data(m, path)
 
 
 def main():

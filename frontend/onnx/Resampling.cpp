@@ -1,0 +1,429 @@
+//===- Resampling.cpp - ONNX Resize and Upsample --------------------------===//
+//
+// Resizing is separable: each resized axis is one `dlc.gather` of the
+// input's rows at the output positions' neighbours (a [out, taps] index
+// table computed at import time), times a [out, taps] table of weights,
+// summed over the taps. Nearest is a gather alone (one tap, exact for
+// every element type). The tables follow ONNX's reference (onnx.reference
+// Resize): coordinate transformation, nearest rounding, cubic and
+// antialias weights, exclude_outside, and tf_crop_and_resize's
+// extrapolation (a select against a constant mask). Sizes, scales and roi
+// must be known at import time, as every shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/ShapeHelpers.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace dlc::onnximport {
+
+namespace {
+/// What a Resize node asks for, per axis of the input.
+struct ResizeSpec {
+  std::string mode = "nearest", transform = "half_pixel",
+              nearest = "round_prefer_floor";
+  double cubicA = -0.75, extrapolation = 0;
+  bool excludeOutside = false, antialias = false;
+  /// Opset < 11 (Upsample, Resize-10): asymmetric, nearest rounds down when
+  /// upsampling and up when downsampling, as ONNX Runtime does.
+  bool legacyNearest = false;
+  SmallVector<double> scales;
+  SmallVector<int64_t> sizes;
+  /// [start..., end...] per axis, for tf_crop_and_resize; empty otherwise.
+  SmallVector<double> roi;
+};
+
+/// One resized axis: `taps` neighbours per output position, with weights.
+struct AxisTable {
+  int64_t out = 0, taps = 0;
+  SmallVector<int64_t> indices;  // [out, taps], clamped to the input
+  SmallVector<double> weights;   // [out, taps]
+  SmallVector<bool> extrapolate; // [out], tf_crop_and_resize only
+};
+} // namespace
+
+static SmallVector<double> cubicWeights(double ratio, double a) {
+  auto r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+  return {((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a,
+          ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
+          ((a + 2) * q - (a + 3)) * q * q + 1,
+          ((a * q1 - 5 * a) * q1 + 8 * a) * q1 - 4 * a};
+}
+
+static SmallVector<double> cubicAntialiasWeights(double ratio, double scale,
+                                                 double a) {
+  scale = std::min(scale, 1.0);
+  auto coeff = [&](double x) {
+    x = std::abs(x);
+    double x2 = x * x, x3 = x * x2;
+    if (x <= 1)
+      return (a + 2) * x3 - (a + 3) * x2 + 1;
+    if (x < 2)
+      return a * x3 - 5 * a * x2 + 8 * a * x - 4 * a;
+    return 0.0;
+  };
+  int64_t start = static_cast<int64_t>(std::floor(-2 / scale) + 1);
+  SmallVector<double> w;
+  double sum = 0;
+  for (int64_t i = start; i < 2 - start; ++i) {
+    w.push_back(coeff(scale * (i - ratio)));
+    sum += w.back();
+  }
+  for (double &v : w)
+    v /= sum;
+  return w;
+}
+
+static SmallVector<double> linearAntialiasWeights(double ratio, double scale) {
+  scale = std::min(scale, 1.0);
+  int64_t start = static_cast<int64_t>(std::floor(-1 / scale) + 1);
+  int64_t footprint = 2 - 2 * start;
+  SmallVector<double> w;
+  double sum = 0;
+  for (int64_t i = start; i < start + footprint; ++i) {
+    w.push_back(std::clamp(1 - std::abs((i - ratio) * scale), 0.0, 1.0));
+    sum += w.back();
+  }
+  for (double &v : w)
+    v /= sum;
+  return w;
+}
+
+/// The source coordinate of output position `y` along an axis of `in`
+/// elements resized to `outInt` with `scale`; nullopt for an unknown mode.
+static std::optional<double> sourceCoordinate(const ResizeSpec &s, double y,
+                                              double scale, int64_t in,
+                                              int64_t outInt, double roiStart,
+                                              double roiEnd) {
+  double out = scale * in;
+  const std::string &t = s.transform;
+  if (s.legacyNearest || t == "asymmetric")
+    return y / scale;
+  if (t == "half_pixel")
+    return (y + 0.5) / scale - 0.5;
+  if (t == "pytorch_half_pixel")
+    return out == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
+  if (t == "align_corners")
+    return out == 1 ? 0.0 : y * (in - 1) / (out - 1);
+  if (t == "tf_half_pixel_for_nn")
+    return (y + 0.5) / scale;
+  if (t == "half_pixel_symmetric") {
+    double offset = in / 2.0 * (1 - outInt / out);
+    return offset + (y + 0.5) / scale - 0.5;
+  }
+  if (t == "tf_crop_and_resize") {
+    double x = out == 1 ? (roiEnd - roiStart) * (in - 1) / 2
+                        : y * (roiEnd - roiStart) * (in - 1) / (out - 1);
+    return x + roiStart * (in - 1);
+  }
+  return std::nullopt;
+}
+
+/// The gather indices and weights of one axis (ONNX's reference,
+/// `_interpolate_1d_along_axis`).
+static std::optional<AxisTable> axisTable(NodeImporter &n, const ResizeSpec &s,
+                                          int64_t in, int64_t out, double scale,
+                                          double roiStart, double roiEnd) {
+  AxisTable t;
+  t.out = out;
+  for (int64_t y = 0; y < out; ++y) {
+    auto x = sourceCoordinate(s, y, scale, in, out, roiStart, roiEnd);
+    if (!x) {
+      (void)n.unsupported("coordinate_transformation_mode",
+                          "unknown value '" + s.transform + "'");
+      return std::nullopt;
+    }
+    if (s.transform == "tf_crop_and_resize")
+      t.extrapolate.push_back(*x < 0 || *x > in - 1);
+    double floorX = std::floor(*x);
+    bool integral = *x == floorX;
+    double ratio = integral ? 1.0 : *x - floorX;
+    if (s.mode == "nearest") {
+      int64_t at = static_cast<int64_t>(floorX);
+      if (s.legacyNearest)
+        at = static_cast<int64_t>(scale < 1 ? std::ceil(*x) : floorX);
+      else if (!integral) {
+        const std::string &m = s.nearest;
+        bool up = m == "round_prefer_floor" ? ratio > 0.5
+                  : m == "round_prefer_ceil" ? ratio >= 0.5
+                                             : m == "ceil";
+        if (m != "round_prefer_floor" && m != "round_prefer_ceil" &&
+            m != "floor" && m != "ceil") {
+          (void)n.unsupported("nearest_mode", "unknown value '" + m + "'");
+          return std::nullopt;
+        }
+        at += up;
+      }
+      t.taps = 1;
+      t.indices.push_back(std::clamp<int64_t>(at, 0, in - 1));
+      t.weights.push_back(1);
+      continue;
+    }
+    SmallVector<double> w;
+    if (s.mode == "linear")
+      w = s.antialias ? linearAntialiasWeights(ratio, scale)
+                      : SmallVector<double>{1 - ratio, ratio};
+    else
+      w = s.antialias ? cubicAntialiasWeights(ratio, scale, s.cubicA)
+                      : cubicWeights(ratio, s.cubicA);
+    int64_t taps = w.size();
+    t.taps = taps;
+    // The `taps` neighbours nearest to x, ties to the smaller index.
+    int64_t pad = (taps + 1) / 2;
+    double padded = *x + pad;
+    double p = std::floor(padded), frac = padded - p;
+    int64_t offset = taps % 2 == 0 ? (frac == 0 ? -(taps / 2) : -(taps / 2) + 1)
+                                   : (frac <= 0.5 ? -((taps - 1) / 2)
+                                                  : -((taps - 1) / 2) + 1);
+    int64_t start = static_cast<int64_t>(p) + offset - pad;
+    if (s.excludeOutside) {
+      double sum = 0;
+      for (int64_t k = 0; k < taps; ++k) {
+        if (start + k < 0 || start + k >= in)
+          w[k] = 0;
+        sum += w[k];
+      }
+      for (double &v : w)
+        v /= sum == 0 ? 1 : sum;
+    }
+    for (int64_t k = 0; k < taps; ++k) {
+      t.indices.push_back(std::clamp<int64_t>(start + k, 0, in - 1));
+      t.weights.push_back(w[k]);
+    }
+  }
+  return t;
+}
+
+/// Resizes `x` along `axis` by the table.
+static Value resizeAxis(NodeImporter &n, Value x, int64_t axis,
+                        const AxisTable &t, double extrapolation) {
+  auto shape = shapeOf(x);
+  int64_t rank = shape.size();
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Constant idx = Constant::empty(n.i64(), {t.out, t.taps});
+  for (int64_t i : t.indices)
+    idx.pushInt(i);
+  if (t.taps == 1)
+    idx.shape = {t.out};
+  Value y = n.create<GatherOp>({x, n.constant(idx)}, {n.i64("axis", axis)});
+  if (t.taps > 1) {
+    SmallVector<int64_t> wShape(rank + 1, 1);
+    wShape[axis] = t.out;
+    wShape[axis + 1] = t.taps;
+    Constant w = Constant::empty(element, {wShape.begin(), wShape.end()});
+    for (double v : t.weights)
+      w.push(v);
+    y = n.create<MulOp>({y, n.constant(w)});
+    y = n.create<ReduceSumOp>({y}, {n.i64s("axes", {axis + 1})});
+  }
+  if (llvm::is_contained(t.extrapolate, true)) {
+    SmallVector<int64_t> mShape(rank, 1);
+    mShape[axis] = t.out;
+    Constant mask = Constant::empty(n.i1(), {mShape.begin(), mShape.end()});
+    for (bool e : t.extrapolate)
+      mask.pushInt(e);
+    y = n.create<SelectOp>(
+        {n.constant(mask), n.scalar(extrapolation, element), y});
+  }
+  return y;
+}
+
+/// Resizes `x` as `s` says, axis by axis.
+static LogicalResult resize(NodeImporter &n, Value x, ResizeSpec &s,
+                            SmallVector<int64_t> axes) {
+  if (!x)
+    return failure();
+  auto shape = shapeOf(x);
+  int64_t rank = shape.size();
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  if (s.mode != "nearest" && s.mode != "linear" && s.mode != "cubic")
+    return n.unsupported("mode", "unknown value '" + s.mode + "'");
+  if (s.mode != "nearest" && !isa<FloatType>(element))
+    return n.error() << s.mode << " resizing of integer tensors is not "
+                        "supported (nearest is)";
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  for (int64_t &a : axes) {
+    auto axis = normalizeAxisOrError(n, a, rank, "an axis");
+    if (!axis)
+      return failure();
+    a = *axis;
+  }
+  int64_t count = axes.size();
+  if (!s.scales.empty() && static_cast<int64_t>(s.scales.size()) != count)
+    return n.error() << "scales has " << s.scales.size() << " values for "
+                     << count << " resized axes";
+  if (!s.sizes.empty() && static_cast<int64_t>(s.sizes.size()) != count)
+    return n.error() << "sizes has " << s.sizes.size() << " values for "
+                     << count << " resized axes";
+  if (s.scales.empty() == s.sizes.empty())
+    return n.error() << "exactly one of scales and sizes must be given";
+  if (!s.roi.empty() && static_cast<int64_t>(s.roi.size()) != 2 * count)
+    return n.error() << "roi has " << s.roi.size() << " values for " << count
+                     << " resized axes (2 per axis)";
+  auto policy = n.stringAttr("keep_aspect_ratio_policy", "stretch");
+  if (!policy)
+    return failure();
+  SmallVector<double> scales(count);
+  SmallVector<int64_t> sizes(count);
+  if (!s.sizes.empty()) {
+    for (int64_t i = 0; i < count; ++i)
+      scales[i] = double(s.sizes[i]) / shape[axes[i]];
+    if (*policy != "stretch") {
+      if (*policy != "not_larger" && *policy != "not_smaller")
+        return n.unsupported("keep_aspect_ratio_policy",
+                             "unknown value '" + *policy + "'");
+      double scale = *policy == "not_larger"
+                         ? *std::min_element(scales.begin(), scales.end())
+                         : *std::max_element(scales.begin(), scales.end());
+      for (int64_t i = 0; i < count; ++i) {
+        scales[i] = scale;
+        s.sizes[i] = static_cast<int64_t>(scale * shape[axes[i]] + 0.5);
+      }
+    }
+    sizes.assign(s.sizes.begin(), s.sizes.end());
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      if (!(s.scales[i] > 0))
+        return n.error() << "scales must be positive (got " << s.scales[i]
+                         << ")";
+      scales[i] = s.scales[i];
+      sizes[i] = static_cast<int64_t>(s.scales[i] * shape[axes[i]]);
+    }
+  }
+  Value y = x;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t axis = axes[i], in = shape[axis];
+    if (sizes[i] <= 0)
+      return n.error() << "the output size along axis " << axis << " is "
+                       << sizes[i] << "; it must be at least 1";
+    double roiStart = s.roi.empty() ? 0 : s.roi[i];
+    double roiEnd = s.roi.empty() ? 1 : s.roi[count + i];
+    if (s.transform == "tf_crop_and_resize" && s.roi.empty())
+      return n.error() << "tf_crop_and_resize needs the roi input";
+    bool identity = std::abs(scales[i] - 1) < 1e-9 && sizes[i] == in &&
+                    (s.transform != "tf_crop_and_resize" ||
+                     (roiStart == 0 && roiEnd == 1));
+    if (identity)
+      continue;
+    auto table = axisTable(n, s, in, sizes[i], scales[i], roiStart, roiEnd);
+    if (!table)
+      return failure();
+    y = resizeAxis(n, y, axis, *table, s.extrapolation);
+  }
+  return n.setOutput(0, y);
+}
+
+/// The doubles of a float input known at import time.
+static std::optional<SmallVector<double>> floatsInput(NodeImporter &n, size_t i,
+                                                      StringRef what) {
+  auto c = n.constantInput(i, what);
+  if (!c)
+    return std::nullopt;
+  SmallVector<double> values;
+  for (int64_t k = 0; k < c->numel(); ++k)
+    values.push_back(c->get(k));
+  return values;
+}
+
+/// Whether input `i` is given with at least one element.
+static bool nonEmptyInput(NodeImporter &n, size_t i) {
+  if (!n.hasInput(i))
+    return false;
+  RankedTensorType type = n.inputType(i);
+  return type && type.getNumElements() != 0;
+}
+
+static LogicalResult importResize(NodeImporter &n) {
+  ResizeSpec s;
+  auto mode = n.stringAttr("mode", "nearest");
+  if (!mode)
+    return failure();
+  s.mode = *mode;
+  if (n.opset() < 11) {
+    // Resize-10: X, scales; asymmetric coordinates.
+    auto scales = floatsInput(n, 1, "scales");
+    if (!scales)
+      return failure();
+    s.scales = *scales;
+    s.transform = "asymmetric";
+    s.legacyNearest = s.mode == "nearest";
+    return resize(n, n.input(0), s, {});
+  }
+  auto transform = n.stringAttr("coordinate_transformation_mode", "half_pixel");
+  auto nearest = n.stringAttr("nearest_mode", "round_prefer_floor");
+  auto a = n.floatAttr("cubic_coeff_a", -0.75);
+  auto exclude = n.intAttr("exclude_outside", 0);
+  auto extrapolation = n.floatAttr("extrapolation_value", 0);
+  auto antialias = n.intAttr("antialias", 0);
+  auto axes = n.intsAttr("axes");
+  if (!transform || !nearest || !a || !exclude || !extrapolation ||
+      !antialias || !axes)
+    return failure();
+  s.transform = *transform;
+  s.nearest = *nearest;
+  s.cubicA = *a;
+  s.excludeOutside = *exclude != 0;
+  s.extrapolation = *extrapolation;
+  s.antialias = *antialias != 0 && s.mode != "nearest";
+  if (s.transform == "tf_crop_and_resize" && nonEmptyInput(n, 1)) {
+    auto roi = floatsInput(n, 1, "roi");
+    if (!roi)
+      return failure();
+    s.roi = *roi;
+  }
+  if (nonEmptyInput(n, 2)) {
+    auto scales = floatsInput(n, 2, "scales");
+    if (!scales)
+      return failure();
+    s.scales = *scales;
+  }
+  if (nonEmptyInput(n, 3)) {
+    auto sizes = n.intsInput(3, "sizes");
+    if (!sizes)
+      return failure();
+    s.sizes = *sizes;
+  }
+  return resize(n, n.input(0), s, *axes);
+}
+
+static LogicalResult importUpsample(NodeImporter &n) {
+  ResizeSpec s;
+  auto mode = n.stringAttr("mode", "nearest");
+  if (!mode)
+    return failure();
+  s.mode = *mode;
+  if (s.mode == "bilinear")
+    s.mode = "linear";
+  if (s.mode == "cubic")
+    return n.unsupported("mode", "Upsample is nearest or linear");
+  if (n.opset() < 9) {
+    if (!n.hasAttr("scales"))
+      return n.error() << "attribute 'scales' is required";
+    const ::onnx::AttributeProto *attr = n.attr("scales");
+    for (float f : attr->floats())
+      s.scales.push_back(f);
+  } else {
+    auto scales = floatsInput(n, 1, "scales");
+    if (!scales)
+      return failure();
+    s.scales = *scales;
+  }
+  s.transform = "asymmetric";
+  s.legacyNearest = s.mode == "nearest";
+  return resize(n, n.input(0), s, {});
+}
+
+void addResamplingOps(OpTable &t) {
+  t["Resize"] = {{"antialias", "axes", "coordinate_transformation_mode",
+                  "cubic_coeff_a", "exclude_outside", "extrapolation_value",
+                  "keep_aspect_ratio_policy", "mode", "nearest_mode"},
+                 importResize};
+  t["Upsample"] = {{"mode", "scales"}, importUpsample};
+}
+
+} // namespace dlc::onnximport
