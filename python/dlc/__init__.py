@@ -63,15 +63,13 @@ def _numpy():
     return numpy
 
 
-def _to_result(array):
-    """A NumPy array over the runtime's buffer where NumPy has the dtype."""
+def _to_result(array, info):
+    """A NumPy array over the runtime's buffer where NumPy has the dtype;
+    else (bfloat16, or no NumPy) the DLPack array itself."""
     np = _numpy()
-    if np is None:
+    if np is None or info.dtype == "bfloat16":
         return array
-    try:
-        return np.from_dlpack(array)
-    except (TypeError, BufferError, ValueError):
-        return array  # bfloat16: the DLPack array itself
+    return np.from_dlpack(array)
 
 
 def _as_input(value, info):
@@ -134,11 +132,12 @@ class Session:
     def run(self, *args, **kwargs):
         """The outputs as a dict, by name."""
         results = self._session.run(self._inputs(args, kwargs))
-        return {info.name: _to_result(r) for info, r in zip(self.module.outputs, results)}
+        return {info.name: _to_result(r, info) for info, r in zip(self.module.outputs, results)}
 
     def __call__(self, *args, **kwargs):
         """The output, or a tuple of the outputs in order when there are several."""
-        results = [_to_result(r) for r in self._session.run(self._inputs(args, kwargs))]
+        results = [_to_result(r, info) for info, r in
+                   zip(self.module.outputs, self._session.run(self._inputs(args, kwargs)))]
         return results[0] if len(results) == 1 else tuple(results)
 
     # State (a training module's parameters and optimizer moments).
@@ -150,7 +149,8 @@ class Session:
 
     def read_state(self, name):
         """A copy of state tensor `name`."""
-        return _to_result(self._session.read_state(self._state_index(name)))
+        index = self._state_index(name)
+        return _to_result(self._session.read_state(index), self.module.state[index])
 
     def write_state(self, name, value):
         index = self._state_index(name)

@@ -158,6 +158,51 @@ def test_multiple_outputs(tmp_path):
     np.testing.assert_array_equal(outputs["s"], s)
 
 
+# bfloat16, which NumPy lacks, and a boolean (i1) output.
+BF16_AND_BOOL = """\
+graph h(x: f32[4]) -> (y: bf16[4], b: i1[4]) {
+  y = cast(x, to=bf16)
+  b = gt(x, 1.0)
+}
+"""
+
+
+def dlpack_uint16(array):
+    """The 16-bit elements of a 1-D DLPack array, read through its DLTensor
+    (NumPy cannot import bfloat16 itself)."""
+    import ctypes
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                    ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                    ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
+
+    capsule = array.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    t = DLTensor.from_address(get(capsule, b"dltensor"))  # DLManagedTensor starts with it
+    assert (t.device_type, t.ndim, t.code, t.bits, t.lanes) == (1, 1, 4, 16, 1)
+    data = ctypes.cast(t.data + t.byte_offset, ctypes.POINTER(ctypes.c_uint16))
+    return np.array([data[i] for i in range(t.shape[0])], dtype=np.uint16)
+
+
+def test_bfloat16_and_bool_outputs(tmp_path):
+    path = tmp_path / "h.dlg"
+    path.write_text(BF16_AND_BOOL)
+    module = dlc.compile(str(path))
+    assert [(o.name, o.dtype) for o in module.outputs] == [("y", "bfloat16"), ("b", "bool")]
+    x = np.array([0.0, 1.5, -2.0, 3.0], dtype=np.float32)
+    y, b = module(x)
+    assert b.dtype == np.bool_
+    np.testing.assert_array_equal(b, x > 1.0)
+    # bfloat16 stays a DLPack array (PyTorch and JAX take it): its bits are
+    # the top half of the float32's.
+    assert not isinstance(y, np.ndarray) and y.__dlpack_device__() == (1, 0)
+    np.testing.assert_array_equal(dlpack_uint16(y), x.view(np.uint32) >> 16)
+
+
 @pytest.mark.skipif(not os.path.exists(ONNX_ADD), reason="no libonnx-testdata")
 def test_compile_onnx_bytes():
     with open(ONNX_ADD, "rb") as f:
