@@ -33,6 +33,19 @@ struct CommonOptions {
   std::string modelPath;
   /// `--dim N=64`, already split.
   std::map<std::string, int64_t> dims;
+  /// Whether --dim was given at all (a .dlcm's shapes are fixed: an error).
+  bool dimsGiven = false;
+};
+
+/// A model's inputs on the command line: every input from a file
+/// (`--input NAME=@FILE`), or all of them seeded random (`--random-inputs`),
+/// never a mix unless `random` is asked for (driver/Inputs.h).
+struct InputOptions {
+  /// `NAME=@file` arguments, unparsed.
+  std::vector<std::string> files;
+  /// `--random-inputs`: generate the inputs no file gives.
+  bool random = false;
+  uint64_t seed = 0;
 };
 
 /// `dlc check M`: inputs, outputs, parameters (count, bytes) and FLOPs.
@@ -125,10 +138,10 @@ struct RunOptions {
   /// every rank (the oracle's SPMD simulation); the outputs are rank 0's
   /// (whole on every rank).
   MeshOptions mesh;
+  InputOptions inputs;
   /// `NAME=@file` arguments, unparsed.
-  std::vector<std::string> inputs, outputs, expectedOutputs;
+  std::vector<std::string> outputs, expectedOutputs;
   double rtol = 1e-5, atol = 1e-8;
-  uint64_t seed = 0;
   /// Where to save every parameter's value (.npz or .safetensors).
   std::string saveParams;
   /// `--params FILE`: every parameter's value from this .safetensors or
@@ -220,6 +233,54 @@ struct TrainOptions {
 /// Ctrl-C stops after the current step with a checkpoint (exit 130).
 ExitCode runTrain(const CommonOptions &options, const TrainOptions &train,
                   mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr);
+
+/// bench, profile, verify: a model compiled for one device and run on one
+/// set of inputs (seeded random unless given) many times.
+struct MeasureOptions {
+  /// `cpu`, `cuda-emu`, `cuda[:N]`.
+  std::string device = "cpu";
+  /// Random unless files are given: the values do not change the time.
+  InputOptions inputs;
+  /// `--params FILE`, as for run.
+  std::string params;
+  /// Runs before measuring; runs measured (0: as many as `duration`
+  /// seconds allow, at least 10).
+  int64_t warmup = 5, iterations = 0;
+  double duration = 3;
+  /// `--json`: one JSON object on standard output instead of the tables.
+  bool json = false;
+  /// profile `--trace FILE`: a Chrome trace of the measured runs.
+  std::string trace;
+  /// The device's peaks for the achieved shares: devices/*.json by name or
+  /// a file (default: `cpu` for the host devices, else `h100`).
+  std::string peakSpec;
+  /// verify: the tolerance a kernel's output must hold against the oracle.
+  double rtol = 1e-5, atol = 1e-8;
+  /// verify, TEST-ONLY (hidden `--debug-perturb-kernel N`): kernel N's
+  /// output is perturbed in the compiled module.
+  int64_t perturbKernel = -1;
+};
+
+/// `dlc bench M`: warm-up, then latency min/mean/median/p90/p99/max,
+/// throughput, achieved GFLOP/s and GB/s against the device's peaks, host
+/// overhead against kernel time, memory, and what bounds the model.
+ExitCode runBench(const CommonOptions &options, const MeasureOptions &measure,
+                  mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                  llvm::raw_ostream &os);
+
+/// `dlc profile M`: every kernel's calls, time, share, GFLOP/s and GB/s,
+/// with the ops fused in it; `--trace` writes a Chrome trace.
+ExitCode runProfile(const CommonOptions &options, const MeasureOptions &measure,
+                    mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                    llvm::raw_ostream &os);
+
+/// `dlc verify M`: runs the compiled model with every kernel's output kept
+/// and compares each with the float64 oracle's value of the same kernel;
+/// names the first kernel out of tolerance, its ops and their source
+/// locations. Exit 1 when one is.
+ExitCode runVerify(const CommonOptions &options, const MeasureOptions &measure,
+                   mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                   llvm::raw_ostream &os);
 
 } // namespace dlc
 

@@ -9,10 +9,14 @@
 #include "driver/Commands.h"
 
 #include "codegen/cpu/CpuBackend.h"
+#include "codegen/common/HostCompiler.h"
 #include "codegen/cuda/CudaBackend.h"
+#include "driver/CompiledModel.h"
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
 #include "driver/PlanReport.h"
+#include "driver/Progress.h"
+#include "passes/analysis/Liveness.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -61,8 +65,13 @@ ExitCode runCompile(const CommonOptions &options,
                 "--params replaces a model's parameter values before it is "
                 "compiled: give the model's source (.dlg or .onnx), not a "
                 ".dlcm");
-  if (compile.stats && compile.emit.empty())
-    return planAndReport(options, false, context, sourceMgr, llvm::outs());
+  // --stats alone prints the plan; with -o it also writes the module and
+  // says whether its kernels came from the kernel cache.
+  if (compile.stats && compile.emit.empty()) {
+    ExitCode code = planAndReport(options, false, context, sourceMgr, llvm::outs());
+    if (code != kExitSuccess || compile.output == "-")
+      return code;
+  }
   std::error_code ec;
   llvm::raw_fd_ostream out(compile.output, ec, llvm::sys::fs::OF_None);
   if (ec)
@@ -135,6 +144,8 @@ ExitCode runCompile(const CommonOptions &options,
     return fail(context, kExitBadInput,
                 "compile needs -o FILE.dlcm to write a module, or --emit=STAGE "
                 "to print one (ast, mlir, fused, cpp)");
+  CompileProgress progress(options.modelPath);
+  progress.stage("building the graph");
   ExitCode code;
   auto model = loadForCompile(options, compile, context, sourceMgr, code);
   if (!model)
@@ -149,9 +160,11 @@ ExitCode runCompile(const CommonOptions &options,
                                       /*localArguments=*/true))
       return c;
   }
+  progress.stage("fusing, scheduling, planning memory");
   if (failed(runCompilePipeline(module, compile.memoryBudget.value_or(0))))
     return kExitInternalError;
   func::FuncOp func = entryGraph(module);
+  progress.stage(kernelStage(func, cuda));
   if (cuda) {
     if (compile.emit == "cuda") {
       if (failed(runCudaTile(module, cudaArchs.back())))
@@ -182,6 +195,7 @@ ExitCode runCompile(const CommonOptions &options,
   }
   codegen::CpuFailure failure;
   std::string message;
+  uint64_t compilerRuns = codegen::hostCompilerRuns();
   auto compiled = codegen::buildCpuModule(func, failure, message);
   if (failed(compiled))
     return failure == codegen::CpuFailure::Internal
@@ -190,6 +204,12 @@ ExitCode runCompile(const CommonOptions &options,
   out.write(reinterpret_cast<const char *>(compiled->bytes.data()),
             compiled->bytes.size());
   out.flush();
+  if (compile.stats) {
+    std::string cache = codegen::kernelCacheDirectory("cpu");
+    llvm::outs() << "kernels: " << kernelsOf(func).size() << ", host compiler runs: "
+                 << codegen::hostCompilerRuns() - compilerRuns << " (kernel cache "
+                 << (cache.empty() ? "off" : cache) << ")\n";
+  }
   return kExitSuccess;
 }
 

@@ -38,10 +38,17 @@ ExitCode LoadedModule::fromMemory(const std::vector<uint8_t> &bytes,
 }
 
 LoadedModule::LoadedModule(LoadedModule &&other) noexcept
-    : module(std::exchange(other.module, nullptr)),
+    : timeKernels(other.timeKernels), prepared(std::move(other.prepared)),
+      preparedInputs(std::move(other.preparedInputs)),
+      preparedOutputs(std::move(other.preparedOutputs)),
+      module(std::exchange(other.module, nullptr)),
       session(std::exchange(other.session, nullptr)),
       sessionDevice(std::move(other.sessionDevice)) {}
 LoadedModule &LoadedModule::operator=(LoadedModule &&other) noexcept {
+  std::swap(timeKernels, other.timeKernels);
+  std::swap(prepared, other.prepared);
+  std::swap(preparedInputs, other.preparedInputs);
+  std::swap(preparedOutputs, other.preparedOutputs);
   std::swap(module, other.module);
   std::swap(session, other.session);
   std::swap(sessionDevice, other.sessionDevice);
@@ -132,9 +139,45 @@ std::vector<LoadedModule::KernelTime> LoadedModule::kernelTimes() const {
   return times;
 }
 
-ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTensor> &inputs,
-                           std::vector<HostTensor> &outputs, std::string &error) const {
-  dlc_module_t *m = handle(module);
+bool LoadedModule::enableKernelTiming(std::string *error) {
+  timeKernels = true;
+  if (!session)
+    return true;
+  if (dlc_status_t s = dlc_session_enable_kernel_timing(static_cast<dlc_session_t *>(session))) {
+    std::string message;
+    takeStatus(s, message);
+    if (error)
+      *error = message;
+    return false;
+  }
+  return true;
+}
+
+std::vector<LoadedModule::KernelEvent> LoadedModule::kernelEvents() const {
+  std::vector<KernelEvent> result;
+  const dlc_kernel_event_t *events = nullptr;
+  size_t count = 0;
+  if (!session)
+    return result;
+  if (dlc_status_t s =
+          dlc_session_kernel_events(static_cast<dlc_session_t *>(session), &events, &count)) {
+    dlc_status_free(s);
+    return result;
+  }
+  for (size_t i = 0; i < count; ++i)
+    result.push_back({events[i].kernel, events[i].start_ns, events[i].end_ns});
+  return result;
+}
+
+LoadedModule::Memory LoadedModule::memory() const {
+  Memory m;
+  if (session)
+    dlc_status_free(dlc_session_memory(static_cast<dlc_session_t *>(session), &m.arena,
+                                       &m.weights, &m.state));
+  return m;
+}
+
+ExitCode LoadedModule::sessionOn(const std::string &device, std::string &error) const {
   // One session per device, kept for later runs: a session starts a thread
   // pool and loads the weights, which a caller running the module once per
   // step (the SPMD segments of driver/SpmdRunner) must not pay each time.
@@ -142,28 +185,30 @@ ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTens
     dlc_session_destroy(static_cast<dlc_session_t *>(session));
     session = nullptr;
   }
-  if (!session) {
-    dlc_session_t *created = nullptr;
-    if (dlc_status_t s = dlc_session_create(m, device.c_str(), nullptr, &created))
+  if (session)
+    return kExitSuccess;
+  dlc_session_t *created = nullptr;
+  if (dlc_status_t s = dlc_session_create(handle(module), device.c_str(), nullptr, &created))
+    return takeStatus(s, error);
+  session = created;
+  sessionDevice = device;
+  if (timeKernels)
+    if (dlc_status_t s = dlc_session_enable_kernel_timing(created))
       return takeStatus(s, error);
-    session = created;
-    sessionDevice = device;
-    if (timeKernels)
-      if (dlc_status_t s = dlc_session_enable_kernel_timing(created))
-        return takeStatus(s, error);
-  }
-  std::vector<ModuleTensorInfo> outInfo = this->outputs();
-  size_t numIn = dlc_module_input_count(m), numOut = outInfo.size();
+  return kExitSuccess;
+}
+
+/// The DLTensors of a module's inputs then outputs, over `inputs` and
+/// `outputs` (sized here from the signature).
+static ExitCode describeTensors(dlc_module_t *m, const std::vector<HostTensor> &inputs,
+                                std::vector<HostTensor> &outputs, std::vector<DLTensor> &tensors,
+                                std::string &error) {
+  size_t numIn = dlc_module_input_count(m), numOut = dlc_module_output_count(m);
   if (inputs.size() != numIn) {
     error = "the module takes " + std::to_string(numIn) + " inputs, " +
             std::to_string(inputs.size()) + " were given";
     return kExitBadInput;
   }
-  outputs.clear();
-  for (size_t i = 0; i < numOut; ++i)
-    outputs.emplace_back(outInfo[i].dtype, outInfo[i].shape);
-  std::vector<DLTensor> tensors;
-  tensors.reserve(numIn + numOut);
   auto describe = [&](const dlc_tensor_info_t &info, void *data) {
     DLTensor t{};
     t.data = data;
@@ -173,6 +218,9 @@ ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTens
     t.shape = const_cast<int64_t *>(info.shape);
     return t;
   };
+  outputs.clear();
+  tensors.clear();
+  tensors.reserve(numIn + numOut);
   for (size_t i = 0; i < numIn; ++i) {
     dlc_tensor_info_t info;
     dlc_status_free(dlc_module_input_info(m, i, &info));
@@ -181,15 +229,50 @@ ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTens
   for (size_t i = 0; i < numOut; ++i) {
     dlc_tensor_info_t info;
     dlc_status_free(dlc_module_output_info(m, i, &info));
+    outputs.emplace_back(dtypeOf(info.dtype),
+                         std::vector<int64_t>(info.shape, info.shape + info.ndim));
+  }
+  for (size_t i = 0; i < numOut; ++i) {
+    dlc_tensor_info_t info;
+    dlc_status_free(dlc_module_output_info(m, i, &info));
     tensors.push_back(describe(info, outputs[i].mutableData()));
   }
+  return kExitSuccess;
+}
+
+ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTensor> &inputs,
+                           std::vector<HostTensor> &outputs, std::string &error) const {
+  if (ExitCode c = sessionOn(device, error))
+    return c;
+  std::vector<DLTensor> tensors;
+  if (ExitCode c = describeTensors(handle(module), inputs, outputs, tensors, error))
+    return c;
   std::vector<const DLTensor *> in, out;
-  for (size_t i = 0; i < numIn; ++i)
-    in.push_back(&tensors[i]);
-  for (size_t i = 0; i < numOut; ++i)
-    out.push_back(&tensors[numIn + i]);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    (i < inputs.size() ? in : out).push_back(&tensors[i]);
   if (dlc_status_t s = dlc_session_run(static_cast<dlc_session_t *>(session), in.data(),
                                        in.size(), out.data(), out.size()))
+    return takeStatus(s, error);
+  return kExitSuccess;
+}
+
+ExitCode LoadedModule::prepare(const std::string &device, const std::vector<HostTensor> &inputs,
+                               std::vector<HostTensor> &outputs, std::string &error) {
+  if (ExitCode c = sessionOn(device, error))
+    return c;
+  if (ExitCode c = describeTensors(handle(module), inputs, outputs, prepared, error))
+    return c;
+  preparedInputs.clear();
+  preparedOutputs.clear();
+  for (size_t i = 0; i < prepared.size(); ++i)
+    (i < inputs.size() ? preparedInputs : preparedOutputs).push_back(&prepared[i]);
+  return kExitSuccess;
+}
+
+ExitCode LoadedModule::runPrepared(std::string &error) const {
+  if (dlc_status_t s = dlc_session_run(static_cast<dlc_session_t *>(session),
+                                       preparedInputs.data(), preparedInputs.size(),
+                                       preparedOutputs.data(), preparedOutputs.size()))
     return takeStatus(s, error);
   return kExitSuccess;
 }

@@ -13,6 +13,8 @@
 #include "driver/ExitCodes.h"
 #include "oracle/kernels/Tensor.h"
 
+#include <dlpack/dlpack.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,8 +56,10 @@ public:
   int rank() const;
 
   /// Times every kernel launch of later runs (host devices: cpu,
-  /// cuda-emu), for profiles and the cost model's calibration.
-  void enableKernelTiming() { timeKernels = true; }
+  /// cuda-emu), for profiles and the cost model's calibration: the current
+  /// session's from now on, and every later session's. False (with
+  /// `error`) on a device that does not time its kernels.
+  bool enableKernelTiming(std::string *error = nullptr);
   struct KernelTime {
     std::string name;
     uint64_t calls = 0;
@@ -64,9 +68,33 @@ public:
   /// The timed kernels of the current session, in the order of first
   /// launch (empty without timing or a run).
   std::vector<KernelTime> kernelTimes() const;
+  /// The timed launches in order: kernelTimes()'s index, start and end
+  /// (steady clock, nanoseconds).
+  struct KernelEvent {
+    uint32_t kernel;
+    int64_t startNs, endNs;
+  };
+  std::vector<KernelEvent> kernelEvents() const;
+  /// The current session's arena, weight and state bytes.
+  struct Memory {
+    uint64_t arena = 0, weights = 0, state = 0;
+  };
+  Memory memory() const;
+
+  /// Repeated runs on the same tensors (bench, profile): binds `inputs`
+  /// and `outputs` (sized here) once, so that runPrepared() allocates
+  /// nothing and converts nothing. The tensors must outlive the runs.
+  ExitCode prepare(const std::string &device, const std::vector<HostTensor> &inputs,
+                   std::vector<HostTensor> &outputs, std::string &error);
+  ExitCode runPrepared(std::string &error) const;
 
 private:
+  /// The session on `device`, created (and timed, if asked) when needed.
+  ExitCode sessionOn(const std::string &device, std::string &error) const;
+
   bool timeKernels = false;
+  std::vector<DLTensor> prepared;
+  std::vector<const DLTensor *> preparedInputs, preparedOutputs;
   void *module = nullptr; ///< dlc_module_t
   /// dlc_session_t of the last run's device, reused by the next run there.
   mutable void *session = nullptr;

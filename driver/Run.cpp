@@ -8,8 +8,9 @@
 
 #include "driver/Commands.h"
 
-#include "codegen/cpu/CpuBackend.h"
+#include "driver/CompiledModel.h"
 #include "driver/DriverSupport.h"
+#include "driver/Inputs.h"
 #include "driver/ModelLoader.h"
 #include "driver/ModuleRunner.h"
 #include "driver/PipelineStep.h"
@@ -36,40 +37,6 @@ using namespace mlir;
 
 namespace dlc {
 
-/// Splits `NAME=@file` arguments into a map, reporting the first bad one.
-static bool parseNamedFiles(MLIRContext &context,
-                            const std::vector<std::string> &arguments,
-                            const char *flag,
-                            std::map<std::string, std::string> &out) {
-  for (const std::string &argument : arguments) {
-    std::string name, path, error;
-    if (!parseNamedFile(argument, name, path, error)) {
-      fail(context, kExitBadInput, Twine("--") + flag + ": " + error);
-      return false;
-    }
-    out[name] = path;
-  }
-  return true;
-}
-
-/// A seeded random input: standard normal floats, integers in [0, 10),
-/// booleans with probability 1/2. Each input has its own stream.
-static oracle::Tensor randomInput(DType dtype,
-                                  std::vector<int64_t> shape, uint64_t seed,
-                                  unsigned index) {
-  SplitMix64 rng(seed * 1000003ull + index);
-  std::vector<double> values(oracle::shapeNumel(shape));
-  for (double &v : values) {
-    if (isFloat(dtype))
-      v = rng.normal();
-    else if (dtype == DType::I1)
-      v = rng.uniform() < 0.5 ? 0 : 1;
-    else
-      v = std::floor(rng.uniform() * 10);
-  }
-  return oracle::Tensor::fromValues(dtype, shape, std::move(values));
-}
-
 ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 MLIRContext &context, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os) {
@@ -84,8 +51,7 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 "--mesh partitions a model's source (.dlg or .onnx), not a .dlcm");
   if (!run.mesh.parallel.empty() && run.mesh.mesh.empty())
     return fail(context, kExitBadInput, "--parallel needs --mesh");
-  bool cudaDevice = run.device == "cuda-emu" || run.device == "cuda" ||
-                    llvm::StringRef(run.device).starts_with("cuda:");
+  bool cudaDevice = isCudaDevice(run.device);
   if (run.device != "reference" && run.device != "cpu" && !cudaDevice)
     return fail(context, kExitBadInput,
                 "device '" + run.device +
@@ -114,29 +80,30 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     return fail(context, kExitBadInput,
                 "--stage selects the IR of --device reference (the oracle); "
                 "--device " + run.device + " runs the compiled kernels");
+  if (isModule && options.dimsGiven)
+    return fail(context, kExitBadInput,
+                "--dim binds a model's symbolic dimensions before it is compiled; '" +
+                    options.modelPath + "' is a compiled module, whose shapes are fixed "
+                    "(dlc check lists them)");
   if (run.stage != "graph" && run.stage != "fused")
     return fail(context, kExitBadInput,
                 "--stage must be graph or fused, not '" + run.stage + "'");
-  std::map<std::string, std::string> inputFiles, outputFiles, expectedFiles;
-  if (!parseNamedFiles(context, run.inputs, "input", inputFiles) ||
-      !parseNamedFiles(context, run.outputs, "output", outputFiles) ||
-      !parseNamedFiles(context, run.expectedOutputs, "expected-output",
-                       expectedFiles))
-    return kExitBadInput;
+  std::map<std::string, std::string> outputFiles, expectedFiles;
+  if (ExitCode code = parseNamedFiles(context, run.outputs, "output", outputFiles))
+    return code;
+  if (ExitCode code =
+          parseNamedFiles(context, run.expectedOutputs, "expected-output", expectedFiles))
+    return code;
 
   // Read the given inputs first: their shapes bind symbolic dimensions.
   std::map<std::string, oracle::Tensor> given;
+  if (ExitCode code = readInputFiles(context, run.inputs, given))
+    return code;
   dlg::BuildOptions build;
   build.dims = options.dims;
   build.buildTraining = !run.gradients.empty();
-  for (auto &[name, path] : inputFiles) {
-    HostTensor tensor;
-    std::string error;
-    if (!readTensorFile(path, name, tensor, error))
-      return fail(context, kExitBadInput, "--input " + name + ": " + error);
-    build.inputShapes[name] = tensor.shape();
-    given.emplace(name, oracle::Tensor::fromHost(tensor));
-  }
+  for (auto &[name, tensor] : given)
+    build.inputShapes[name] = tensor.shape;
 
   // The signature: from the module, or from the graph built from the source.
   std::vector<ModuleTensorInfo> inputSpecs, outputSpecs;
@@ -171,41 +138,15 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
         return kExitBadInput;
       func = *differentiated;
     }
-    auto spec = [](const std::string &name, Type type) {
-      auto tensor = cast<RankedTensorType>(type);
-      return ModuleTensorInfo{name, dtypeOf(tensor.getElementType()),
-                              {tensor.getShape().begin(), tensor.getShape().end()}};
-    };
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      inputSpecs.push_back(spec(argName(func, i, false), func.getArgumentTypes()[i]));
-    for (unsigned i = 0; i < func.getNumResults(); ++i)
-      outputSpecs.push_back(spec(argName(func, i, true), func.getResultTypes()[i]));
+    inputSpecs = signatureOf(func, /*results=*/false);
+    outputSpecs = signatureOf(func, /*results=*/true);
   }
 
   std::vector<oracle::Tensor> inputs;
-  std::set<std::string> used;
-  for (auto [i, spec] : llvm::enumerate(inputSpecs)) {
-    auto found = given.find(spec.name);
-    if (found == given.end()) {
-      inputs.push_back(randomInput(spec.dtype, spec.shape, run.seed, i));
-      continue;
-    }
-    used.insert(spec.name);
-    if (found->second.dtype != spec.dtype || found->second.shape != spec.shape)
-      return fail(context, kExitBadInput,
-                  "--input " + spec.name + ": the file holds " +
-                      dtypeName(found->second.dtype) +
-                      formatShape(found->second.shape) +
-                      (isModule ? ", the module expects " : ", the graph expects ") +
-                      dtypeName(spec.dtype) +
-                      formatShape(spec.shape));
-    inputs.push_back(found->second);
-  }
-  for (auto &[name, tensor] : given)
-    if (!used.count(name))
-      return fail(context, kExitBadInput,
-                  "--input " + name + ": the module has no input named '" +
-                      name + "'");
+  if (ExitCode code = assembleInputs(context, inputSpecs, given, run.inputs,
+                                     /*randomByDefault=*/false,
+                                     isModule ? "the module" : "the graph", inputs))
+    return code;
 
   ParamStore params;
   std::vector<oracle::Tensor> results;
@@ -256,38 +197,9 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
       // Compile in memory: the module bytes `dlc compile -o` would write.
       if (failed(runCompilePipeline(*model->built.module)))
         return kExitInternalError;
-      if (cudaDevice) {
-        // cuda-emu needs only the host-compiled object; a GPU only NVRTC's.
-        bool emu = run.device == "cuda-emu";
-        std::vector<std::string> archs;
-        if (!emu)
-          archs = {"sm_80", "sm_90"};
-        ExitCode code;
-        auto built = buildCuda(context, *model->built.module, func, archs, emu, code);
-        if (failed(built))
-          return code;
-        params = std::move(built->params);
-        std::string error;
-        code = LoadedModule::fromMemory(built->bytes, compiled, error);
-        if (code != kExitSuccess)
-          return fail(context, kExitInternalError,
-                      "the module just compiled does not load: " + error);
-      }
-    }
-    if (!isModule && !cudaDevice) {
-      codegen::CpuFailure failure;
-      std::string message;
-      auto built = codegen::buildCpuModule(func, failure, message);
-      if (failed(built))
-        return failure == codegen::CpuFailure::Internal
-                   ? fail(context, kExitInternalError, message)
-                   : kExitBadInput;
-      params = std::move(built->params);
-      std::string error;
-      ExitCode code = LoadedModule::fromMemory(built->bytes, compiled, error);
-      if (code != kExitSuccess)
-        return fail(context, kExitInternalError,
-                    "the module just compiled does not load: " + error);
+      if (ExitCode code = buildAndLoad(context, *model->built.module, func, run.device,
+                                       compiled, params))
+        return code;
     }
     std::string error;
     ExitCode code = compiled.run(run.device, inputs, results, error);
@@ -324,10 +236,20 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
 
   for (auto [i, spec] : llvm::enumerate(outputSpecs))
     printTensorSummary(os, spec.name, results[i], run.showValues);
-  for (auto &[name, path] : outputFiles) {
+  // Outputs named to one archive (.npz, .safetensors) are written together:
+  // each file once, holding every output given to it.
+  std::map<std::string, std::map<std::string, HostTensor>> byFile;
+  for (auto &[name, path] : outputFiles)
+    byFile[path][name] = byName[name]->toHost();
+  for (auto &[path, tensors] : byFile) {
     std::string error;
-    if (!writeTensorFile(path, name, byName[name]->toHost(), error))
-      return fail(context, kExitBadInput, "--output " + name + ": " + error);
+    bool written = tensors.size() == 1
+                       ? writeTensorFile(path, tensors.begin()->first,
+                                         tensors.begin()->second, error)
+                       : writeTensorArchive(path, tensors, error);
+    if (!written)
+      return fail(context, kExitBadInput,
+                  "--output " + tensors.begin()->first + ": " + error);
   }
   bool allMatch = true;
   for (auto &[name, path] : expectedFiles) {

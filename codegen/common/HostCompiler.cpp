@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -53,10 +57,29 @@ std::string commandLine(const HostCompileJob &job, const std::string &folder,
   return command;
 }
 
+/// What `compiler --version` prints (once per compiler and process): an
+/// upgraded compiler must not reuse the old one's objects.
+std::string compilerVersion(const std::string &compiler) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = known.try_emplace(compiler);
+  if (!inserted)
+    return it->second;
+  if (FILE *pipe = popen((compiler + " --version 2>/dev/null").c_str(), "r")) {
+    char buffer[256];
+    while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
+      it->second.append(buffer, n);
+    pclose(pipe);
+  }
+  return it->second;
+}
+
 /// The cache's name for `job`: a hash of its command line (in a fixed
-/// folder), its source and its headers.
+/// folder), the compiler's version, its source and its headers.
 std::string cacheKey(const HostCompileJob &job) {
   uint64_t hash = rt::fnv1a64(rt::asBytes(commandLine(job, ".", "out.so")));
+  hash = rt::fnv1a64(rt::asBytes(compilerVersion(job.compiler)), hash);
   hash = rt::fnv1a64(rt::asBytes(job.source), hash);
   for (const HostFile &header : job.headers) {
     hash = rt::fnv1a64(rt::asBytes(header.name), hash);
@@ -101,14 +124,76 @@ bool makeFolder(std::string *folder) {
   return mkdtemp(folder->data()) != nullptr;
 }
 
+std::atomic<uint64_t> gCompilerRuns{0};
+
+const char *variable(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
 } // namespace
+
+uint64_t hostCompilerRuns() { return gCompilerRuns.load(); }
+
+bool kernelCacheDisabled() {
+  const char *off = variable("DLC_NO_CACHE");
+  return off && std::strcmp(off, "0") != 0;
+}
+
+std::string kernelCacheDirectory(const std::string &kind) {
+  if (kernelCacheDisabled())
+    return "";
+  if (const char *d = variable("DLC_CACHE_DIR"))
+    return strCat(d, "/", kind);
+  if (const char *d = variable("XDG_CACHE_HOME"))
+    return strCat(d, "/dlc/", kind);
+  if (const char *d = variable("HOME"))
+    return strCat(d, "/.cache/dlc/", kind);
+  return strCat("/tmp/dlc-cache-", getuid(), "/", kind);
+}
+
+uint64_t kernelCacheLimitBytes() {
+  uint64_t megabytes = 2048;
+  if (const char *v = variable("DLC_CACHE_MAX_MB")) {
+    char *end = nullptr;
+    unsigned long long parsed = std::strtoull(v, &end, 10);
+    if (end && *end == '\0')
+      megabytes = parsed;
+  }
+  return megabytes << 20;
+}
+
+void pruneCache(const std::string &folder, uint64_t limitBytes) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> files;
+  uint64_t total = 0;
+  for (const fs::directory_entry &entry : fs::directory_iterator(folder, ec)) {
+    if (!entry.is_regular_file(ec))
+      continue;
+    total += entry.file_size(ec);
+    files.push_back({entry.last_write_time(ec), entry.path()});
+  }
+  if (total <= limitBytes)
+    return;
+  std::sort(files.begin(), files.end());
+  for (auto &[time, path] : files) {
+    if (total <= limitBytes / 4 * 3)
+      break;
+    uint64_t size = fs::file_size(path, ec);
+    if (fs::remove(path, ec))
+      total -= size;
+  }
+}
 
 rt::Status compileOnHost(const HostCompileJob &job, std::vector<uint8_t> *sharedObject) {
   std::string cached;
   if (!job.cacheDirectory.empty()) {
     cached = job.cacheDirectory + "/" + cacheKey(job) + ".so";
-    if (readFile(cached, sharedObject))
+    if (readFile(cached, sharedObject)) {
+      std::error_code ec; // used now: the last to be pruned
+      fs::last_write_time(cached, fs::file_time_type::clock::now(), ec);
       return rt::okStatus();
+    }
   }
 
   std::string folder;
@@ -132,6 +217,7 @@ rt::Status compileOnHost(const HostCompileJob &job, std::vector<uint8_t> *shared
   const std::string output = folder + "/" + stem + ".so";
   const std::string command = commandLine(job, folder, output);
   const std::string log = folder + "/compiler.log";
+  ++gCompilerRuns;
   int rc = std::system((command + " > " + shellWord(log) + " 2>&1").c_str());
   if (rc != 0) {
     std::ifstream logFile(log);
@@ -142,8 +228,10 @@ rt::Status compileOnHost(const HostCompileJob &job, std::vector<uint8_t> *shared
   }
   if (!readFile(output, sharedObject))
     return rt::internalError("no shared object from ", command);
-  if (!cached.empty())
+  if (!cached.empty()) {
     keep(output, cached);
+    pruneCache(job.cacheDirectory, kernelCacheLimitBytes());
+  }
   return rt::okStatus();
 }
 

@@ -45,10 +45,32 @@ struct HostCompileJob {
   std::string source;
   /// After the source: "-ldnnl", ...
   std::vector<std::string> libraries;
-  /// Where shared objects are kept by a hash of everything above; empty:
-  /// compile every time.
+  /// Where shared objects are kept by a hash of everything above and the
+  /// compiler's version (kernelCacheDirectory); empty: compile every time.
   std::string cacheDirectory;
 };
+
+/// Where compiled kernels of `kind` ("cpu", "emu") are cached:
+/// $DLC_CACHE_DIR/<kind>, else $XDG_CACHE_HOME/dlc/<kind>, else
+/// ~/.cache/dlc/<kind>, else /tmp/dlc-cache-<uid>/<kind>; empty (no cache)
+/// when DLC_NO_CACHE is set to anything but 0 (`dlc --no-cache`).
+std::string kernelCacheDirectory(const std::string &kind);
+
+/// Whether DLC_NO_CACHE turns every compiled-kernel cache off.
+bool kernelCacheDisabled();
+
+/// The most a cache folder keeps: DLC_CACHE_MAX_MB megabytes (default
+/// 2048). Past it, the least recently used objects go first.
+uint64_t kernelCacheLimitBytes();
+
+/// Deletes the least recently used files of `folder` (by modification
+/// time, which a cache hit renews) until it holds at most 3/4 of
+/// `limitBytes`, when it holds more than `limitBytes`.
+void pruneCache(const std::string &folder, uint64_t limitBytes);
+
+/// How many times this process has run a host compiler (cache hits do
+/// not count): for tests of the cache.
+uint64_t hostCompilerRuns();
 
 /// The shared object `job` compiles to. Fails with INVALID_ARGUMENT, the
 /// command line, the compiler's exit status and its output when the

@@ -65,6 +65,9 @@ static rt::Status compileKernels(const Emitted &e, std::vector<uint8_t> *so) {
   job.source = e.source;
   if (e.usesBlas)
     job.libraries = {"-ldnnl", "-lopenblas", "-lgomp"};
+  // The same kernels (same source, flags and compiler) compile once per
+  // machine: a second compile of a model is the cache's.
+  job.cacheDirectory = kernelCacheDirectory("cpu");
   return compileOnHost(job, so);
 }
 

@@ -29,11 +29,7 @@ const char *env(const char *name) {
 std::string cacheDirectory(const EmuCompileOptions &options) {
   if (!options.cacheDirectory.empty())
     return options.cacheDirectory;
-  if (const char *d = env("DLC_CACHE_DIR"))
-    return std::string(d) + "/emu";
-  if (const char *d = env("HOME"))
-    return std::string(d) + "/.cache/dlc/emu";
-  return "/tmp/dlc-emu";
+  return kernelCacheDirectory("emu");
 }
 
 } // namespace

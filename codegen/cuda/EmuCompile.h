@@ -36,8 +36,8 @@ struct EmuCompileOptions {
   std::string optimisation = "-O2";
   /// Added after the fixed flags (e.g. "-g", "-fsanitize=address").
   std::vector<std::string> extraFlags;
-  /// Where compiled objects are cached; empty: $DLC_CACHE_DIR/emu, else
-  /// ~/.cache/dlc/emu. `useCache` false compiles every time.
+  /// Where compiled objects are cached; empty: kernelCacheDirectory("emu")
+  /// (HostCompiler.h). `useCache` false compiles every time.
   std::string cacheDirectory;
   bool useCache = true;
 };

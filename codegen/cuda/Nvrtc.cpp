@@ -7,6 +7,7 @@
 #include <nvrtc.h>
 
 #include <atomic>
+#include <cstdlib>
 
 #ifndef DLC_CUDA_INCLUDE_DIR
 #define DLC_CUDA_INCLUDE_DIR ""
@@ -93,17 +94,22 @@ rt::Status compileWithNvrtc(const std::string &kernelName, const std::string &so
   out->clear();
   KernelCache cache(options.cacheDirectory);
   const std::string version = nvrtcVersionString();
+  // DLC_NO_CACHE (`dlc --no-cache`) turns every compiled-kernel cache off,
+  // as codegen/common/HostCompiler.h's kernelCacheDisabled says.
+  const char *noCache = std::getenv("DLC_NO_CACHE");
+  const bool useCache =
+      options.useCache && !(noCache && *noCache && std::string(noCache) != "0");
   for (const std::string &arch : options.archs) {
     if (rt::hal::cuda::smVersion(arch) == 0)
       return rt::invalidArgument("kernel '", kernelName, "': '", arch,
                                  "' is not a CUDA architecture (expected sm_XY)");
     NvrtcOutput compiled;
-    if (options.useCache && lookupCompiled(cache, source, arch, version, &compiled)) {
+    if (useCache && lookupCompiled(cache, source, arch, version, &compiled)) {
       out->push_back(std::move(compiled));
       continue;
     }
     DLC_RETURN_IF_ERROR(compileOne(kernelName, source, arch, &compiled));
-    if (options.useCache)
+    if (useCache)
       (void)storeCompiled(cache, source, version, compiled); // a cache that cannot be written is no error
     out->push_back(std::move(compiled));
   }

@@ -42,6 +42,8 @@ struct dlc_session_s {
   std::vector<void *> outputs;
   std::unique_ptr<bool[]> inputOnDevice, outputOnDevice;
   int cudaOrdinal = -1; ///< the CUDA device, for kDLCUDA tensors; -1 on host-memory devices
+  /// dlc_session_kernel_events' answer (filled by a const query).
+  mutable std::vector<dlc_kernel_event_t> events;
 };
 
 namespace {
@@ -499,6 +501,42 @@ dlc_status_t dlc_session_kernel_time(const dlc_session_t *session, size_t index,
       *calls = times[index].calls;
     if (seconds)
       *seconds = times[index].seconds;
+    return dlc::rt::okStatus();
+  });
+}
+
+dlc_status_t dlc_session_kernel_events(const dlc_session_t *session,
+                                       const dlc_kernel_event_t **events, size_t *count) {
+  return guarded([&]() -> Status {
+    if (!session || !events || !count)
+      return dlc::rt::invalidArgument("session, events or count is NULL");
+    static_assert(sizeof(dlc_kernel_event_t) == 24, "dlc_kernel_event_t's layout");
+    const auto &recorded = session->session->kernelEvents();
+    session->events.resize(recorded.size());
+    for (size_t i = 0; i < recorded.size(); ++i)
+      session->events[i] = {recorded[i].kernel, 0, recorded[i].startNs, recorded[i].endNs};
+    *events = session->events.data();
+    *count = session->events.size();
+    return dlc::rt::okStatus();
+  });
+}
+
+dlc_status_t dlc_session_memory(const dlc_session_t *session, uint64_t *arena_bytes,
+                                uint64_t *weight_bytes, uint64_t *state_bytes) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return dlc::rt::invalidArgument("session is NULL");
+    const dlc::rt::Session &s = *session->session;
+    if (arena_bytes)
+      *arena_bytes = s.arenaSize();
+    if (weight_bytes)
+      *weight_bytes = s.weightBytes();
+    if (state_bytes) {
+      uint64_t total = 0;
+      for (const auto &state : s.module().state())
+        total += state.bytes;
+      *state_bytes = total;
+    }
     return dlc::rt::okStatus();
   });
 }

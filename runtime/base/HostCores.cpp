@@ -12,18 +12,25 @@
 
 namespace dlc::rt {
 
+/// The positive integer in variable `name`, or 0 (unset, empty, not a
+/// number, not positive).
+static int positiveVariable(const EnvironmentLookup &env, const char *name) {
+  const char *text = env ? env(name) : std::getenv(name);
+  if (!text || !*text)
+    return 0;
+  char *end = nullptr;
+  errno = 0;
+  long v = std::strtol(text, &end, 10);
+  if (errno == 0 && *end == '\0' && v > 0 && v <= INT_MAX)
+    return static_cast<int>(v);
+  return 0;
+}
+
 int ranksOnThisHost(const EnvironmentLookup &env) {
   for (const char *name : {"DLC_LOCAL_WORLD_SIZE", "LOCAL_WORLD_SIZE",
-                           "OMPI_COMM_WORLD_LOCAL_SIZE"}) {
-    const char *text = env ? env(name) : std::getenv(name);
-    if (!text || !*text)
-      continue;
-    char *end = nullptr;
-    errno = 0;
-    long v = std::strtol(text, &end, 10);
-    if (errno == 0 && *end == '\0' && v > 0 && v <= INT_MAX)
-      return static_cast<int>(v);
-  }
+                           "OMPI_COMM_WORLD_LOCAL_SIZE"})
+    if (int v = positiveVariable(env, name))
+      return v;
   return 1;
 }
 
@@ -36,6 +43,8 @@ int coresOfThisProcess() {
 }
 
 int defaultDeviceThreads(const EnvironmentLookup &env) {
+  if (int asked = positiveVariable(env, "DLC_NUM_THREADS"))
+    return asked;
   int cores = coresOfThisProcess();
   int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // A mask narrower than the machine is the launcher's share for this rank.

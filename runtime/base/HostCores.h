@@ -28,7 +28,9 @@ int ranksOnThisHost(const EnvironmentLookup &env = nullptr);
 /// The cores this process may run on (sched_getaffinity), at least 1.
 int coresOfThisProcess();
 
-/// The default thread count of a CPU device: coresOfThisProcess(), divided
+/// The default thread count of a CPU device: DLC_NUM_THREADS when it holds a
+/// positive integer (`dlc --threads N` sets it; OMP_NUM_THREADS's role),
+/// else coresOfThisProcess(), divided
 /// among ranksOnThisHost() when the process may run on every core of the
 /// machine (not bound to a share of them), at least 1.
 int defaultDeviceThreads(const EnvironmentLookup &env = nullptr);

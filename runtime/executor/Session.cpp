@@ -118,6 +118,10 @@ Status Session::create(std::shared_ptr<const format::LoadedModule> module,
   session->module_ = std::move(module);
   DLC_RETURN_IF_ERROR(hal::createDevice(deviceName, options.device, &session->device_));
   DLC_RETURN_IF_ERROR(session->resolve());
+  // TEST-ONLY: `dlc verify`'s tests check that it finds a faulty kernel.
+  if (const char *k = std::getenv("DLC_DEBUG_PERTURB_KERNEL");
+      k && *k && session->device_->sharesHostMemory())
+    session->perturbKernel_ = std::strtoll(k, nullptr, 10);
   *out = std::move(session);
   return okStatus();
 }
@@ -200,6 +204,11 @@ Status Session::resolve() {
     }
     executableIndex[k] = static_cast<int64_t>(spec.kernels.size());
     kernelTimes_.push_back({kernel->name() ? kernel->name()->str() : "", 0, 0.0});
+    int firstWritten = -1;
+    for (uint32_t a = 0; a < sizeOf(kernel->args()) && firstWritten < 0; ++a)
+      if (kernel->args()->Get(a)->access() != fb::Access::read)
+        firstWritten = static_cast<int>(a);
+    firstWrittenArg_.push_back(firstWritten);
     if (!chosen) {
       spec.kernels.push_back(std::move(ks));
       continue;
@@ -446,11 +455,15 @@ Status Session::enqueuePlan() {
       DLC_RETURN_IF_ERROR(
           stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
       if (timeKernels_) {
+        auto ended = std::chrono::steady_clock::now();
         KernelTime &t = kernelTimes_[step.kernel];
         ++t.calls;
-        t.seconds +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        t.seconds += std::chrono::duration<double>(ended - started).count();
+        if (kernelEvents_.size() < kMaxKernelEvents)
+          kernelEvents_.push_back({step.kernel, nanosecondsOf(started), nanosecondsOf(ended)});
       }
+      if (static_cast<int64_t>(step.kernel) == perturbKernel_)
+        perturbOutput(step.kernel);
     } else if (step.kind == Step::kCollective) {
       // After the kernels before it: a device's compute stream signals an
       // event the communication stream waits for; a host device's kernels
@@ -668,6 +681,28 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
         DLC_RETURN_IF_ERROR(
             stream_->copy(outputs[o], outputPointers_[o], m.outputs()[o].bytes));
   return stream_->synchronize();
+}
+
+int64_t Session::nanosecondsOf(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+void Session::perturbOutput(uint32_t kernel) {
+  int arg = firstWrittenArg_[kernel];
+  if (arg < 0 || arg >= static_cast<int>(argPointers_.size()) || !argPointers_[arg])
+    return;
+  // The first element, read as a float: a fault a test can place.
+  float value;
+  std::memcpy(&value, argPointers_[arg], sizeof value);
+  value += 1.0f;
+  std::memcpy(argPointers_[arg], &value, sizeof value);
+}
+
+uint64_t Session::weightBytes() const {
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < module_->weights().size(); ++i)
+    total += module_->weightData(i).size();
+  return total;
 }
 
 Status Session::enableKernelTiming() {

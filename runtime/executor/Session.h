@@ -18,6 +18,7 @@
 #include "runtime/format/ModuleReader.h"
 #include "runtime/hal/Device.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -180,11 +181,33 @@ public:
   Status enableKernelTiming();
   /// One entry per kernel, in the order of first launch.
   const std::vector<KernelTime> &kernelTimes() const { return kernelTimes_; }
+  /// Each timed launch, in order (a trace): the kernel (an index of
+  /// kernelTimes()) and its start and end on the steady clock, in
+  /// nanoseconds. The first kMaxKernelEvents only.
+  struct KernelEvent {
+    uint32_t kernel;
+    int64_t startNs, endNs;
+  };
+  static constexpr size_t kMaxKernelEvents = size_t(1) << 20;
+  const std::vector<KernelEvent> &kernelEvents() const { return kernelEvents_; }
+
+  /// The bytes of the module's weights (on the device, or mapped from the
+  /// module on host devices).
+  uint64_t weightBytes() const;
 
 private:
+  static int64_t nanosecondsOf(std::chrono::steady_clock::time_point t);
+  /// TEST-ONLY (DLC_DEBUG_PERTURB_KERNEL=N on a host device): adds 1 to the
+  /// first float of kernel N's first written argument after each launch.
+  void perturbOutput(uint32_t kernel);
+
   bool timeKernels_ = false;
   /// Indexed by executable kernel index.
   std::vector<KernelTime> kernelTimes_;
+  std::vector<KernelEvent> kernelEvents_;
+  /// Per executable kernel: its first argument it writes (-1: none).
+  std::vector<int> firstWrittenArg_;
+  int64_t perturbKernel_ = -1;
 };
 
 } // namespace dlc::rt

@@ -324,7 +324,8 @@ def run_data_set(args, model, model_path, set_dir, device, tmp):
     constants = {}
     while True:
         path = specialised_model(model, constants, tmp) if constants else model_path
-        cmd = [args.dlc, "run", path, "--device", device, "--show", "0"]
+        # Inputs the test data leaves out (optional ones) are seeded random.
+        cmd = [args.dlc, "run", path, "--device", device, "--show", "0", "--random-inputs"]
         for i, name in enumerate(inputs):
             if name in arrays and name not in constants:
                 file = write_tensor(os.path.join(tmp, f"input_{i}"), name, arrays[name],

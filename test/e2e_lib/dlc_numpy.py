@@ -258,7 +258,7 @@ def dlc_error(source, inputs=None, args=()):
         path = os.path.join(tmp, "model.dlg")
         with open(path, "w") as f:
             f.write(source)
-        cmd = ["dlc", "run", path, f"--device={DEVICE}"] + list(args)
+        cmd = ["dlc", "run", path, f"--device={DEVICE}", "--random-inputs"] + list(args)
         for name, array in (inputs or {}).items():
             np.save(os.path.join(tmp, name + ".npy"), array)
             cmd.append(f"--input={name}=@{os.path.join(tmp, name + '.npy')}")

@@ -87,7 +87,7 @@ for name, dims, out in (("mnist_mlp", ["--dim", "N=8"], "logits"),
     err = float(np.abs(got - ref).max() / np.abs(ref).max())
     print(f"{name}, Megatron on 2 ranks in a compiled module: max rel error {err:.1e}")
     assert err <= 1e-5, err
-p = subprocess.run(["dlc", "run", f"{tmp}/dp.dlcm"], capture_output=True, text=True)
+p = subprocess.run(["dlc", "run", f"{tmp}/dp.dlcm", "--random-inputs"], capture_output=True, text=True)
 assert p.returncode == 2 and "partitioned for 2 ranks, but this run has 1" in p.stderr, p.stderr
 
 # Training.

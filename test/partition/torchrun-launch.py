@@ -94,7 +94,7 @@ assert max(errs.values()) <= 1e-5, errs
 
 # 4. Rank 1 stalls before its first collective and is killed: rank 0,
 # waiting with a 300 s deadline, exits 3 within seconds, naming it.
-procs = launch(2, lambda r: ["dlc", "run", mlp, "--dim", "N=8", "--mesh", "data=2",
+procs = launch(2, lambda r: ["dlc", "run", mlp, "--random-inputs", "--dim", "N=8", "--mesh", "data=2",
                              "--parallel", "data"], {1: {"DLC_TEST_HANG_RANK": "1"}})
 time.sleep(3)
 procs[1].send_signal(signal.SIGKILL)

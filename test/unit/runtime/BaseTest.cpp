@@ -155,6 +155,11 @@ TEST(HostCores, RanksOnAHostShareItsCores) {
   vars["DLC_LOCAL_WORLD_SIZE"] = std::to_string(4 * cores);
   bool bound = cores < static_cast<int>(std::thread::hardware_concurrency());
   EXPECT_EQ(defaultDeviceThreads(env), bound ? cores : 1);
+  // DLC_NUM_THREADS (dlc --threads) wins over both.
+  vars["DLC_NUM_THREADS"] = "7";
+  EXPECT_EQ(defaultDeviceThreads(env), 7);
+  vars["DLC_NUM_THREADS"] = "0"; // not a count: ignored
+  EXPECT_EQ(defaultDeviceThreads(env), bound ? cores : 1);
 }
 
 } // namespace

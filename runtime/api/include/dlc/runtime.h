@@ -153,7 +153,9 @@ typedef struct dlc_session_s dlc_session_t;
 
 typedef struct dlc_session_options_t {
   uint32_t struct_size;      /* sizeof(dlc_session_options_t); set by _init */
-  uint32_t num_threads;      /* cpu: worker threads, 0 = one per core */
+  uint32_t num_threads;      /* cpu, cuda-emu: worker threads; 0 = DLC_NUM_THREADS
+                                if set, else the process's cores shared among
+                                the ranks on this host */
   uint64_t max_memory_bytes; /* 0 = the device's memory */
 } dlc_session_options_t;
 
@@ -245,6 +247,27 @@ DLC_API dlc_status_t dlc_session_kernel_count(const dlc_session_t *session, size
 DLC_API dlc_status_t dlc_session_kernel_time(const dlc_session_t *session, size_t index,
                                              const char **name, uint64_t *calls,
                                              double *seconds);
+
+/* The timed launches in order, for traces: the kernel (an index of
+ * dlc_session_kernel_time) and its start and end in nanoseconds of
+ * CLOCK_MONOTONIC (std::chrono::steady_clock). The first 2^20 launches
+ * since timing was enabled; *events is owned by the session and valid until
+ * its next run. */
+typedef struct dlc_kernel_event_t {
+  uint32_t kernel;
+  uint32_t reserved;
+  int64_t start_ns;
+  int64_t end_ns;
+} dlc_kernel_event_t;
+DLC_API dlc_status_t dlc_session_kernel_events(const dlc_session_t *session,
+                                               const dlc_kernel_event_t **events,
+                                               size_t *count);
+
+/* The device memory a session holds: its plan's arena (intermediate
+ * tensors), the module's weights and the state tensors, in bytes. Any
+ * output may be NULL. */
+DLC_API dlc_status_t dlc_session_memory(const dlc_session_t *session, uint64_t *arena_bytes,
+                                        uint64_t *weight_bytes, uint64_t *state_bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

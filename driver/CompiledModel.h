@@ -1,0 +1,81 @@
+//===- CompiledModel.h - a model ready to run on a device -------*- C++ -*-===//
+//
+// What run, bench, profile and verify start from: a .dlcm loaded, or a
+// .dlg/.onnx built (its symbolic dimensions bound by --dim and the given
+// inputs' shapes, its parameters by --params) and compiled in memory for
+// the device, exactly the module `dlc compile` would write. For a source,
+// the planned function stays: its kernel ops are the module's kernels, in
+// order (codegen names them dlc_kernel_<index>).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_DRIVER_COMPILEDMODEL_H
+#define DLC_DRIVER_COMPILEDMODEL_H
+
+#include "driver/Commands.h"
+#include "driver/ModelLoader.h"
+#include "driver/ModuleRunner.h"
+#include "oracle/Interpreter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <functional>
+#include <map>
+
+namespace dlc {
+
+struct CompiledModel {
+  bool isModule = false;
+  LoadedModule module;
+  /// A source's IR (empty for a .dlcm).
+  std::optional<LoadedModel> model;
+  /// The planned graph function (null for a .dlcm).
+  mlir::func::FuncOp planned;
+  /// The parameters' values the module was compiled with.
+  ParamStore params;
+  std::vector<ModuleTensorInfo> inputs, outputs;
+  /// "the module" or "the graph", for messages.
+  std::string what() const { return isModule ? "the module" : "the graph"; }
+  /// Kernel `index`'s op in `planned` (null for a .dlcm or out of range).
+  mlir::Operation *kernelOp(size_t index) const;
+  /// Kernel `name` (dlc_kernel_<index>)'s op, or null.
+  mlir::Operation *kernelOp(llvm::StringRef name) const;
+};
+
+struct CompileForDevice {
+  /// cpu, cuda-emu, cuda[:N].
+  std::string device = "cpu";
+  /// `--params FILE`.
+  std::string params;
+  /// Called on the graph function after the fusion pipeline and before the
+  /// rest of dlc-compile (scheduling, memory planning): verify adds every
+  /// kernel's results to the function's outputs there.
+  std::function<mlir::LogicalResult(mlir::func::FuncOp)> afterFusion;
+};
+
+/// Loads or compiles `options.modelPath` for `compile.device`; the shapes
+/// of `given` bind symbolic dimensions. A .dlcm refuses --dim and --params.
+ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &compile,
+                          const std::map<std::string, oracle::Tensor> &given,
+                          mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                          CompiledModel &out);
+
+/// The module of a planned `func` (dlc-compile has run on `module`) for
+/// `device`, loaded; the parameters' values it was compiled with.
+ExitCode buildAndLoad(mlir::MLIRContext &context, mlir::ModuleOp module, mlir::func::FuncOp func,
+                      const std::string &device, LoadedModule &loaded, ParamStore &params);
+
+/// The arguments' (or results') names, dtypes and shapes of `func`.
+std::vector<ModuleTensorInfo> signatureOf(mlir::func::FuncOp func, bool results);
+
+/// Whether `device` names a CUDA device (cuda, cuda:N, cuda-emu).
+bool isCudaDevice(llvm::StringRef device);
+
+/// The progress line's last stage of a compile (Progress.h).
+std::string kernelStage(mlir::func::FuncOp planned, bool cuda);
+
+/// The ops fused in a kernel op ("matmul,add,relu"), in order.
+std::string fusedOpNames(mlir::Operation *kernel);
+
+} // namespace dlc
+
+#endif // DLC_DRIVER_COMPILEDMODEL_H
