@@ -42,7 +42,7 @@ def _model_bytes(model):
     return None
 
 
-def compile(model, dims=None, target="cpu", output=None, flags=(), params=None):
+def compile(model, dims=None, target="cpu", output=None, flags=(), params=None, train=False):
     """Compiles `model` into a Module (dlc.Module; its .serialize() is the
     .dlcm bytes, which `output` also writes to a file when given).
 
@@ -51,6 +51,9 @@ def compile(model, dims=None, target="cpu", output=None, flags=(), params=None):
     dims    sizes of the symbolic dimensions, e.g. {"N": 64}
     target  "cpu" (the default) or "cuda:sm_80,sm_90"
     params  every parameter's value from a .safetensors or .npz file
+    train   the graph's train step instead (its `train` block: loss and
+            optimizer): a module whose state holds the parameters and the
+            optimizer's moments, one step a call
     flags   further `dlc compile` options, e.g. ["--memory-budget", "3100000"]
     """
     from . import load  # the package imports this module first
@@ -75,6 +78,8 @@ def compile(model, dims=None, target="cpu", output=None, flags=(), params=None):
             command += ["--dim", "%s=%d" % (name, size)]
         if params is not None:
             command += ["--params", os.fspath(params)]
+        if train:
+            command += ["--train"]
         command += list(flags)
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)

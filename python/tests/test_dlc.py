@@ -63,6 +63,11 @@ def test_signature(mnist):
     assert mnist.state == []
 
 
+def test_compile_writes_output(tmp_path):
+    module = dlc.compile(MNIST, dims={"N": 4}, output=tmp_path / "out.dlcm")
+    assert (tmp_path / "out.dlcm").read_bytes() == module.serialize()
+
+
 def test_load_from_path_and_bytes(mnist, x, tmp_path):
     path = tmp_path / "m.dlcm"
     mnist.save(path)
@@ -283,7 +288,7 @@ def test_concurrent_calls_wait_for_each_other(mnist, x):
 
 
 def test_training_state():
-    step = dlc.compile(MNIST, dims={"N": 8}, flags=["--train"])
+    step = dlc.compile(MNIST, dims={"N": 8}, train=True)
     assert [i.name for i in step.inputs] == ["x", "label", "lr"]
     assert [s.name for s in step.state][:4] == ["w1", "b1", "w2", "b2"]
     session = step.session()
