@@ -45,8 +45,7 @@ void printTopLevelHelp(llvm::raw_ostream &os) {
         "  dlc VERB --help     that verb's options, grouped, with defaults\n"
         "  dlc --version       dlc's version and what it was built with\n"
         "  dlc --help-hidden   every option, LLVM's and MLIR's included\n"
-        "  docs/format.md (the .dlg format), docs/training.md, "
-        "docs/parallelism.md\n";
+        "  docs/cli.md (this tool), docs/format.md (.dlg), docs/parallelism.md\n";
 }
 
 /// The verb nearest to `word` by edit distance, if it is near enough to be

@@ -98,6 +98,45 @@ TEST_F(Api, RunsWithDLPackTensors) {
   EXPECT_EQ(padded, (std::vector<float>{0, 7, 7, 7, 7, 7, 7}));
 }
 
+TEST_F(Api, KernelTimesEventsAndMemory) {
+  ASSERT_EQ(run(), nullptr); // untimed: no events
+  const dlc_kernel_event_t *events = nullptr;
+  size_t count = 99;
+  ASSERT_EQ(dlc_session_kernel_events(session, &events, &count), nullptr);
+  EXPECT_EQ(count, 0u);
+  ASSERT_EQ(dlc_session_enable_kernel_timing(session), nullptr);
+  ASSERT_EQ(run(), nullptr);
+  ASSERT_EQ(run(), nullptr);
+  size_t kernels = 0;
+  ASSERT_EQ(dlc_session_kernel_count(session, &kernels), nullptr);
+  ASSERT_GE(kernels, 1u);
+  uint64_t launches = 0;
+  for (size_t k = 0; k < kernels; ++k) {
+    uint64_t calls = 0;
+    double seconds = -1;
+    const char *name = nullptr;
+    ASSERT_EQ(dlc_session_kernel_time(session, k, &name, &calls, &seconds), nullptr);
+    EXPECT_EQ(calls % 2, 0u) << name; // each launch of each of the two runs
+    EXPECT_GE(seconds, 0);
+    launches += calls;
+  }
+  ASSERT_EQ(dlc_session_kernel_events(session, &events, &count), nullptr);
+  ASSERT_EQ(count, launches);
+  for (size_t i = 0; i < count; ++i) {
+    EXPECT_LT(events[i].kernel, kernels);
+    EXPECT_LE(events[i].start_ns, events[i].end_ns);
+    if (i)
+      EXPECT_LE(events[i - 1].end_ns, events[i].start_ns); // launches one after another
+  }
+  uint64_t arena = 1, weights = 1, state = 1;
+  ASSERT_EQ(dlc_session_memory(session, &arena, &weights, &state), nullptr);
+  EXPECT_EQ(state, 0u); // "add" has no state; its arena and weights are the module's
+  EXPECT_EQ(describe(dlc_session_kernel_events(nullptr, &events, &count)).substr(0, 2),
+            std::to_string(DLC_INVALID_ARGUMENT) + ":");
+  EXPECT_EQ(describe(dlc_session_memory(nullptr, nullptr, nullptr, nullptr)).substr(0, 2),
+            std::to_string(DLC_INVALID_ARGUMENT) + ":");
+}
+
 TEST_F(Api, BadTensorsAreRefusedNamingTheArgument) {
   std::vector<int64_t> wrongShape = {5}, strides = {2};
   struct Case {
