@@ -114,11 +114,18 @@ struct Peaks {
   int threads = 0;
 };
 
+/// Whether `device`'s kernels run on this host (cpu, cuda-emu).
+bool onHost(const std::string &device) { return !isCudaDevice(device) || device == "cuda-emu"; }
+
+/// --peak-spec, else the device spec of what the kernels run on.
+std::string peakSpecOf(const MeasureOptions &measure) {
+  return !measure.peakSpec.empty() ? measure.peakSpec : onHost(measure.device) ? "cpu" : "h100";
+}
+
 bool loadPeaks(const MeasureOptions &measure, Peaks &peaks, std::string &error) {
-  bool host = !isCudaDevice(measure.device) || measure.device == "cuda-emu";
-  std::string spec = !measure.peakSpec.empty() ? measure.peakSpec : host ? "cpu" : "h100";
+  bool host = onHost(measure.device);
   DeviceSpec device;
-  if (!loadDeviceSpec(spec, device, error))
+  if (!loadDeviceSpec(peakSpecOf(measure), device, error))
     return false;
   peaks.name = device.name;
   auto f32 = device.peakFlops.find("f32");
@@ -316,11 +323,7 @@ ExitCode runProfile(const CommonOptions &options, const MeasureOptions &measure,
 
   DeviceSpec device;
   LinkSpec link;
-  bool host = !isCudaDevice(measure.device) || measure.device == "cuda-emu";
-  bool predict = loadDeviceSpec(!measure.peakSpec.empty() ? measure.peakSpec
-                                : host                    ? "cpu"
-                                                          : "h100",
-                                device, error) &&
+  bool predict = loadDeviceSpec(peakSpecOf(measure), device, error) &&
                  loadLinkSpec(device.defaultLink.empty() ? "pcie4" : device.defaultLink, link,
                               error);
   if (predict)
