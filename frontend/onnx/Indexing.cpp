@@ -3,6 +3,9 @@
 // Ops that pick elements by index. Gather folds on values known at import
 // time and otherwise maps to dlc.gather; GatherElements is a one-hot
 // selection; OneHot and Trilu select through masks that compare iotas.
+// GatherND gathers rows of the data flattened over the indexed dimensions;
+// Compress gathers the positions its (import-time) condition keeps;
+// ReverseSequence is GatherElements at reversed time indices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,7 +116,115 @@ static LogicalResult importOneHot(NodeImporter &n) {
   return n.setOutput(0, n.create<SelectOp>({hot, on, off}));
 }
 
+static LogicalResult importGatherND(NodeImporter &n) {
+  Value data = n.input(0), indices = n.input(1);
+  auto batchAttr = n.intAttr("batch_dims", 0);
+  if (!data || !indices || !batchAttr)
+    return failure();
+  auto dShape = shapeOf(data), iShape = shapeOf(indices);
+  int64_t b = *batchAttr, rank = dShape.size(), irank = iShape.size();
+  if (irank < 1 || b < 0 || b >= std::min(rank, irank))
+    return n.error() << "batch_dims must be less than both ranks";
+  int64_t k = iShape.back();
+  if (k < 1 || b + k > rank)
+    return n.error() << "the index tuples have " << k << " entries; the data "
+                     << "has " << rank - b << " dimensions after the batch";
+  for (int64_t d = 0; d < b; ++d)
+    if (dShape[d] != iShape[d])
+      return n.error() << "batch dimension " << d << " differs: "
+                       << dShape[d] << " vs " << iShape[d];
+  // data [B, M, rest...] with M the indexed dimensions flattened; each
+  // tuple becomes a row number of [B * M, rest...].
+  int64_t batch = product(ArrayRef<int64_t>(dShape).take_front(b));
+  ArrayRef<int64_t> indexed = ArrayRef<int64_t>(dShape).slice(b, k);
+  int64_t m = product(indexed);
+  SmallVector<int64_t> rest(dShape.begin() + b + k, dShape.end());
+  int64_t count = product(ArrayRef<int64_t>(iShape).drop_back()) / batch;
+  Constant sizes = Constant::empty(n.i64(), {k}), strides = sizes;
+  auto st = stridesOf(indexed);
+  for (int64_t d = 0; d < k; ++d) {
+    sizes.pushInt(indexed[d]);
+    strides.pushInt(st[d]);
+  }
+  Value idx = n.cast(n.reshape(indices, {batch, count, k}), n.i64());
+  Value negative = n.compare(ComparePredicate::lt, idx, n.scalar(0, n.i64()));
+  idx = n.create<SelectOp>(
+      {negative, n.create<AddOp>({idx, n.constant(sizes)}), idx});
+  Value rows = n.create<ReduceSumOp>(
+      {n.create<MulOp>({idx, n.constant(strides)})}, {n.i64s("axes", {2})});
+  if (batch > 1)
+    rows = n.create<AddOp>(
+        {rows, n.create<MulOp>({n.iota({batch, count}, 0),
+                                n.scalar(m, n.i64())})});
+  SmallVector<int64_t> flat{batch * m};
+  flat.append(rest);
+  Value y = n.create<GatherOp>({n.reshape(data, flat), rows},
+                               {n.i64("axis", 0)});
+  SmallVector<int64_t> shape(iShape.begin(), iShape.end() - 1);
+  shape.append(rest);
+  return n.setOutput(0, n.reshape(y, shape));
+}
+
+static LogicalResult importCompress(NodeImporter &n) {
+  Value x = n.input(0);
+  auto condition = n.constantInput(1, "condition");
+  if (!x || !condition)
+    return failure();
+  auto shape = shapeOf(x);
+  int64_t axis = 0;
+  if (n.hasAttr("axis")) {
+    auto a = n.intAttr("axis", 0);
+    if (!a)
+      return failure();
+    auto normal = normalizeAxisOrError(n, *a, shape.size());
+    if (!normal)
+      return failure();
+    axis = *normal;
+  } else {
+    x = n.reshape(x, {product(shape)});
+  }
+  int64_t size = shapeOf(x)[axis];
+  if (condition->numel() > size)
+    return n.error() << "condition has " << condition->numel()
+                     << " entries for a dimension of " << size;
+  Constant kept = Constant::empty(n.i64(), {0});
+  for (int64_t i = 0; i < condition->numel(); ++i)
+    if (condition->getInt(i))
+      kept.pushInt(i);
+  kept.shape = {static_cast<int64_t>(kept.ints.size())};
+  return n.setOutput(0, n.create<GatherOp>({x, n.constant(kept)},
+                                           {n.i64("axis", axis)}));
+}
+
+static LogicalResult importReverseSequence(NodeImporter &n) {
+  Value x = n.input(0), lens = n.input(1);
+  auto batchAttr = n.intAttr("batch_axis", 1), timeAttr = n.intAttr("time_axis", 0);
+  if (!x || !lens || !batchAttr || !timeAttr)
+    return failure();
+  auto shape = shapeOf(x);
+  int64_t rank = shape.size();
+  auto batchAxis = normalizeAxisOrError(n, *batchAttr, rank, "batch_axis");
+  auto timeAxis = normalizeAxisOrError(n, *timeAttr, rank, "time_axis");
+  if (!batchAxis || !timeAxis)
+    return failure();
+  if (*batchAxis == *timeAxis)
+    return n.error() << "batch_axis and time_axis must differ";
+  // Position t of batch entry b reads t' = len[b] - 1 - t when t < len[b].
+  SmallVector<int64_t> lensShape(rank, 1);
+  lensShape[*batchAxis] = shape[*batchAxis];
+  Value len = n.reshape(n.cast(lens, n.i64()), lensShape);
+  Value t = n.iota(shape, *timeAxis);
+  Value reversed = n.create<SubOp>(
+      {n.create<SubOp>({len, n.scalar(1, n.i64())}), t});
+  Value source = n.create<SelectOp>(
+      {n.compare(ComparePredicate::lt, t, len), reversed, t});
+  return n.setOutput(0, n.gatherElements(x, source, *timeAxis));
+}
+
 void addIndexingOps(OpTable &t) {
+  t["GatherND"] = {{"batch_dims"}, importGatherND};
+  t["Compress"] = {{"axis"}, importCompress};
+  t["ReverseSequence"] = {{"batch_axis", "time_axis"}, importReverseSequence};
   t["Gather"] = {{"axis"}, importGather};
   t["GatherElements"] = {{"axis"}, importGatherElements};
   t["Trilu"] = {{"upper"}, importTrilu};

@@ -148,6 +148,8 @@ void addSlicingPaddingOps(OpTable &table);
 void addIndexingOps(OpTable &table);
 void addRecurrentOps(OpTable &table);
 void addResamplingOps(OpTable &table);
+void addScatteringOps(OpTable &table);
+void addSpectralOps(OpTable &table);
 void addReductionOps(OpTable &table);
 void addTypeOps(OpTable &table);
 

@@ -35,14 +35,13 @@ static LogicalResult importBatchNorm(NodeImporter &n) {
   auto training = n.intAttr("training_mode", 0);
   if (!epsilon || !spatial || !training)
     return failure();
-  if (*training)
-    return n.unsupported("training_mode", "dlc imports inference graphs");
   if (!*spatial)
     return n.unsupported("spatial", "only spatial=1 is");
-  for (size_t i = 1; i < n.numOutputs(); ++i)
-    if (n.wantsOutput(i))
-      return n.error() << "output " << i
-                       << " (running statistics) exists only in training mode";
+  if (!*training)
+    for (size_t i = 1; i < n.numOutputs(); ++i)
+      if (n.wantsOutput(i))
+        return n.error() << "output " << i
+                         << " (running statistics) exists only in training mode";
   Value x = n.input(0);
   Value scale = n.input(1), bias = n.input(2), mean = n.input(3),
         var = n.input(4);
@@ -51,6 +50,38 @@ static LogicalResult importBatchNorm(NodeImporter &n) {
   int64_t rank = shapeOf(x).size();
   if (rank < 2)
     return n.error() << "X needs rank at least 2";
+  if (*training) {
+    // Training mode (opset 14): normalise with the batch's statistics
+    // (biased variance) and output the running ones, updated by momentum.
+    auto momentum = n.floatAttr("momentum", 0.9);
+    if (!momentum)
+      return failure();
+    SmallVector<int64_t> axes{0};
+    for (int64_t d = 2; d < rank; ++d)
+      axes.push_back(d);
+    Value batchMean = n.create<ReduceMeanOp>({x}, {n.i64s("axes", axes)});
+    Value centred = n.create<SubOp>({x, perChannel(n, batchMean, rank)});
+    Value batchVar = n.create<ReduceMeanOp>(
+        {n.create<MulOp>({centred, centred})}, {n.i64s("axes", axes)});
+    Value eps = n.scalar(*epsilon, elementOf(x));
+    Value s = n.create<MulOp>(
+        {scale, n.create<RsqrtOp>({n.create<AddOp>({batchVar, eps})})});
+    Value y = n.create<AddOp>({n.create<MulOp>({centred, perChannel(n, s, rank)}),
+                               perChannel(n, bias, rank)});
+    auto running = [&](Value old, Value now) {
+      Type t = elementOf(old);
+      return n.create<AddOp>(
+          {n.create<MulOp>({old, n.scalar(*momentum, t)}),
+           n.create<MulOp>({n.cast(now, t), n.scalar(1 - *momentum, t)})});
+    };
+    if (failed(n.setOutput(0, y)))
+      return failure();
+    if (n.wantsOutput(1) && failed(n.setOutput(1, running(mean, batchMean))))
+      return failure();
+    if (n.wantsOutput(2) && failed(n.setOutput(2, running(var, batchVar))))
+      return failure();
+    return success();
+  }
   // s = scale / sqrt(var + eps); t = bias - mean * s; y = x * s + t.
   Value eps = n.scalar(*epsilon, elementOf(var));
   Value s = n.create<MulOp>({scale, n.create<RsqrtOp>({n.create<AddOp>({var, eps})})});
@@ -240,7 +271,49 @@ static LogicalResult importSoftmaxFamily(NodeImporter &n) {
   return n.setOutput(0, n.reshape(y, shape));
 }
 
+/// LRN: x / (bias + alpha / size * (sum of x^2 over `size` channels
+/// around))^beta, the window sum as `size` shifted slices of the squares
+/// padded along the channels.
+static LogicalResult importLrn(NodeImporter &n) {
+  Value x = n.input(0);
+  auto alpha = n.floatAttr("alpha", 1e-4), beta = n.floatAttr("beta", 0.75);
+  auto bias = n.floatAttr("bias", 1.0);
+  auto size = n.intAttr("size", 0);
+  if (!x || !alpha || !beta || !bias || !size)
+    return failure();
+  if (!n.hasAttr("size") || *size < 1)
+    return n.error() << "attribute 'size' (at least 1) is required";
+  auto shape = shapeOf(x);
+  int64_t rank = shape.size();
+  if (rank < 3)
+    return n.error() << "X needs rank at least 3 ([N, C, ...])";
+  Type element = elementOf(x);
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = (*size - 1) / 2;
+  high[1] = *size - 1 - low[1];
+  Value squares = n.create<PadOp>(
+      {n.create<MulOp>({x, x})},
+      {n.i64s("low", low), n.i64s("high", high),
+       n.named("value", n.b.getF64FloatAttr(0))});
+  Value sum;
+  SmallVector<int64_t> starts(rank, 0), limits(shape), strides(rank, 1);
+  for (int64_t i = 0; i < *size; ++i) {
+    starts[1] = i;
+    limits[1] = i + shape[1];
+    Value part = n.create<SliceOp>({squares}, {n.i64s("starts", starts),
+                                               n.i64s("limits", limits),
+                                               n.i64s("strides", strides)});
+    sum = sum ? n.create<AddOp>({sum, part}) : part;
+  }
+  Value denom = n.create<AddOp>(
+      {n.scalar(*bias, element),
+       n.create<MulOp>({sum, n.scalar(*alpha / *size, element)})});
+  denom = n.create<PowOp>({denom, n.scalar(*beta, element)});
+  return n.setOutput(0, n.create<DivOp>({x, denom}));
+}
+
 void addNormalizationOps(OpTable &t) {
+  t["LRN"] = {{"alpha", "beta", "bias", "size"}, importLrn};
   t["BatchNormalization"] = {{"epsilon", "momentum", "spatial", "training_mode"},
                              importBatchNorm};
   t["LayerNormalization"] = {{"axis", "epsilon", "stash_type"}, importLayerNorm};

@@ -81,6 +81,8 @@ const OpTable &opTable() {
     addIndexingOps(t);
     addRecurrentOps(t);
     addResamplingOps(t);
+    addScatteringOps(t);
+    addSpectralOps(t);
     addReductionOps(t);
     addTypeOps(t);
     return t;

@@ -3,8 +3,9 @@
 // Sum, mean, max, min and product map to the dialect's reductions; the L1,
 // L2, log-sum, log-sum-exp and sum-of-squares variants compose them.
 // ArgMax/ArgMin pick the first (or last) index where the extreme is met,
-// with iota, compare and a min (max) reduction. CumSum is a product with a
-// triangular matrix of ones.
+// with iota, compare and a min (max) reduction. TopK repeats that k times,
+// each pick masked out of the next. CumSum is a product with a triangular
+// matrix of ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,6 +139,75 @@ static LogicalResult importArgExtreme(NodeImporter &n, bool isMax) {
   return n.setOutput(0, y);
 }
 
+/// TopK: k rounds of "the extreme among the elements not yet taken, at its
+/// first index", so ties go to the lower index as ONNX asks. O(k n): meant
+/// for the small k of beam search and top-k sampling.
+static LogicalResult importTopK(NodeImporter &n) {
+  Value x = n.input(0);
+  auto axisAttr = n.intAttr("axis", -1), largest = n.intAttr("largest", 1);
+  auto sortedAttr = n.intAttr("sorted", 1);
+  if (!x || !axisAttr || !largest || !sortedAttr)
+    return failure();
+  int64_t k;
+  if (n.opset() < 10) {
+    auto kAttr = n.intAttr("k", 0);
+    if (!kAttr)
+      return failure();
+    k = *kAttr;
+  } else {
+    auto kValue = n.intsInput(1, "K");
+    if (!kValue)
+      return failure();
+    if (kValue->size() != 1)
+      return n.error() << "K must hold one value";
+    k = (*kValue)[0];
+  }
+  auto shape = shapeOf(x);
+  auto axis = normalizeAxisOrError(n, *axisAttr, shape.size());
+  if (!axis)
+    return failure();
+  int64_t size = shape[*axis];
+  if (k < 0 || k > size)
+    return n.error() << "K (" << k << ") must be in [0, " << size << "]";
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  double worst = isa<FloatType>(element) ? INFINITY
+                 : element.isInteger(64) ? double(INT64_MAX)
+                                         : double(INT32_MAX);
+  if (*largest)
+    worst = -worst;
+  Value index = n.iota(shape, *axis);
+  Value taken = n.broadcastTo(n.scalar(0, n.i1()), shape);
+  SmallVector<Value> values, indices;
+  for (int64_t r = 0; r < k; ++r) {
+    Value open = n.create<SelectOp>({taken, n.scalar(worst, element), x});
+    Value best = *largest ? reduce<ReduceMaxOp>(n, open, {*axis}, true)
+                          : reduce<ReduceMinOp>(n, open, {*axis}, true);
+    Value hit = n.create<SelectOp>(
+        {taken, n.scalar(0, n.i1()), n.compare(ComparePredicate::eq, x, best)});
+    Value at = reduce<ReduceMinOp>(
+        n, n.create<SelectOp>({hit, index, n.scalar(size, n.i64())}), {*axis},
+        true);
+    taken = n.create<SelectOp>(
+        {n.compare(ComparePredicate::eq, index, at), n.scalar(1, n.i1()), taken});
+    values.push_back(best);
+    indices.push_back(at);
+    if (!taken)
+      return failure();
+  }
+  auto join = [&](SmallVector<Value> &parts, Type type) -> Value {
+    if (parts.size() == 1)
+      return parts[0];
+    if (!parts.empty())
+      return n.create<ConcatOp>(parts, {n.i64("axis", *axis)});
+    SmallVector<int64_t> empty(shape);
+    empty[*axis] = 0;
+    return n.constant(Constant::empty(type, {empty.begin(), empty.end()}));
+  };
+  if (failed(n.setOutput(0, join(values, element))))
+    return failure();
+  return n.setOutput(1, join(indices, n.i64()));
+}
+
 static LogicalResult importCumSum(NodeImporter &n) {
   auto exclusive = n.intAttr("exclusive", 0), reverse = n.intAttr("reverse", 0);
   Value x = n.input(0);
@@ -189,6 +259,7 @@ void addReductionOps(OpTable &t) {
   t["ArgMin"] = {{"axis", "keepdims", "select_last_index"},
                  [](NodeImporter &n) { return importArgExtreme(n, false); }};
   t["CumSum"] = {{"exclusive", "reverse"}, importCumSum};
+  t["TopK"] = {{"axis", "k", "largest", "sorted"}, importTopK};
 }
 
 } // namespace dlc::onnximport

@@ -471,6 +471,90 @@ def int8(path):
     save_data(m, path)
 
 
+def scatter_gather(path):
+    """ScatterElements with reduction max (opset 18) on a short index
+    block, ScatterND adding at a repeated index, GatherND with a batch
+    dimension, MaxUnpool."""
+    f = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("ScatterElements", ["x", "ei", "u"], ["se"], name="se",
+                         axis=1, reduction="max"),
+        helper.make_node("ScatterND", ["x", "ni", "nu"], ["sn"], name="sn",
+                         reduction="add"),
+        helper.make_node("GatherND", ["g", "gi"], ["gn"], name="gn", batch_dims=1),
+        helper.make_node("MaxUnpool", ["p", "pi"], ["mu"], name="mu",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    inits = [const("ei", np.int64([[3, -1], [0, 0]])),
+             const("ni", np.int64([[1], [-3], [1]])),
+             const("gi", np.int64([[[1, 0], [0, 2]], [[1, 1], [0, 0]]])),
+             const("pi", np.int64([[[[0, 3], [9, 14]]]]))]
+    m = model(nodes, [f("x", F, [3, 4]), f("u", F, [2, 2]), f("nu", F, [3, 4]),
+                      f("g", F, [2, 2, 3]), f("p", F, [1, 1, 2, 2])],
+              [f("se", F, [3, 4]), f("sn", F, [3, 4]), f("gn", F, [2, 2]),
+               f("mu", F, [1, 1, 4, 4])], inits, opset=18)
+    save_data(m, path)
+
+
+def einsum(path):
+    """Einsum: a batched matmul with a broadcast ellipsis, a diagonal, and
+    three operands contracted in one node."""
+    f = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Einsum", ["a", "b"], ["ab"], name="bmm", equation="...ij,jk->...ik"),
+        helper.make_node("Einsum", ["s"], ["d"], name="diag", equation="bii->bi"),
+        helper.make_node("Einsum", ["a", "b", "c"], ["abc"], name="chain",
+                         equation="xij,jk,kl->li"),
+    ]
+    m = model(nodes, [f("a", F, [2, 3, 4]), f("b", F, [4, 5]), f("s", F, [2, 3, 3]),
+                      f("c", F, [5, 2])],
+              [f("ab", F, [2, 3, 5]), f("d", F, [2, 3]), f("abc", F, [2, 3])], [])
+    save_data(m, path)
+
+
+def selection(path):
+    """TopK (smallest, along axis 0), Compress, ReverseSequence, LRN and
+    BatchNormalization in training mode (running statistics out)."""
+    f = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("TopK", ["x", "k"], ["tv", "ti"], name="topk", axis=0, largest=0),
+        helper.make_node("Compress", ["x", "keep"], ["cx"], name="compress", axis=1),
+        helper.make_node("ReverseSequence", ["x", "lens"], ["rx"], name="reverse",
+                         batch_axis=1, time_axis=0),
+        helper.make_node("LRN", ["img"], ["lrn"], name="lrn", size=3, alpha=0.01, beta=0.6, bias=2.0),
+        helper.make_node("BatchNormalization", ["img", "gamma", "beta", "mean", "var"],
+                         ["bn", "rmean", "rvar"], name="bn", training_mode=1, momentum=0.8),
+    ]
+    inits = [const("k", np.int64([2])), const("keep", np.bool_([True, False, False, True])),
+             const("lens", np.int64([1, 3, 2, 4])),
+             const("gamma", np.float32([1.0, 2.0, 0.5])), const("beta", np.float32([0.0, 1.0, -1.0])),
+             const("mean", np.float32([0.1, 0.2, 0.3])), const("var", np.float32([1.0, 2.0, 0.5]))]
+    # img has as many images as channels: onnx.reference's LRN loops over
+    # the batch where it means the channels (onnx 1.23).
+    m = model(nodes, [f("x", F, [5, 4]), f("img", F, [3, 3, 2, 2])],
+              [f("tv", F, [2, 4]), f("ti", TensorProto.INT64, [2, 4]), f("cx", F, [5, 2]),
+               f("rx", F, [5, 4]), f("lrn", F, [3, 3, 2, 2]), f("bn", F, [3, 3, 2, 2]),
+               f("rmean", F, [3]), f("rvar", F, [3])], inits, opset=15)
+    save_data(m, path)
+
+
+def spectral(path):
+    """DFT (one-sided, zero-padded by dft_length; inverse of a complex
+    signal) and STFT with a window."""
+    f = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("DFT", ["x", "len"], ["fx"], name="dft", axis=1, onesided=1),
+        helper.make_node("DFT", ["z"], ["iz"], name="idft", axis=1, inverse=1),
+        helper.make_node("STFT", ["sig", "step", "win"], ["st"], name="stft"),
+    ]
+    inits = [const("len", np.int64(12)), const("step", np.int64(3)),
+             const("win", np.hanning(8).astype(np.float32))]
+    m = model(nodes, [f("x", F, [2, 10, 1]), f("z", F, [2, 6, 2]), f("sig", F, [1, 20, 1])],
+              [f("fx", F, [2, 7, 2]), f("iz", F, [2, 6, 2]), f("st", F, [1, 5, 5, 2])],
+              inits, opset=17)
+    save_data(m, path)
+
+
 def main():
     case, out = sys.argv[1], sys.argv[2]
     if case.startswith("external:"):
