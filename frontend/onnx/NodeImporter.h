@@ -146,6 +146,7 @@ void addShapeArithmeticOps(OpTable &table);
 void addReshapingOps(OpTable &table);
 void addSlicingPaddingOps(OpTable &table);
 void addIndexingOps(OpTable &table);
+void addControlFlowOps(OpTable &table);
 void addRecurrentOps(OpTable &table);
 void addResamplingOps(OpTable &table);
 void addScatteringOps(OpTable &table);

@@ -42,6 +42,7 @@
 #include <set>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 
 using namespace mlir;
 
@@ -79,6 +80,7 @@ const OpTable &opTable() {
     addReshapingOps(t);
     addSlicingPaddingOps(t);
     addIndexingOps(t);
+    addControlFlowOps(t);
     addRecurrentOps(t);
     addResamplingOps(t);
     addScatteringOps(t);
@@ -295,14 +297,28 @@ LogicalResult ModelImporter::checkExternalData() {
 LogicalResult ModelImporter::checkSupportedOps() {
   const OpTable &table = opTable();
   std::map<std::string, std::vector<std::string>> missing;
-  for (auto [i, node] : llvm::enumerate(model.graph().node())) {
-    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && table.count(node.op_type()))
-      continue;
-    std::string key = defaultDomain ? node.op_type()
-                                    : node.domain() + "." + node.op_type();
-    missing[key].push_back(nodeName(node, i));
-  }
+  // The nodes of If and Loop bodies too, so that one error lists them all.
+  std::function<void(const ::onnx::GraphProto &, const std::string &)> visit =
+      [&](const ::onnx::GraphProto &g, const std::string &scope) {
+        for (auto [i, node] : llvm::enumerate(g.node())) {
+          std::string name = scope + nodeName(node, i);
+          for (const auto &a : node.attribute()) {
+            if (a.has_g())
+              visit(a.g(), name + "/");
+            for (const auto &sub : a.graphs())
+              visit(sub, name + "/");
+          }
+          bool defaultDomain =
+              node.domain().empty() || node.domain() == "ai.onnx";
+          if (defaultDomain && table.count(node.op_type()))
+            continue;
+          std::string key = defaultDomain
+                                ? node.op_type()
+                                : node.domain() + "." + node.op_type();
+          missing[key].push_back(name);
+        }
+      };
+  visit(model.graph(), "");
   if (missing.empty())
     return checkAttributes();
   auto diag = emitError(fileLoc);

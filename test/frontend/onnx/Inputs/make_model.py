@@ -38,7 +38,9 @@ def save_data(m, path, expected=None):
             continue
         shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
         elem = i.type.tensor_type.elem_type
-        if elem in (TensorProto.UINT8, TensorProto.INT8):
+        if elem == TensorProto.INT32:
+            feeds[i.name] = rng.integers(-1000, 1000, shape).astype(np.int32)
+        elif elem in (TensorProto.UINT8, TensorProto.INT8):
             dtype = helper.tensor_dtype_to_np_dtype(elem)
             info = np.iinfo(dtype)
             feeds[i.name] = rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
@@ -553,6 +555,56 @@ def spectral(path):
               [f("fx", F, [2, 7, 2]), f("iz", F, [2, 6, 2]), f("st", F, [1, 5, 5, 2])],
               inits, opset=17)
     save_data(m, path)
+
+
+def control_flow(path):
+    """If with a condition known at import (a Greater of two constants)
+    whose branch reads the outer scope; Loop with a trip count of 3, a
+    loop-carried sum and a scan output."""
+    f = helper.make_tensor_value_info
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"], name="double")],
+                               "then", [], [f("t", F, [2, 3])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="negate")],
+                               "else", [], [f("e", F, [2, 3])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "fi"], ["step"], name="scale"),
+         helper.make_node("Add", ["acc_in", "step"], ["acc_out"], name="accumulate"),
+         helper.make_node("Identity", ["acc_out"], ["each"])],
+        "body", [f("i", TensorProto.INT64, []), f("c_in", TensorProto.BOOL, []),
+                 f("acc_in", F, [2, 3])],
+        [f("c_out", TensorProto.BOOL, []), f("acc_out", F, [2, 3]), f("each", F, [2, 3])])
+    nodes = [
+        helper.make_node("Greater", ["a", "b"], ["cond"], name="choose"),
+        helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g,
+                         else_branch=else_g),
+        helper.make_node("Loop", ["trips", "", "x"], ["total", "steps"], name="loop", body=body),
+    ]
+    inits = [const("a", np.int64(2)), const("b", np.int64(1)),
+             const("two", np.float32(2.0)), const("trips", np.int64(3))]
+    m = model(nodes, [f("x", F, [2, 3])],
+              [f("y", F, [2, 3]), f("total", F, [2, 3]), f("steps", F, [3, 2, 3])], inits)
+    save_data(m, path, onnxruntime_outputs(m))
+
+
+def quantize(path):
+    """QuantizeLinear per channel to uint8 and per tensor to int8 (rounding
+    half to even, saturating), DequantizeLinear per channel and of int32."""
+    f = helper.make_tensor_value_info
+    U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s3", "z3"], ["qu"], name="qu", axis=1),
+        helper.make_node("QuantizeLinear", ["x", "s", "zs"], ["qs"], name="qs"),
+        helper.make_node("DequantizeLinear", ["qu", "s3", "z3"], ["dq"], name="dq", axis=1),
+        helper.make_node("DequantizeLinear", ["acc", "s"], ["da"], name="da"),
+    ]
+    inits = [const("s3", np.float32([0.01, 0.02, 0.5])), const("z3", np.uint8([128, 0, 3])),
+             const("s", np.float32(0.015)), const("zs", np.int8(-4))]
+    m = model(nodes, [f("x", F, [2, 3, 4]), f("acc", I32, [5])],
+              [f("qu", U8, [2, 3, 4]), f("qs", I8, [2, 3, 4]), f("dq", F, [2, 3, 4]),
+               f("da", F, [5])], inits)
+    save_data(m, path, onnxruntime_outputs(m))
 
 
 def main():
