@@ -6,7 +6,10 @@
 
 #include "support/Init.h"
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 namespace dlc {
 
@@ -49,39 +52,77 @@ static void computeFans(const std::vector<int64_t> &shape, double &fanIn,
   }
 }
 
+/// Draws of the generator each element takes: two for the normal kinds
+/// (Box-Muller), one for the uniform ones, none for constants.
+static uint64_t drawsPerElement(InitKind kind) {
+  switch (kind) {
+  case InitKind::Normal:
+  case InitKind::He:
+    return 2;
+  case InitKind::Uniform:
+  case InitKind::Xavier:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 HostTensor initParam(InitKind kind, const InitOptions &options, DType dtype,
                      std::vector<int64_t> shape) {
   HostTensor out(dtype, std::move(shape));
-  SplitMix64 rng(options.seed);
   double fanIn = 0, fanOut = 0;
   computeFans(out.shape(), fanIn, fanOut);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    double value = 0.0;
-    switch (kind) {
-    case InitKind::Zeros:
-      value = 0.0;
-      break;
-    case InitKind::Ones:
-      value = 1.0;
-      break;
-    case InitKind::Normal:
-      value = options.mean + options.std * rng.normal();
-      break;
-    case InitKind::Uniform:
-      value = options.low + (options.high - options.low) * rng.uniform();
-      break;
-    case InitKind::Xavier: {
-      const double a = std::sqrt(6.0 / (fanIn + fanOut));
-      value = -a + 2.0 * a * rng.uniform();
-      break;
+  const uint64_t draws = drawsPerElement(kind);
+  // Elements [begin, end): the generator is a counter (state = seed + k *
+  // gamma after k draws), so a range starts where the sequence would be and
+  // the values do not depend on how the tensor is split.
+  auto fill = [&](int64_t begin, int64_t end) {
+    SplitMix64 rng(options.seed + uint64_t(begin) * draws * 0x9E3779B97F4A7C15ull);
+    for (int64_t i = begin; i < end; ++i) {
+      double value = 0.0;
+      switch (kind) {
+      case InitKind::Zeros:
+        value = 0.0;
+        break;
+      case InitKind::Ones:
+        value = 1.0;
+        break;
+      case InitKind::Normal:
+        value = options.mean + options.std * rng.normal();
+        break;
+      case InitKind::Uniform:
+        value = options.low + (options.high - options.low) * rng.uniform();
+        break;
+      case InitKind::Xavier: {
+        const double a = std::sqrt(6.0 / (fanIn + fanOut));
+        value = -a + 2.0 * a * rng.uniform();
+        break;
+      }
+      case InitKind::He:
+        value = std::sqrt(2.0 / fanIn) * rng.normal();
+        break;
+      }
+      // The rounded value is exact in the dtype, so storing it is exact too.
+      out.setDouble(i, roundTo(dtype, value));
     }
-    case InitKind::He:
-      value = std::sqrt(2.0 / fanIn) * rng.normal();
-      break;
-    }
-    // The rounded value is exact in the dtype, so storing it is exact too.
-    out.setDouble(i, roundTo(dtype, value));
+  };
+  // Large tensors (GPT-2's embeddings: 38M values, log and cos each) are
+  // filled by every core; small ones on this thread.
+  const int64_t n = out.numel();
+  const int64_t perThread = int64_t(1) << 18;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<int64_t>(threads, (n + perThread - 1) / perThread));
+  if (threads <= 1 || draws == 0) {
+    fill(0, n);
+    return out;
   }
+  std::vector<std::thread> workers;
+  const int64_t chunk = (n + threads - 1) / threads;
+  for (unsigned t = 1; t < threads; ++t)
+    workers.emplace_back(fill, std::min<int64_t>(n, t * chunk), std::min<int64_t>(n, (t + 1) * chunk));
+  fill(0, std::min<int64_t>(n, chunk));
+  for (std::thread &w : workers)
+    w.join();
   return out;
 }
 

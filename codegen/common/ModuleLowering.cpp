@@ -296,7 +296,7 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
   return m;
 }
 
-void dlc::codegen::describeModule(const LoweredModule &m,
+void dlc::codegen::describeModule(LoweredModule &m,
                                   format::ModuleWriter &w) {
   w.setName(m.name);
   for (const auto &t : m.inputs)
@@ -304,7 +304,7 @@ void dlc::codegen::describeModule(const LoweredModule &m,
   for (const auto &t : m.outputs)
     w.addOutput(t);
   for (auto [i, t] : llvm::enumerate(m.weights))
-    w.addWeight(t, m.weightBytes[i]);
+    w.addWeight(t, std::move(m.weightBytes[i])); // a model's weights are copied once
   for (const auto &s : m.state)
     w.addState(s);
 }

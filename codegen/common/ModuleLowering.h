@@ -85,8 +85,9 @@ struct LoweredModule {
 mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func);
 
 /// Gives `writer` what every target's module has of `m`: its name,
-/// signature, weights and state (kernels and the plan are the target's).
-void describeModule(const LoweredModule &m, format::ModuleWriter &writer);
+/// signature, weights (their bytes moved out of `m`) and state (kernels and
+/// the plan are the target's).
+void describeModule(LoweredModule &m, format::ModuleWriter &writer);
 
 /// Adds the module's plans: per rank of its mesh (one without a mesh), the
 /// kernels launched as `launches` (one per m.kernels entry) with the

@@ -111,25 +111,32 @@ fb::Command commandType(const CommandDesc &c) {
 
 Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
   // 1. Section contents.
+  // A section is pieces at offsets within it: the weights section holds
+  // every weight (64-aligned), copied once, into the file.
+  struct Piece {
+    uint64_t offset;
+    const std::vector<uint8_t> *bytes;
+  };
   struct SectionContent {
     std::string name;
     fb::SectionKind kind;
-    const std::vector<uint8_t> *bytes;
+    uint64_t size;
+    std::vector<Piece> pieces;
   };
-  std::vector<uint8_t> weightBlob;
   std::vector<uint64_t> weightOffsets;
+  SectionContent weightSection{"weights", fb::SectionKind::weights, 0, {}};
   for (const Weight &w : weights_) {
-    uint64_t offset = alignUp(weightBlob.size(), kSectionAlignment);
-    weightBlob.resize(offset);
-    weightBlob.insert(weightBlob.end(), w.bytes.begin(), w.bytes.end());
+    uint64_t offset = alignUp(weightSection.size, kSectionAlignment);
+    weightSection.pieces.push_back({offset, &w.bytes});
+    weightSection.size = offset + w.bytes.size();
     weightOffsets.push_back(offset);
   }
   std::vector<SectionContent> sections;
   if (!weights_.empty())
-    sections.push_back({"weights", fb::SectionKind::weights, &weightBlob});
+    sections.push_back(std::move(weightSection));
   const uint32_t firstBinarySection = static_cast<uint32_t>(sections.size());
   for (const Binary &bin : binaries_)
-    sections.push_back({bin.name, fb::SectionKind::binary, &bin.bytes});
+    sections.push_back({bin.name, fb::SectionKind::binary, bin.bytes.size(), {{0, &bin.bytes}}});
 
   // 2. The header, every field present.
   Builder b(16384);
@@ -202,7 +209,7 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
 
   std::vector<flatbuffers::Offset<fb::Section>> sectionTable;
   for (const SectionContent &s : sections)
-    sectionTable.push_back(fb::CreateSectionDirect(b, s.name.c_str(), s.kind, 0, s.bytes->size(), 0));
+    sectionTable.push_back(fb::CreateSectionDirect(b, s.name.c_str(), s.kind, 0, s.size, 0));
 
   const uint16_t major = overrides_.setFormatMajor ? overrides_.formatMajor : kFormatMajor;
   auto root = fb::CreateModuleDirect(b, major, name_.c_str(), producer_.c_str(), &inputs, &outputs,
@@ -219,18 +226,19 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
   for (const SectionContent &s : sections) {
     uint64_t offset = alignUp(end, kSectionAlignment);
     offsets.push_back(offset);
-    end = offset + s.bytes->size();
+    end = offset + s.size;
   }
   std::vector<uint8_t> file(end, 0);
   std::memcpy(file.data() + kHeaderOffset, b.GetBufferPointer(), headerSize);
   fb::Module *mutableRoot = fb::GetMutableModule(file.data() + kHeaderOffset);
   for (size_t i = 0; i < sections.size(); ++i) {
-    const std::vector<uint8_t> &bytes = *sections[i].bytes;
-    if (!bytes.empty())
-      std::memcpy(file.data() + offsets[i], bytes.data(), bytes.size());
+    for (const Piece &piece : sections[i].pieces)
+      if (!piece.bytes->empty())
+        std::memcpy(file.data() + offsets[i] + piece.offset, piece.bytes->data(),
+                    piece.bytes->size());
     fb::Section *s = mutableRoot->mutable_sections()->GetMutableObject(static_cast<uint32_t>(i));
     if (!s->mutate_offset(offsets[i]) ||
-        !s->mutate_crc32(rt::crc32(rt::ByteSpan(file.data() + offsets[i], bytes.size()))))
+        !s->mutate_crc32(rt::crc32(rt::ByteSpan(file.data() + offsets[i], sections[i].size))))
       return rt::internalError("section fields missing from the header being written");
   }
 

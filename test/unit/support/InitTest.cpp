@@ -80,6 +80,24 @@ TEST(Init, NormalFirstValue) {
   EXPECT_EQ(t[0], 1 + 2 * z);
 }
 
+// A large tensor is filled by several threads, each from its place in the
+// generator's sequence: the values are those of one sequential pass.
+TEST(Init, LargeTensorsEqualTheSequentialAlgorithm) {
+  InitOptions o;
+  o.seed = 7;
+  o.mean = 0.5;
+  o.std = 0.02;
+  const int64_t n = (int64_t(1) << 20) + 3;
+  std::vector<double> normal = initParam(InitKind::Normal, o, DType::F32, {n}).toDoubles();
+  std::vector<double> uniform = initParam(InitKind::Xavier, o, DType::F64, {n, 1}).toDoubles();
+  SplitMix64 a(7), b(7);
+  const double bound = std::sqrt(6.0 / (double(n) + 1.0));
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(normal[i], roundTo(DType::F32, 0.5 + 0.02 * a.normal())) << i;
+    ASSERT_EQ(uniform[i], -bound + 2.0 * bound * b.uniform()) << i;
+  }
+}
+
 TEST(Init, DeterministicPerSeed) {
   InitOptions a;
   a.seed = 42;
