@@ -5,7 +5,10 @@
 // turn into explicit padding. Global pooling is a reduction over the
 // spatial dimensions. ConvTranspose is the convolution its gradient is: the
 // input with stride-1 zeros between its elements, padded, convolved with
-// the kernel flipped and its channel axes swapped.
+// the kernel flipped and its channel axes swapped. 3-D convolution is a sum
+// over the kernel's depth of 2-D convolutions of depth slices (the output
+// depth folded into the batch); 3-D and dilated pooling take the maximum
+// (or the mean) of the window's strided slices of the padded input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,10 +44,6 @@ static std::optional<Window> readWindow(NodeImporter &n,
     n.error() << "kernel_shape, strides, dilations and pads must have one "
                  "entry per spatial dimension ("
               << rank << "; pads 2 per dimension)";
-    return std::nullopt;
-  }
-  if (pooling && llvm::any_of(*dilations, [](int64_t d) { return d != 1; })) {
-    (void)n.unsupported("dilations", "dlc's pooling has no dilation");
     return std::nullopt;
   }
   w.kernel = *kernel;
@@ -114,6 +113,132 @@ static Value from2d(NodeImporter &n, Value y, size_t spatialRank) {
   return n.reshape(y, {shape[0], shape[1], shape[3]});
 }
 
+/// A 3-D convolution as 2-D ones: for each kernel depth kd, the input's
+/// depth slices that meet it ([N, OD, C, H, W] folded to [N * OD, C, H, W])
+/// convolved with w[:, :, kd], summed over kd.
+static Value conv3d(NodeImporter &n, Value x, Value w, Value bias,
+                    const Window &win, int64_t groups) {
+  auto xShape = shapeOf(x), wShape = shapeOf(w);
+  int64_t batch = xShape[0], channels = xShape[1], kd = wShape[2];
+  int64_t sd = win.strides[0], dd = win.dilations[0];
+  if (win.begin[0] || win.end[0])
+    x = n.create<PadOp>(
+        {x}, {n.i64s("low", {0, 0, win.begin[0], 0, 0}),
+              n.i64s("high", {0, 0, win.end[0], 0, 0}),
+              n.named("value", n.b.getF64FloatAttr(0))});
+  int64_t depth = xShape[2] + win.begin[0] + win.end[0];
+  int64_t outDepth = (depth - dd * (kd - 1) - 1) / sd + 1;
+  if (outDepth < 1) {
+    n.error() << "the kernel's depth does not fit the padded input";
+    return {};
+  }
+  Value sum;
+  for (int64_t k = 0; k < kd; ++k) {
+    Value part = slice(n, x, {0, 0, k * dd, 0, 0},
+                       {batch, channels, k * dd + (outDepth - 1) * sd + 1,
+                        xShape[3], xShape[4]},
+                       {1, 1, sd, 1, 1});
+    part = n.reshape(n.transpose(part, {0, 2, 1, 3, 4}),
+                     {batch * outDepth, channels, xShape[3], xShape[4]});
+    Value wk = n.reshape(
+        slice(n, w, {0, 0, k, 0, 0},
+              {wShape[0], wShape[1], k + 1, wShape[3], wShape[4]},
+              {1, 1, 1, 1, 1}),
+        {wShape[0], wShape[1], wShape[3], wShape[4]});
+    SmallVector<Value> operands{part, wk};
+    if (bias && k == 0)
+      operands.push_back(bias);
+    Value y = n.create<Conv2dOp>(
+        operands,
+        {n.i64s("strides", {win.strides[1], win.strides[2]}),
+         n.i64s("padding", {win.begin[1], win.begin[2], win.end[1], win.end[2]}),
+         n.i64s("dilations", {win.dilations[1], win.dilations[2]}),
+         n.i64("groups", groups)});
+    sum = sum ? n.create<AddOp>({sum, y}) : y;
+  }
+  if (!sum)
+    return {};
+  auto yShape = shapeOf(sum);
+  Value y = n.reshape(sum, {batch, outDepth, yShape[1], yShape[2], yShape[3]});
+  return n.transpose(y, {0, 2, 1, 3, 4});
+}
+
+/// Pooling of any window rank, dilations included: the maximum (or the
+/// mean) over the window's offsets of strided slices of the padded input.
+static Value poolBySlices(NodeImporter &n, Value x, const Window &w,
+                          bool isMax, bool includePad) {
+  auto shape = shapeOf(x);
+  size_t rank = shape.size() - 2;
+  SmallVector<int64_t> low{0, 0}, high{0, 0}, out;
+  for (size_t d = 0; d < rank; ++d) {
+    low.push_back(w.begin[d]);
+    high.push_back(w.end[d]);
+    int64_t padded = shape[2 + d] + w.begin[d] + w.end[d];
+    int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    out.push_back((padded - extent) / w.strides[d] + 1);
+    if (out.back() < 1) {
+      n.error() << "the window does not fit the padded input";
+      return {};
+    }
+  }
+  Value padded = x;
+  if (llvm::any_of(low, [](int64_t v) { return v; }) ||
+      llvm::any_of(high, [](int64_t v) { return v; }))
+    padded = n.create<PadOp>(
+        {x}, {n.i64s("low", low), n.i64s("high", high),
+              n.named("value", n.b.getF64FloatAttr(isMax ? -INFINITY : 0))});
+  Value acc;
+  SmallVector<int64_t> offset(rank, 0);
+  while (true) {
+    SmallVector<int64_t> starts{0, 0}, limits{shape[0], shape[1]},
+        strides{1, 1};
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t start = offset[d] * w.dilations[d];
+      starts.push_back(start);
+      limits.push_back(start + (out[d] - 1) * w.strides[d] + 1);
+      strides.push_back(w.strides[d]);
+    }
+    Value part = slice(n, padded, starts, limits, strides);
+    acc = !acc ? part
+          : isMax ? n.create<MaxOp>({acc, part})
+                  : n.create<AddOp>({acc, part});
+    size_t d = rank;
+    while (d > 0 && ++offset[d - 1] == w.kernel[d - 1])
+      offset[--d] = 0;
+    if (d == 0)
+      break;
+  }
+  if (isMax || !acc)
+    return acc;
+  // The mean's divisor per output position: the window's elements inside
+  // the input (or inside the padding too, with count_include_pad).
+  std::vector<int64_t> countShape(rank + 2, 1);
+  for (size_t d = 0; d < rank; ++d)
+    countShape[2 + d] = out[d];
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Constant count = Constant::empty(element, countShape);
+  SmallVector<int64_t> at(rank, 0);
+  for (int64_t i = 0, total = product(out); i < total; ++i) {
+    double c = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t inside = 0;
+      for (int64_t k = 0; k < w.kernel[d]; ++k) {
+        int64_t pos = at[d] * w.strides[d] + k * w.dilations[d] - w.begin[d];
+        inside += includePad ? pos < shape[2 + d] + w.end[d]
+                             : pos >= 0 && pos < shape[2 + d];
+      }
+      c *= inside;
+    }
+    count.push(c);
+    for (size_t d = rank; d-- > 0;) {
+      if (++at[d] < out[d])
+        break;
+      at[d] = 0;
+    }
+  }
+  return n.create<DivOp>({acc, n.constant(count)});
+}
+
 static LogicalResult importConv(NodeImporter &n) {
   Value x = n.input(0), w = n.input(1);
   if (!x || !w)
@@ -128,6 +253,9 @@ static LogicalResult importConv(NodeImporter &n) {
   auto group = n.intAttr("group", 1);
   if (!window || !group)
     return failure();
+  if (rank == 3)
+    return n.setOutput(0, conv3d(n, x, w, n.hasInput(2) ? n.input(2) : Value(),
+                                 *window, *group));
   SmallVector<Value> operands{to2d(n, x, rank), to2d(n, w, rank)};
   if (n.hasInput(2))
     operands.push_back(n.input(2));
@@ -153,9 +281,9 @@ static LogicalResult importConvTranspose(NodeImporter &n) {
     return n.error() << "ConvTranspose needs X [N, C, spatial...] and W [C, "
                         "M/group, kernel...] of the same rank";
   size_t rank = xShape.size() - 2;
-  if (rank > 2)
-    return n.error() << rank << "-D windows are not supported (dlc has 1-D "
-                                "and 2-D convolution and pooling)";
+  if (rank > 3)
+    return n.error() << rank << "-D windows are not supported (dlc has 1-D, "
+                                "2-D and 3-D convolution)";
   auto group = n.intAttr("group", 1);
   auto strides = n.intsAttr("strides", SmallVector<int64_t>(rank, 1));
   auto dilations = n.intsAttr("dilations", SmallVector<int64_t>(rank, 1));
@@ -280,11 +408,16 @@ static LogicalResult importConvTranspose(NodeImporter &n) {
                            {n.i64("axis", static_cast<int64_t>(2 + d))});
   }
   Window win;
-  win.begin.assign({std::max<int64_t>(0, lo[0])});
-  win.end.assign({std::max<int64_t>(0, hi[0])});
-  if (rank == 2) {
-    win.begin.push_back(std::max<int64_t>(0, lo[1]));
-    win.end.push_back(std::max<int64_t>(0, hi[1]));
+  for (size_t d = 0; d < rank; ++d) {
+    win.begin.push_back(std::max<int64_t>(0, lo[d]));
+    win.end.push_back(std::max<int64_t>(0, hi[d]));
+  }
+  if (rank == 3) {
+    win.kernel = *kernel;
+    win.strides.assign(3, 1);
+    win.dilations = *dilations;
+    return n.setOutput(0, conv3d(n, u, k, n.hasInput(2) ? n.input(2) : Value(),
+                                 win, g));
   }
   SmallVector<Value> operands{to2d(n, u, rank), to2d(n, k, rank)};
   if (n.hasInput(2))
@@ -339,8 +472,16 @@ static LogicalResult importPool(NodeImporter &n) {
   bool narrow = isMax && element.isInteger(8);
   if (narrow)
     x = n.cast(x, n.b.getF32Type());
-  Value y = n.create<OpTy>({to2d(n, x, rank)}, attrs);
-  y = from2d(n, y, rank);
+  bool dilated = llvm::any_of(window->dilations, [](int64_t d) { return d != 1; });
+  Value y;
+  if (rank > 2 || dilated) {
+    bool include = false;
+    if constexpr (!isMax)
+      include = llvm::cast<BoolAttr>(attrs.back().getValue()).getValue();
+    y = poolBySlices(n, x, *window, isMax, include);
+  } else {
+    y = from2d(n, n.create<OpTy>({to2d(n, x, rank)}, attrs), rank);
+  }
   return n.setOutput(0, narrow ? n.cast(y, element) : y);
 }
 

@@ -607,6 +607,34 @@ def quantize(path):
     save_data(m, path, onnxruntime_outputs(m))
 
 
+def windows3d(path):
+    """3-D windows: a grouped, strided, dilated, padded Conv; MaxPool with
+    ceil_mode; AveragePool not counting the padding; a 3-D ConvTranspose;
+    and a 2-D MaxPool with dilations."""
+    rng = np.random.default_rng(3)
+    f = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv3d", group=2,
+                         strides=[2, 1, 2], dilations=[1, 2, 1], pads=[1, 0, 1, 0, 2, 1]),
+        helper.make_node("MaxPool", ["x"], ["mp"], name="maxpool3d", kernel_shape=[2, 3, 2],
+                         strides=[2, 2, 2], ceil_mode=1),
+        helper.make_node("AveragePool", ["x"], ["ap"], name="avgpool3d", kernel_shape=[3, 3, 3],
+                         pads=[1, 1, 1, 1, 1, 1], strides=[2, 2, 2]),
+        helper.make_node("ConvTranspose", ["x", "wt"], ["ct"], name="convtranspose3d",
+                         strides=[2, 1, 2], pads=[0, 1, 0, 1, 0, 0]),
+        helper.make_node("MaxPool", ["img"], ["dmp"], name="dilated", kernel_shape=[2, 2],
+                         dilations=[2, 3], pads=[1, 1, 0, 1]),
+    ]
+    inits = [const("w", rng.standard_normal([4, 2, 2, 3, 2]).astype(np.float32)),
+             const("b", rng.standard_normal([4]).astype(np.float32)),
+             const("wt", rng.standard_normal([4, 3, 2, 2, 3]).astype(np.float32))]
+    m = model(nodes, [f("x", F, [1, 4, 5, 6, 7]), f("img", F, [2, 3, 7, 8])],
+              [f("c", F, [1, 4, 3, 4, 4]), f("mp", F, [1, 4, 3, 3, 4]),
+               f("ap", F, [1, 4, 3, 3, 4]), f("ct", F, [1, 3, 9, 6, 15]),
+               f("dmp", F, [2, 3, 6, 7])], inits)
+    save_data(m, path, onnxruntime_outputs(m))
+
+
 def main():
     case, out = sys.argv[1], sys.argv[2]
     if case.startswith("external:"):
