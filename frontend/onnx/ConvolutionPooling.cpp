@@ -165,8 +165,12 @@ static Value conv3d(NodeImporter &n, Value x, Value w, Value bias,
 
 /// Pooling of any window rank, dilations included: the maximum (or the
 /// mean) over the window's offsets of strided slices of the padded input.
+/// With `indices`, also MaxPool's Indices: the flat input index of each
+/// maximum (its first occurrence in window order), row- or column-major
+/// within the spatial dimensions.
 static Value poolBySlices(NodeImporter &n, Value x, const Window &w,
-                          bool isMax, bool includePad) {
+                          bool isMax, bool includePad,
+                          Value *indices = nullptr, bool columnMajor = false) {
   auto shape = shapeOf(x);
   size_t rank = shape.size() - 2;
   SmallVector<int64_t> low{0, 0}, high{0, 0}, out;
@@ -199,6 +203,38 @@ static Value poolBySlices(NodeImporter &n, Value x, const Window &w,
       strides.push_back(w.strides[d]);
     }
     Value part = slice(n, padded, starts, limits, strides);
+    if (indices) {
+      // Where this offset reads inside the input, the element's spatial
+      // flat index (padding never wins: it is -inf).
+      std::vector<int64_t> tableShape(rank + 2, 1);
+      for (size_t d = 0; d < rank; ++d)
+        tableShape[2 + d] = out[d];
+      Constant table = Constant::empty(n.i64(), tableShape);
+      SmallVector<int64_t> at(rank, 0);
+      for (int64_t i = 0, total = product(out); i < total; ++i) {
+        int64_t flat = 0, stride = 1;
+        for (size_t k = 0; k < rank; ++k) {
+          size_t d = columnMajor ? k : rank - 1 - k;
+          int64_t pos = at[d] * w.strides[d] + offset[d] * w.dilations[d] -
+                        w.begin[d];
+          flat += std::clamp<int64_t>(pos, 0, shape[2 + d] - 1) * stride;
+          stride *= shape[2 + d];
+        }
+        table.pushInt(flat);
+        for (size_t d = rank; d-- > 0;) {
+          if (++at[d] < out[d])
+            break;
+          at[d] = 0;
+        }
+      }
+      Value where = n.constant(table);
+      if (!acc) {
+        *indices = n.broadcastTo(where, shapeOf(part));
+      } else {
+        Value better = n.compare(ComparePredicate::gt, part, acc);
+        *indices = n.create<SelectOp>({better, where, *indices});
+      }
+    }
     acc = !acc ? part
           : isMax ? n.create<MaxOp>({acc, part})
                   : n.create<AddOp>({acc, part});
@@ -207,6 +243,16 @@ static Value poolBySlices(NodeImporter &n, Value x, const Window &w,
       offset[--d] = 0;
     if (d == 0)
       break;
+  }
+  if (indices && *indices) {
+    // Plus the image's offset: (n * C + c) * spatial size.
+    SmallVector<int64_t> oShape = shapeOf(acc);
+    Value image = n.create<AddOp>(
+        {n.create<MulOp>({n.iota(oShape, 0), n.scalar(shape[1], n.i64())}),
+         n.iota(oShape, 1)});
+    int64_t plane = product(ArrayRef<int64_t>(shape).drop_front(2));
+    *indices = n.create<AddOp>(
+        {*indices, n.create<MulOp>({image, n.scalar(plane, n.i64())})});
   }
   if (isMax || !acc)
     return acc;
@@ -432,15 +478,10 @@ static LogicalResult importConvTranspose(NodeImporter &n) {
 template <typename OpTy>
 static LogicalResult importPool(NodeImporter &n) {
   constexpr bool isMax = std::is_same_v<OpTy, MaxPool2dOp>;
-  if (isMax && n.wantsOutput(1))
-    return n.error() << "output 'Indices' is not supported";
-  if (isMax) {
-    auto order = n.intAttr("storage_order", 0);
-    if (!order)
-      return failure();
-    if (*order)
-      return n.unsupported("storage_order", "only row-major (0) is");
-  }
+  bool withIndices = isMax && n.wantsOutput(1);
+  auto order = n.intAttr("storage_order", 0);
+  if (!order)
+    return failure();
   Value x = n.input(0);
   if (!x)
     return failure();
@@ -473,12 +514,15 @@ static LogicalResult importPool(NodeImporter &n) {
   if (narrow)
     x = n.cast(x, n.b.getF32Type());
   bool dilated = llvm::any_of(window->dilations, [](int64_t d) { return d != 1; });
-  Value y;
-  if (rank > 2 || dilated) {
+  Value y, indices;
+  if (rank > 2 || dilated || withIndices) {
     bool include = false;
     if constexpr (!isMax)
       include = llvm::cast<BoolAttr>(attrs.back().getValue()).getValue();
-    y = poolBySlices(n, x, *window, isMax, include);
+    y = poolBySlices(n, x, *window, isMax, include,
+                     withIndices ? &indices : nullptr, *order != 0);
+    if (withIndices && failed(n.setOutput(1, indices)))
+      return failure();
   } else {
     y = from2d(n, n.create<OpTy>({to2d(n, x, rank)}, attrs), rank);
   }

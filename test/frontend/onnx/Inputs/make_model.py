@@ -610,7 +610,7 @@ def quantize(path):
 def windows3d(path):
     """3-D windows: a grouped, strided, dilated, padded Conv; MaxPool with
     ceil_mode; AveragePool not counting the padding; a 3-D ConvTranspose;
-    and a 2-D MaxPool with dilations."""
+    a 2-D MaxPool with dilations, and one with its Indices (column-major)."""
     rng = np.random.default_rng(3)
     f = helper.make_tensor_value_info
     nodes = [
@@ -624,6 +624,8 @@ def windows3d(path):
                          strides=[2, 1, 2], pads=[0, 1, 0, 1, 0, 0]),
         helper.make_node("MaxPool", ["img"], ["dmp"], name="dilated", kernel_shape=[2, 2],
                          dilations=[2, 3], pads=[1, 1, 0, 1]),
+        helper.make_node("MaxPool", ["img"], ["mpv", "mpi"], name="argmax", kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1], storage_order=1),
     ]
     inits = [const("w", rng.standard_normal([4, 2, 2, 3, 2]).astype(np.float32)),
              const("b", rng.standard_normal([4]).astype(np.float32)),
@@ -631,7 +633,8 @@ def windows3d(path):
     m = model(nodes, [f("x", F, [1, 4, 5, 6, 7]), f("img", F, [2, 3, 7, 8])],
               [f("c", F, [1, 4, 3, 4, 4]), f("mp", F, [1, 4, 3, 3, 4]),
                f("ap", F, [1, 4, 3, 3, 4]), f("ct", F, [1, 3, 9, 6, 15]),
-               f("dmp", F, [2, 3, 6, 7])], inits)
+               f("dmp", F, [2, 3, 6, 7]), f("mpv", F, [2, 3, 4, 4]),
+               f("mpi", TensorProto.INT64, [2, 3, 4, 4])], inits)
     save_data(m, path, onnxruntime_outputs(m))
 
 
