@@ -260,6 +260,9 @@ ExitCode runBench(const CommonOptions &options, const MeasureOptions &measure,
         {"host_overhead_ms_per_run", hostSeconds >= 0 ? llvm::json::Value(hostSeconds * 1e3)
                                                       : llvm::json::Value(nullptr)},
         {"kernels_per_run", int64_t(kernelsPerRun)},
+        {"host_us_per_kernel", hostSeconds >= 0 && kernelsPerRun
+                                   ? llvm::json::Value(hostSeconds / double(kernelsPerRun) * 1e6)
+                                   : llvm::json::Value(nullptr)},
         {"arena_bytes", int64_t(memory.arena)},
         {"weight_bytes", int64_t(memory.weights)},
         {"peak_rss_bytes", peakRssBytes()},
@@ -294,7 +297,9 @@ ExitCode runBench(const CommonOptions &options, const MeasureOptions &measure,
   if (kernelSeconds >= 0)
     os << "kernels        " << ms(kernelSeconds) << " ms per run in " << kernelsPerRun
        << " kernels; host overhead " << ms(hostSeconds) << " ms ("
-       << llvm::formatv("{0:F0}", 100 * hostSeconds / median) << "% of the median)\n";
+       << llvm::formatv("{0:F0}", 100 * hostSeconds / median) << "% of the median, "
+       << llvm::formatv("{0:F1}", kernelsPerRun ? hostSeconds / double(kernelsPerRun) * 1e6 : 0.0)
+       << " us a kernel)\n";
   else
     os << "kernels        not timed on this device (" << timingError << ")\n";
   os << "memory         arena " << mib(memory.arena) << " MiB, weights " << mib(memory.weights)
