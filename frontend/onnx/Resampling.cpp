@@ -8,7 +8,10 @@
 // Resize): coordinate transformation, nearest rounding, cubic and
 // antialias weights, exclude_outside, and tf_crop_and_resize's
 // extrapolation (a select against a constant mask). Sizes, scales and roi
-// must be known at import time, as every shape.
+// must be known at import time, as every shape. GridSample's positions are
+// data: its taps are computed in the graph (floor, weights, border and
+// reflection handling) and fetched with one dlc.gather each from the
+// image flattened to rows of channels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -418,7 +421,204 @@ static LogicalResult importUpsample(NodeImporter &n) {
   return resize(n, n.input(0), s, {});
 }
 
+namespace {
+/// Builds one 2-D GridSample.
+struct GridSampler {
+  NodeImporter &n;
+  Value rows;          // X as [N * H * W, C]
+  int64_t batch, channels, height, width;
+  SmallVector<int64_t> outShape; // [N, Ho, Wo]
+  std::string padding;
+  bool alignCorners;
+  Type element;
+
+  Value scalar(double v) { return n.scalar(v, element); }
+  Value add(Value a, Value b) { return n.create<AddOp>({a, b}); }
+  Value sub(Value a, Value b) { return n.create<SubOp>({a, b}); }
+  Value mul(Value a, Value b) { return n.create<MulOp>({a, b}); }
+  Value floor(Value a) { return n.create<FloorOp>({a}); }
+  Value less(Value a, Value b) { return n.compare(ComparePredicate::lt, a, b); }
+  Value pick(Value c, Value a, Value b) { return n.create<SelectOp>({c, a, b}); }
+
+  /// `v` reflected into [lo, hi] by the near border, repeatedly.
+  Value reflect(Value v, double lo, double hi) {
+    double range = hi - lo;
+    // dx past a border = times * range + r; an odd number of crossings
+    // ends at the other border.
+    auto fold = [&](Value dx) {
+      Value times = floor(n.create<DivOp>({dx, scalar(range)}));
+      Value r = sub(dx, mul(times, scalar(range)));
+      Value odd = n.compare(
+          ComparePredicate::ne,
+          sub(times, mul(floor(n.create<DivOp>({times, scalar(2)})), scalar(2))),
+          scalar(0));
+      return std::make_pair(r, odd);
+    };
+    auto [rLow, oddLow] = fold(sub(scalar(lo), v));
+    auto [rHigh, oddHigh] = fold(sub(v, scalar(hi)));
+    Value low = pick(oddLow, sub(scalar(hi), rLow), add(scalar(lo), rLow));
+    Value high = pick(oddHigh, add(scalar(lo), rHigh), sub(scalar(hi), rHigh));
+    return pick(less(v, scalar(lo)), low,
+                pick(n.compare(ComparePredicate::gt, v, scalar(hi)), high, v));
+  }
+
+  double lowBorder() { return alignCorners ? 0.0 : -0.5; }
+  double highBorder(int64_t size) {
+    return alignCorners ? size - 1.0 : size - 0.5;
+  }
+
+  /// A grid coordinate in pixels, out-of-border positions moved as the
+  /// padding mode says.
+  Value coordinate(Value g, int64_t size, bool nearest) {
+    Value x = alignCorners
+                  ? mul(add(g, scalar(1)), scalar((size - 1) / 2.0))
+                  : n.create<DivOp>(
+                        {sub(mul(add(g, scalar(1)), scalar(size)), scalar(1)),
+                         scalar(2)});
+    if (nearest)
+      x = n.create<RoundOp>({x});
+    double lo = lowBorder(), hi = highBorder(size);
+    if (padding == "border") {
+      Value outside = n.create<SelectOp>(
+          {less(x, scalar(lo)), n.scalar(1, n.i1()),
+           n.compare(ComparePredicate::gt, x, scalar(hi))});
+      Value clamped =
+          n.create<MinOp>({n.create<MaxOp>({x, scalar(0)}), scalar(size - 1)});
+      x = pick(outside, clamped, x);
+    } else if (padding == "reflection") {
+      x = reflect(x, lo, hi);
+    }
+    return x;
+  }
+
+  /// X at integer pixel positions (iy, ix) ([N, Ho, Wo], as floats),
+  /// [N, C, Ho, Wo]; positions outside the image as the padding mode says.
+  Value fetch(Value iy, Value ix) {
+    Value valid;
+    auto inside = [&](Value i, int64_t size) {
+      if (padding == "reflection") {
+        // int(reflect(i)) as ONNX's reference: toward zero.
+        Value r = reflect(i, lowBorder(), highBorder(size));
+        return pick(less(r, scalar(0)), n.create<CeilOp>({r}), floor(r));
+      }
+      return i;
+    };
+    iy = inside(iy, height);
+    ix = inside(ix, width);
+    if (padding == "zeros") {
+      auto within = [&](Value i, int64_t size) {
+        return n.create<SelectOp>(
+            {less(i, scalar(0)), n.scalar(0, n.i1()),
+             less(i, scalar(size))});
+      };
+      valid = n.create<SelectOp>(
+          {within(iy, height), within(ix, width), n.scalar(0, n.i1())});
+    }
+    auto clampTo = [&](Value i, int64_t size) {
+      return n.cast(
+          n.create<MinOp>({n.create<MaxOp>({i, scalar(0)}), scalar(size - 1)}),
+          n.i64());
+    };
+    Value flat = add(mul(clampTo(iy, height), n.scalar(width, n.i64())),
+                     clampTo(ix, width));
+    flat = add(flat, mul(n.iota(outShape, 0),
+                         n.scalar(height * width, n.i64())));
+    // [N, Ho, Wo, C] -> [N, C, Ho, Wo].
+    Value v = n.transpose(
+        n.create<GatherOp>({rows, flat}, {n.i64("axis", 0)}), {0, 3, 1, 2});
+    if (valid)
+      v = pick(n.reshape(valid, {batch, 1, outShape[1], outShape[2]}), v,
+               scalar(0));
+    return v;
+  }
+
+  /// [N, 1, Ho, Wo] weights, broadcast over the channels.
+  Value weight(Value w) { return n.reshape(w, {batch, 1, outShape[1], outShape[2]}); }
+};
+} // namespace
+
+/// Keys' cubic convolution weights (a = -0.75) of taps -1, 0, 1, 2.
+static SmallVector<Value> cubicTaps(GridSampler &g, Value t) {
+  double a = -0.75;
+  auto poly = [&](Value x, bool near) {
+    // |x| <= 1: (a+2)x^3 - (a+3)x^2 + 1; 1 < |x| < 2: a x^3 - 5a x^2 + 8a x - 4a.
+    Value x2 = g.mul(x, x), x3 = g.mul(x2, x);
+    if (near)
+      return g.add(g.sub(g.mul(x3, g.scalar(a + 2)), g.mul(x2, g.scalar(a + 3))),
+                   g.scalar(1));
+    return g.sub(g.add(g.sub(g.mul(x3, g.scalar(a)), g.mul(x2, g.scalar(5 * a))),
+                       g.mul(x, g.scalar(8 * a))),
+                 g.scalar(4 * a));
+  };
+  Value one = g.scalar(1), two = g.scalar(2);
+  return {poly(g.add(t, one), false), poly(t, true), poly(g.sub(one, t), true),
+          poly(g.sub(two, t), false)};
+}
+
+static LogicalResult importGridSample(NodeImporter &n) {
+  Value x = n.input(0), grid = n.input(1);
+  auto mode = n.stringAttr("mode", n.opset() >= 20 ? "linear" : "bilinear");
+  auto padding = n.stringAttr("padding_mode", "zeros");
+  auto align = n.intAttr("align_corners", 0);
+  if (!x || !grid || !mode || !padding || !align)
+    return failure();
+  auto xShape = shapeOf(x), gShape = shapeOf(grid);
+  if (xShape.size() != 4 || gShape.size() != 4 || gShape[3] != 2 ||
+      gShape[0] != xShape[0])
+    return n.error() << "dlc samples 2-D grids: X [N, C, H, W] and grid "
+                        "[N, H_out, W_out, 2]";
+  std::string m = *mode == "bilinear" ? "linear"
+                  : *mode == "bicubic" ? "cubic"
+                                       : *mode;
+  if (m != "linear" && m != "nearest" && m != "cubic")
+    return n.unsupported("mode", "unknown value '" + *mode + "'");
+  if (*padding != "zeros" && *padding != "border" && *padding != "reflection")
+    return n.unsupported("padding_mode", "unknown value '" + *padding + "'");
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  if (!isa<FloatType>(element))
+    return n.error() << "X must be a float tensor";
+  int64_t batch = xShape[0], channels = xShape[1];
+  GridSampler g{n, {}, batch, channels, xShape[2], xShape[3],
+                {batch, gShape[1], gShape[2]}, *padding, *align != 0, element};
+  g.rows = n.reshape(n.transpose(x, {0, 2, 3, 1}),
+                     {batch * xShape[2] * xShape[3], channels});
+  auto component = [&](int64_t c) {
+    return n.cast(n.reshape(slice(n, grid, {0, 0, 0, c},
+                                  {batch, gShape[1], gShape[2], c + 1},
+                                  {1, 1, 1, 1}),
+                            g.outShape),
+                  element);
+  };
+  bool nearest = m == "nearest";
+  Value px = g.coordinate(component(0), g.width, nearest);
+  Value py = g.coordinate(component(1), g.height, nearest);
+  if (nearest)
+    return n.setOutput(0, g.fetch(py, px));
+  Value x0 = g.floor(px), y0 = g.floor(py);
+  Value tx = g.sub(px, x0), ty = g.sub(py, y0);
+  SmallVector<Value> wx, wy;
+  int64_t first = 0;
+  if (m == "linear") {
+    wx = {g.sub(g.scalar(1), tx), tx};
+    wy = {g.sub(g.scalar(1), ty), ty};
+  } else {
+    wx = cubicTaps(g, tx);
+    wy = cubicTaps(g, ty);
+    first = -1;
+  }
+  Value sum;
+  for (size_t a = 0; a < wy.size(); ++a)
+    for (size_t b = 0; b < wx.size(); ++b) {
+      Value v = g.fetch(g.add(y0, g.scalar(first + int64_t(a))),
+                        g.add(x0, g.scalar(first + int64_t(b))));
+      Value term = g.mul(v, g.weight(g.mul(wy[a], wx[b])));
+      sum = sum ? g.add(sum, term) : term;
+    }
+  return n.setOutput(0, sum);
+}
+
 void addResamplingOps(OpTable &t) {
+  t["GridSample"] = {{"align_corners", "mode", "padding_mode"}, importGridSample};
   t["Resize"] = {{"antialias", "axes", "coordinate_transformation_mode",
                   "cubic_coeff_a", "exclude_outside", "extrapolation_value",
                   "keep_aspect_ratio_policy", "mode", "nearest_mode"},
