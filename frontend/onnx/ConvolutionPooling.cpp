@@ -8,7 +8,8 @@
 // the kernel flipped and its channel axes swapped. 3-D convolution is a sum
 // over the kernel's depth of 2-D convolutions of depth slices (the output
 // depth folded into the batch); 3-D and dilated pooling take the maximum
-// (or the mean) of the window's strided slices of the padded input.
+// (or the mean) of the window's strided slices of the padded input, one
+// dimension at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,8 +165,8 @@ static Value conv3d(NodeImporter &n, Value x, Value w, Value bias,
 }
 
 /// Pooling of any window rank, dilations included: the maximum (or the
-/// mean) over the window's offsets of strided slices of the padded input.
-/// With `indices`, also MaxPool's Indices: the flat input index of each
+/// mean) over the window's offsets of strided slices of the padded input,
+/// one dimension at a time (the window is a box: separable). With `indices`, also MaxPool's Indices: the flat input index of each
 /// maximum (its first occurrence in window order), row- or column-major
 /// within the spatial dimensions.
 static Value poolBySlices(NodeImporter &n, Value x, const Window &w,
@@ -192,8 +193,29 @@ static Value poolBySlices(NodeImporter &n, Value x, const Window &w,
         {x}, {n.i64s("low", low), n.i64s("high", high),
               n.named("value", n.b.getF64FloatAttr(isMax ? -INFINITY : 0))});
   Value acc;
+  if (!indices) {
+    // Separable: the window's maximum (sum) is the maximum (sum) along
+    // each dimension in turn, sum(kernel) slices instead of their product.
+    Value stage = padded;
+    for (size_t d = 0; d < rank; ++d) {
+      SmallVector<int64_t> starts(rank + 2, 0), limits = shapeOf(stage),
+                                               strides(rank + 2, 1);
+      Value reduced;
+      for (int64_t k = 0; k < w.kernel[d]; ++k) {
+        starts[2 + d] = k * w.dilations[d];
+        limits[2 + d] = starts[2 + d] + (out[d] - 1) * w.strides[d] + 1;
+        strides[2 + d] = w.strides[d];
+        Value part = slice(n, stage, starts, limits, strides);
+        reduced = !reduced ? part
+                  : isMax  ? n.create<MaxOp>({reduced, part})
+                           : n.create<AddOp>({reduced, part});
+      }
+      stage = reduced;
+    }
+    acc = stage;
+  }
   SmallVector<int64_t> offset(rank, 0);
-  while (true) {
+  while (indices) {
     SmallVector<int64_t> starts{0, 0}, limits{shape[0], shape[1]},
         strides{1, 1};
     for (size_t d = 0; d < rank; ++d) {
