@@ -5,10 +5,13 @@
 // `dlc.matmul`'s flags. Einsum takes diagonals with masks, sums labels
 // no one else needs, and contracts operands pairwise as batched matmuls
 // (batch, kept, contracted labels transposed and flattened into place).
+// Det of matrices up to 4x4 is Leibniz's sum over permutations.
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/onnx/NodeImporter.h"
+#include "frontend/onnx/ShapeHelpers.h"
+
+#include <numeric>
 
 using namespace mlir;
 
@@ -245,7 +248,56 @@ static LogicalResult importEinsum(NodeImporter &n) {
   return n.setOutput(0, arrange(n, acc, out, sizes));
 }
 
+/// The largest matrix Det expands (4! = 24 products of 4).
+static constexpr int64_t kMaxDet = 4;
+
+static LogicalResult importDet(NodeImporter &n) {
+  Value x = n.input(0);
+  if (!x)
+    return failure();
+  auto shape = shapeOf(x);
+  int64_t rank = shape.size();
+  if (rank < 2 || shape[rank - 1] != shape[rank - 2])
+    return n.error() << "Det needs square matrices [..., M, M]";
+  int64_t m = shape.back();
+  if (m > kMaxDet)
+    return n.error() << "Det of " << m << "x" << m
+                     << " matrices is not supported (dlc expands up to "
+                     << kMaxDet << "x" << kMaxDet << ")";
+  SmallVector<int64_t> batch(shape.begin(), shape.end() - 2);
+  // Every element x[..., i, j] as a [...] value.
+  auto element = [&](int64_t i, int64_t j) {
+    SmallVector<int64_t> starts(rank, 0), limits(shape), strides(rank, 1);
+    starts[rank - 2] = i;
+    limits[rank - 2] = i + 1;
+    starts[rank - 1] = j;
+    limits[rank - 1] = j + 1;
+    return n.reshape(slice(n, x, starts, limits, strides), batch);
+  };
+  SmallVector<SmallVector<Value>> e(m);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < m; ++j)
+      e[i].push_back(element(i, j));
+  SmallVector<int64_t> perm(m);
+  std::iota(perm.begin(), perm.end(), 0);
+  Value det;
+  do {
+    int64_t inversions = 0;
+    for (int64_t a = 0; a < m; ++a)
+      for (int64_t b = a + 1; b < m; ++b)
+        inversions += perm[a] > perm[b];
+    Value term = e[0][perm[0]];
+    for (int64_t i = 1; i < m; ++i)
+      term = n.create<MulOp>({term, e[i][perm[i]]});
+    det = !det ? (inversions % 2 ? n.create<NegOp>({term}) : term)
+          : inversions % 2 ? n.create<SubOp>({det, term})
+                           : n.create<AddOp>({det, term});
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  return n.setOutput(0, det);
+}
+
 void addContractionOps(OpTable &t) {
+  t["Det"] = {{}, importDet};
   t["Einsum"] = {{"equation"}, importEinsum};
   t["MatMul"] = {{}, importMatMul};
   t["Gemm"] = {{"alpha", "beta", "transA", "transB"}, importGemm};

@@ -4,13 +4,14 @@
 // import time is its chosen branch, imported in place; a Loop whose trip
 // count (and condition, at every iteration) is known at import time is
 // its body unrolled, the loop-carried values threaded through the copies
-// and the scan outputs concatenated. Bodies see the outer scope's values
+// and the scan outputs concatenated; Scan likewise over its scan inputs'
+// static length. Bodies see the outer scope's values
 // by name, as ONNX's scoping has it. A condition that depends on the
 // graph's inputs is an error naming the node.
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/onnx/NodeImporter.h"
+#include "frontend/onnx/ShapeHelpers.h"
 
 using namespace mlir;
 
@@ -202,7 +203,211 @@ static LogicalResult importLoop(NodeImporter &n) {
   return success();
 }
 
+/// One Scan over values (no batch dimension): `states` threaded through
+/// the body, `inputs` sliced along their axes; the final states and the
+/// stacked scan outputs in `results`.
+static LogicalResult scanOnce(NodeImporter &n, const ::onnx::GraphProto &body,
+                              SmallVector<TensorEntry> states,
+                              ArrayRef<Value> inputs, ArrayRef<int64_t> inAxes,
+                              ArrayRef<int64_t> inReverse,
+                              ArrayRef<int64_t> outAxes,
+                              ArrayRef<int64_t> outReverse,
+                              SmallVector<Value> &results) {
+  int64_t numStates = states.size(), numInputs = inputs.size();
+  int64_t numOutputs = body.output_size() - numStates;
+  int64_t length = -1;
+  for (auto [k, v] : llvm::enumerate(inputs)) {
+    int64_t size = shapeOf(v)[inAxes[k]];
+    if (length >= 0 && size != length)
+      return n.error() << "scan inputs differ in length (" << length << " vs "
+                       << size << ")";
+    length = size;
+  }
+  if (length < 1)
+    return n.error() << "the scan has no iteration";
+  if (length > kMaxUnroll)
+    return n.error() << "the scan runs more than " << kMaxUnroll
+                     << " iterations; dlc unrolls scans";
+  SmallVector<SmallVector<Value>> collected(numOutputs);
+  for (int64_t step = 0; step < length; ++step) {
+    auto &tensors = n.graph.tensors;
+    for (int64_t k = 0; k < numStates; ++k)
+      tensors[body.input(k).name()] = states[k];
+    for (int64_t k = 0; k < numInputs; ++k) {
+      auto shape = shapeOf(inputs[k]);
+      int64_t axis = inAxes[k], t = inReverse[k] ? length - 1 - step : step;
+      SmallVector<int64_t> starts(shape.size(), 0), limits(shape),
+          strides(shape.size(), 1);
+      starts[axis] = t;
+      limits[axis] = t + 1;
+      SmallVector<int64_t> squeezed(shape);
+      squeezed.erase(squeezed.begin() + axis);
+      TensorEntry e;
+      e.value = n.reshape(slice(n, inputs[k], starts, limits, strides), squeezed);
+      tensors[body.input(numStates + k).name()] = e;
+    }
+    if (failed(importBody(n, body)))
+      return failure();
+    for (int64_t k = 0; k < numStates; ++k) {
+      auto entry = entryOf(n, body.output(k).name());
+      if (failed(entry))
+        return failure();
+      states[k] = *entry;
+    }
+    for (int64_t k = 0; k < numOutputs; ++k) {
+      const std::string &name = body.output(numStates + k).name();
+      auto entry = entryOf(n, name);
+      if (failed(entry))
+        return failure();
+      Value v = valueOf(n, *entry, name);
+      if (!v)
+        return failure();
+      auto shape = shapeOf(v);
+      shape.insert(shape.begin() + outAxes[k], 1);
+      collected[k].push_back(n.reshape(v, shape));
+    }
+  }
+  results.clear();
+  for (int64_t k = 0; k < numStates; ++k) {
+    Value v = valueOf(n, states[k], body.output(k).name());
+    if (!v)
+      return failure();
+    results.push_back(v);
+  }
+  for (int64_t k = 0; k < numOutputs; ++k) {
+    if (outReverse[k])
+      std::reverse(collected[k].begin(), collected[k].end());
+    results.push_back(collected[k].size() == 1
+                          ? collected[k][0]
+                          : n.create<ConcatOp>(collected[k],
+                                               {n.i64("axis", outAxes[k])}));
+    if (!results.back())
+      return failure();
+  }
+  return success();
+}
+
+static LogicalResult importScan(NodeImporter &n) {
+  const auto *bodyAttr = n.attr("body");
+  auto numScan = n.intAttr("num_scan_inputs", 0);
+  if (!numScan)
+    return failure();
+  if (!bodyAttr || !bodyAttr->has_g())
+    return n.error() << "attribute 'body' is required";
+  const ::onnx::GraphProto &body = bodyAttr->g();
+  // Opset 8: a sequence_lens input first and a batch dimension on every
+  // input and output; opset 9 on: neither.
+  bool batched = n.opset() < 9;
+  size_t first = batched ? 1 : 0;
+  int64_t numInputs = *numScan;
+  int64_t numStates = static_cast<int64_t>(n.node.input_size() - first) - numInputs;
+  int64_t numOutputs = body.output_size() - numStates;
+  if (numStates < 0 || numOutputs < 0 || body.input_size() != numStates + numInputs)
+    return n.error() << "the body's inputs and outputs do not match the node's";
+  if (batched && n.hasInput(0))
+    return n.error() << "sequence_lens is not supported";
+  auto attrOr = [&](StringRef name, int64_t count, int64_t fallback) {
+    auto v = n.intsAttr(name, SmallVector<int64_t>(count, fallback));
+    if (v && static_cast<int64_t>(v->size()) != count) {
+      n.error() << "attribute '" << name << "' needs " << count << " values";
+      return std::optional<SmallVector<int64_t>>();
+    }
+    return v;
+  };
+  auto directions = attrOr(batched ? "directions" : "scan_input_directions",
+                           numInputs, 0);
+  auto inAxes = batched ? std::optional<SmallVector<int64_t>>(
+                              SmallVector<int64_t>(numInputs, 0))
+                        : attrOr("scan_input_axes", numInputs, 0);
+  auto outAxes = batched ? std::optional<SmallVector<int64_t>>(
+                               SmallVector<int64_t>(numOutputs, 0))
+                         : attrOr("scan_output_axes", numOutputs, 0);
+  auto outDirections = batched ? std::optional<SmallVector<int64_t>>(
+                                     SmallVector<int64_t>(numOutputs, 0))
+                               : attrOr("scan_output_directions", numOutputs, 0);
+  if (!directions || !inAxes || !outAxes || !outDirections)
+    return failure();
+  SmallVector<Value> inputs;
+  for (int64_t k = 0; k < numInputs; ++k) {
+    Value v = n.input(first + numStates + k);
+    if (!v)
+      return failure();
+    int64_t rank = shapeOf(v).size() - (batched ? 1 : 0);
+    auto axis = normalizeAxisOrError(n, (*inAxes)[k], rank, "a scan input axis");
+    if (!axis)
+      return failure();
+    (*inAxes)[k] = *axis;
+    inputs.push_back(v);
+  }
+  for (int64_t k = 0; k < numOutputs; ++k) {
+    const auto &t = body.output(numStates + k).type().tensor_type();
+    int64_t rank = t.has_shape() ? t.shape().dim_size() + 1 : 1;
+    auto axis = normalizeAxisOrError(n, (*outAxes)[k], rank, "a scan output axis");
+    if (!axis)
+      return failure();
+    (*outAxes)[k] = *axis;
+  }
+  SmallVector<TensorEntry> states;
+  for (int64_t k = 0; k < numStates; ++k) {
+    auto entry = entryOf(n, n.node.input(first + k));
+    if (failed(entry))
+      return failure();
+    states.push_back(*entry);
+  }
+  SmallVector<Value> results;
+  if (!batched) {
+    if (failed(scanOnce(n, body, states, inputs, *inAxes, *directions,
+                        *outAxes, *outDirections, results)))
+      return failure();
+  } else {
+    // One scan per batch element (the scan axis is 1), stacked.
+    int64_t batch = shapeOf(inputs.empty() ? n.input(first) : inputs[0])[0];
+    SmallVector<SmallVector<Value>> perOutput(numStates + numOutputs);
+    auto row = [&](Value v, int64_t b) {
+      auto shape = shapeOf(v);
+      SmallVector<int64_t> starts(shape.size(), 0), limits(shape),
+          strides(shape.size(), 1);
+      starts[0] = b;
+      limits[0] = b + 1;
+      return n.reshape(slice(n, v, starts, limits, strides),
+                       ArrayRef<int64_t>(shape).drop_front());
+    };
+    for (int64_t b = 0; b < batch; ++b) {
+      SmallVector<TensorEntry> s;
+      for (int64_t k = 0; k < numStates; ++k) {
+        TensorEntry e;
+        e.value = row(n.input(first + k), b);
+        s.push_back(e);
+      }
+      SmallVector<Value> in;
+      for (Value v : inputs)
+        in.push_back(row(v, b));
+      SmallVector<Value> out;
+      if (failed(scanOnce(n, body, s, in, *inAxes, *directions, *outAxes,
+                          *outDirections, out)))
+        return failure();
+      for (auto [k, v] : llvm::enumerate(out)) {
+        auto shape = shapeOf(v);
+        shape.insert(shape.begin(), 1);
+        perOutput[k].push_back(n.reshape(v, shape));
+      }
+    }
+    for (auto &parts : perOutput)
+      results.push_back(parts.size() == 1
+                            ? parts[0]
+                            : n.create<ConcatOp>(parts, {n.i64("axis", 0)}));
+  }
+  for (auto [k, v] : llvm::enumerate(results))
+    if (n.wantsOutput(k) && failed(n.setOutput(k, v)))
+      return failure();
+  return success();
+}
+
 void addControlFlowOps(OpTable &t) {
+  t["Scan"] = {{"body", "directions", "num_scan_inputs", "scan_input_axes",
+                "scan_input_directions", "scan_output_axes",
+                "scan_output_directions"},
+               importScan};
   t["If"] = {{"else_branch", "then_branch"}, importIf};
   t["Loop"] = {{"body"}, importLoop};
 }

@@ -500,17 +500,19 @@ def scatter_gather(path):
 
 def einsum(path):
     """Einsum: a batched matmul with a broadcast ellipsis, a diagonal, and
-    three operands contracted in one node."""
+    three operands contracted in one node; Det of 3x3 matrices."""
     f = helper.make_tensor_value_info
     nodes = [
         helper.make_node("Einsum", ["a", "b"], ["ab"], name="bmm", equation="...ij,jk->...ik"),
         helper.make_node("Einsum", ["s"], ["d"], name="diag", equation="bii->bi"),
         helper.make_node("Einsum", ["a", "b", "c"], ["abc"], name="chain",
                          equation="xij,jk,kl->li"),
+        helper.make_node("Det", ["s"], ["det"], name="det"),
     ]
     m = model(nodes, [f("a", F, [2, 3, 4]), f("b", F, [4, 5]), f("s", F, [2, 3, 3]),
                       f("c", F, [5, 2])],
-              [f("ab", F, [2, 3, 5]), f("d", F, [2, 3]), f("abc", F, [2, 3])], [])
+              [f("ab", F, [2, 3, 5]), f("d", F, [2, 3]), f("abc", F, [2, 3]),
+               f("det", F, [2])], [])
     save_data(m, path)
 
 
@@ -560,7 +562,8 @@ def spectral(path):
 def control_flow(path):
     """If with a condition known at import (a Greater of two constants)
     whose branch reads the outer scope; Loop with a trip count of 3, a
-    loop-carried sum and a scan output."""
+    loop-carried sum and a scan output; Scan of x's columns in reverse, a
+    running sum."""
     f = helper.make_tensor_value_info
     then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"], name="double")],
                                "then", [], [f("t", F, [2, 3])])
@@ -575,16 +578,26 @@ def control_flow(path):
         "body", [f("i", TensorProto.INT64, []), f("c_in", TensorProto.BOOL, []),
                  f("acc_in", F, [2, 3])],
         [f("c_out", TensorProto.BOOL, []), f("acc_out", F, [2, 3]), f("each", F, [2, 3])])
+    scan_body = helper.make_graph(
+        [helper.make_node("Add", ["run_in", "column"], ["run_out"], name="running_sum"),
+         helper.make_node("Identity", ["run_out"], ["partial"])],
+        "scan_body", [f("run_in", F, [2]), f("column", F, [2])],
+        [f("run_out", F, [2]), f("partial", F, [2])])
     nodes = [
         helper.make_node("Greater", ["a", "b"], ["cond"], name="choose"),
         helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g,
                          else_branch=else_g),
         helper.make_node("Loop", ["trips", "", "x"], ["total", "steps"], name="loop", body=body),
+        helper.make_node("Scan", ["x0", "x"], ["last", "sums"], name="scan", body=scan_body,
+                         num_scan_inputs=1, scan_input_axes=[1], scan_input_directions=[1],
+                         scan_output_axes=[1]),
     ]
     inits = [const("a", np.int64(2)), const("b", np.int64(1)),
-             const("two", np.float32(2.0)), const("trips", np.int64(3))]
+             const("two", np.float32(2.0)), const("trips", np.int64(3)),
+             const("x0", np.float32([0.5, -1.0]))]
     m = model(nodes, [f("x", F, [2, 3])],
-              [f("y", F, [2, 3]), f("total", F, [2, 3]), f("steps", F, [3, 2, 3])], inits)
+              [f("y", F, [2, 3]), f("total", F, [2, 3]), f("steps", F, [3, 2, 3]),
+               f("last", F, [2]), f("sums", F, [2, 3])], inits)
     save_data(m, path, onnxruntime_outputs(m))
 
 
