@@ -11,7 +11,9 @@
 // must be known at import time, as every shape. GridSample's positions are
 // data: its taps are computed in the graph (floor, weights, border and
 // reflection handling) and fetched with one dlc.gather each from the
-// image flattened to rows of channels.
+// image flattened to rows of channels. RoiAlign samples its regions' bins
+// the same way (a fixed sampling grid per bin) and averages (or maxes)
+// the samples.
 //
 //===----------------------------------------------------------------------===//
 
@@ -617,7 +619,124 @@ static LogicalResult importGridSample(NodeImporter &n) {
   return n.setOutput(0, sum);
 }
 
+static LogicalResult importRoiAlign(NodeImporter &n) {
+  Value x = n.input(0), rois = n.input(1), batchIndex = n.input(2);
+  auto mode = n.stringAttr("mode", "avg");
+  auto transform = n.stringAttr("coordinate_transformation_mode",
+                                n.opset() >= 16 ? "half_pixel"
+                                                : "output_half_pixel");
+  auto outH = n.intAttr("output_height", 1), outW = n.intAttr("output_width", 1);
+  auto ratio = n.intAttr("sampling_ratio", 0);
+  auto scaleAttr = n.floatAttr("spatial_scale", 1.0);
+  if (!x || !rois || !batchIndex || !mode || !transform || !outH || !outW ||
+      !ratio || !scaleAttr)
+    return failure();
+  if (*mode != "avg" && *mode != "max")
+    return n.unsupported("mode", "unknown value '" + *mode + "'");
+  if (*transform != "half_pixel" && *transform != "output_half_pixel")
+    return n.unsupported("coordinate_transformation_mode",
+                         "unknown value '" + *transform + "'");
+  if (*ratio <= 0)
+    return n.unsupported("sampling_ratio",
+                         "the adaptive grid (0) has a sample count that "
+                         "depends on each region's size; give a positive one");
+  auto xShape = shapeOf(x), rShape = shapeOf(rois);
+  if (xShape.size() != 4 || rShape.size() != 2 || rShape[1] != 4)
+    return n.error() << "RoiAlign needs X [N, C, H, W] and rois [R, 4]";
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  int64_t count = rShape[0], channels = xShape[1], height = xShape[2],
+          width = xShape[3], grid = *ratio, ph = *outH, pw = *outW;
+  bool halfPixel = *transform == "half_pixel";
+  auto scalar = [&](double v) { return n.scalar(v, element); };
+  auto add = [&](Value a, Value b) { return n.create<AddOp>({a, b}); };
+  auto sub = [&](Value a, Value b) { return n.create<SubOp>({a, b}); };
+  auto mul = [&](Value a, Value b) { return n.create<MulOp>({a, b}); };
+  auto column = [&](int64_t c) {
+    return n.reshape(slice(n, n.cast(rois, element), {0, c}, {count, c + 1},
+                           {1, 1}),
+                     {count, 1});
+  };
+  // Per region and axis: the sample positions [R, bins * grid] and whether
+  // they are in the image (ONNX's reference drops samples beyond -1 or the
+  // size), clamped and split into a low index and its weight.
+  struct Axis {
+    Value low, high, wLow, wHigh, valid;
+  };
+  auto axis = [&](int64_t startCol, int64_t endCol, int64_t bins,
+                  int64_t size) {
+    double offset = halfPixel ? 0.5 : 0.0;
+    Value start = sub(mul(column(startCol), scalar(*scaleAttr)), scalar(offset));
+    Value end = sub(mul(column(endCol), scalar(*scaleAttr)), scalar(offset));
+    Value extent = sub(end, start);
+    if (!halfPixel)
+      extent = n.create<MaxOp>({extent, scalar(1)});
+    Value bin = n.create<DivOp>({extent, scalar(bins)});
+    Constant steps = Constant::empty(element, {1, bins * grid});
+    for (int64_t b = 0; b < bins; ++b)
+      for (int64_t i = 0; i < grid; ++i)
+        steps.push(b + (i + 0.5) / grid);
+    Value pos = add(start, mul(bin, n.constant(steps)));
+    Axis a;
+    a.valid = n.create<SelectOp>(
+        {n.compare(ComparePredicate::lt, pos, scalar(-1)), n.scalar(0, n.i1()),
+         n.compare(ComparePredicate::le, pos, scalar(size))});
+    pos = n.create<MaxOp>({pos, scalar(0)});
+    Value low = n.create<FloorOp>({pos});
+    Value atEdge = n.compare(ComparePredicate::ge, low, scalar(size - 1));
+    low = n.create<SelectOp>({atEdge, scalar(size - 1), low});
+    pos = n.create<SelectOp>({atEdge, low, pos});
+    Value high = n.create<SelectOp>({atEdge, low, add(low, scalar(1))});
+    a.wHigh = sub(pos, low);
+    a.wLow = sub(scalar(1), a.wHigh);
+    a.low = n.cast(low, n.i64());
+    a.high = n.cast(high, n.i64());
+    return a;
+  };
+  Axis ys = axis(1, 3, ph, height), xs = axis(0, 2, pw, width);
+  int64_t sy = ph * grid, sx = pw * grid;
+  auto asRows = [&](Value v) { return n.reshape(v, {count, sy, 1}); };
+  auto asCols = [&](Value v) { return n.reshape(v, {count, 1, sx}); };
+  Value valid = n.create<SelectOp>({asRows(ys.valid), asCols(xs.valid),
+                                    n.scalar(0, n.i1())});
+  // X as rows [N * H * W, C]; each corner one gather of [R, sy, sx] rows.
+  Value table = n.reshape(n.transpose(x, {0, 2, 3, 1}),
+                          {xShape[0] * height * width, channels});
+  Value base = n.reshape(
+      n.create<MulOp>({n.cast(batchIndex, n.i64()),
+                       n.scalar(height * width, n.i64())}),
+      {count, 1, 1});
+  SmallVector<Value> corners;
+  for (auto [yi, wy] : {std::pair{ys.low, ys.wLow}, std::pair{ys.high, ys.wHigh}})
+    for (auto [xi, wx] :
+         {std::pair{xs.low, xs.wLow}, std::pair{xs.high, xs.wHigh}}) {
+      Value flat = add(add(base, mul(asRows(yi), n.scalar(width, n.i64()))),
+                       asCols(xi));
+      Value v = n.create<GatherOp>({table, flat}, {n.i64("axis", 0)});
+      Value w = n.create<SelectOp>({valid, mul(asRows(wy), asCols(wx)),
+                                    scalar(0)});
+      corners.push_back(
+          mul(v, n.reshape(w, {count, sy, sx, 1})));
+    }
+  Value y;
+  SmallVector<int64_t> binned{count, ph, grid, pw, grid, channels};
+  if (*mode == "avg") {
+    Value sum = add(add(corners[0], corners[1]), add(corners[2], corners[3]));
+    y = n.create<ReduceSumOp>({n.reshape(sum, binned)},
+                              {n.i64s("axes", {2, 4})});
+    y = n.create<DivOp>({y, scalar(grid * grid)});
+  } else {
+    Value most = n.create<MaxOp>({n.create<MaxOp>({corners[0], corners[1]}),
+                                  n.create<MaxOp>({corners[2], corners[3]})});
+    y = n.create<ReduceMaxOp>({n.reshape(most, binned)},
+                              {n.i64s("axes", {2, 4})});
+  }
+  return n.setOutput(0, n.transpose(y, {0, 3, 1, 2}));
+}
+
 void addResamplingOps(OpTable &t) {
+  t["RoiAlign"] = {{"coordinate_transformation_mode", "mode", "output_height",
+                    "output_width", "sampling_ratio", "spatial_scale"},
+                   importRoiAlign};
   t["GridSample"] = {{"align_corners", "mode", "padding_mode"}, importGridSample};
   t["Resize"] = {{"antialias", "axes", "coordinate_transformation_mode",
                   "cubic_coeff_a", "exclude_outside", "extrapolation_value",

@@ -657,7 +657,8 @@ def grid_sample(path):
     zeros. Opset 20's mode names (opset 16's bilinear/bicubic are the
     same); expected outputs from ONNX's reference, which moves out-of-border
     coordinates into the image before taking cubic taps (ONNX Runtime 1.32
-    does not, for cubic: 6 of these 108 values differ there)."""
+    does not, for cubic: 6 of these 108 values differ there). RoiAlign
+    (average and maximum) of regions partly outside the image."""
     f = helper.make_tensor_value_info
     nodes = [
         helper.make_node("Mul", ["g", "reach"], ["grid"], name="widen"),
@@ -667,10 +668,18 @@ def grid_sample(path):
                          mode="cubic", padding_mode="border"),
         helper.make_node("GridSample", ["x", "grid"], ["near"], name="nearest",
                          mode="nearest", padding_mode="zeros"),
+        helper.make_node("RoiAlign", ["x", "rois", "which"], ["ra"], name="roi_avg",
+                         output_height=2, output_width=3, sampling_ratio=2, spatial_scale=0.5),
+        helper.make_node("RoiAlign", ["x", "rois", "which"], ["rm"], name="roi_max",
+                         mode="max", coordinate_transformation_mode="output_half_pixel",
+                         output_height=3, output_width=2, sampling_ratio=3),
     ]
     m = model(nodes, [f("x", F, [2, 3, 4, 5]), f("g", F, [2, 3, 6, 2])],
-              [f("lin", F, [2, 3, 3, 6]), f("cub", F, [2, 3, 3, 6]), f("near", F, [2, 3, 3, 6])],
-              [const("reach", np.float32(1.5))], opset=20)
+              [f("lin", F, [2, 3, 3, 6]), f("cub", F, [2, 3, 3, 6]), f("near", F, [2, 3, 3, 6]),
+               f("ra", F, [3, 3, 2, 3]), f("rm", F, [3, 3, 3, 2])],
+              [const("reach", np.float32(1.5)),
+               const("rois", np.float32([[0, 0, 8, 6], [1.5, 0.5, 4.2, 3.9], [-1, 2, 6, 9]])),
+               const("which", np.int64([1, 0, 1]))], opset=20)
     save_data(m, path)
 
 
