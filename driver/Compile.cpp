@@ -16,6 +16,7 @@
 #include "driver/ModelLoader.h"
 #include "driver/PlanReport.h"
 #include "driver/Progress.h"
+#include "passes/TileRules.h"
 #include "passes/analysis/Liveness.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -90,6 +91,11 @@ ExitCode runCompile(const CommonOptions &options,
   }
   std::vector<std::string> cudaArchs;
   bool cuda = codegen::parseCudaTarget(compile.target, cudaArchs);
+  for (const std::string &arch : cudaArchs)
+    if (!cudaArch(arch)) // a usage error, before any work
+      return fail(context, kExitBadInput,
+                  "--target " + compile.target + ": unknown CUDA architecture '" + arch +
+                      "' (dlc schedules sm_80 and sm_90)");
   if (compile.emit == "mlir-partitioned") {
     if (compile.mesh.mesh.empty())
       return fail(context, kExitBadInput,

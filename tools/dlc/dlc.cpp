@@ -23,6 +23,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <malloc.h>
 
@@ -490,6 +491,13 @@ int main(int argc, char **argv) {
 
   if (noCache) // codegen/common/HostCompiler.h, codegen/cuda/Nvrtc.cpp
     setenv("DLC_NO_CACHE", "1", 1);
+
+  for (cl::opt<double> *tolerance : {&relativeTolerance, &absoluteTolerance})
+    if (!(*tolerance >= 0) || !std::isfinite(*tolerance)) { // NaN compares false
+      llvm::errs() << "dlc: error: --" << tolerance->ArgStr
+                   << " must be a finite number of at least 0, not " << *tolerance << "\n";
+      return kExitBadInput;
+    }
 
   CommonOptions common;
   common.modelPath = modelPath;
