@@ -53,6 +53,10 @@ static std::optional<LoadedModel> loadForCompile(const CommonOptions &options,
   return model;
 }
 
+static ExitCode writeOutput(const CommonOptions &options, const CompileOptions &compile,
+                           MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                           llvm::raw_fd_ostream &out);
+
 ExitCode runCompile(const CommonOptions &options,
                     const CompileOptions &compile, MLIRContext &context,
                     llvm::SourceMgr &sourceMgr) {
@@ -78,6 +82,32 @@ ExitCode runCompile(const CommonOptions &options,
   if (ec)
     return fail(context, kExitBadInput,
                 "cannot write '" + compile.output + "': " + ec.message());
+  ExitCode code = writeOutput(options, compile, context, sourceMgr, out);
+  // A failed write (a full disk) is reported, never LLVM's fatal error on
+  // the stream's destruction, and leaves no partial module behind.
+  if (compile.output == "-")
+    out.flush(); // standard output stays open: --stats prints after
+  else
+    out.close();
+  if (out.has_error()) {
+    std::string reason = out.error().message();
+    out.clear_error();
+    if (compile.output != "-" && llvm::sys::fs::is_regular_file(compile.output))
+      llvm::sys::fs::remove(compile.output);
+    return fail(context, kExitRuntimeFault,
+                "cannot write '" + compile.output + "': " + reason);
+  }
+  // Nor does a compile that failed after opening it.
+  if (code != kExitSuccess && compile.output != "-" &&
+      llvm::sys::fs::is_regular_file(compile.output))
+    llvm::sys::fs::remove(compile.output);
+  return code;
+}
+
+/// The rest of runCompile: the stage or the module, written to `out`.
+static ExitCode writeOutput(const CommonOptions &options, const CompileOptions &compile,
+                           MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                           llvm::raw_fd_ostream &out) {
   if (compile.emit == "ast") {
     ExitCode code;
     auto ast = parseModelFile(options.modelPath, context, sourceMgr, code);
