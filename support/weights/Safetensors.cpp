@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
@@ -384,6 +385,40 @@ bool SafetensorsFile::open(const std::string &path, std::string &error) {
     if (!check(entry, t, error))
       return false;
     tensors_.push_back(std::move(t));
+  }
+  // As the format requires: the tensors tile the data section, in some
+  // order, with no byte shared and none left over (an overlap would alias
+  // two parameters; a gap is data no tensor owns).
+  std::vector<const TensorInfo *> byOffset;
+  for (const TensorInfo &t : tensors_)
+    byOffset.push_back(&t);
+  std::stable_sort(byOffset.begin(), byOffset.end(), [](const TensorInfo *a, const TensorInfo *b) {
+    return a->begin < b->begin;
+  });
+  uint64_t covered = 0;
+  const TensorInfo *previous = nullptr;
+  for (const TensorInfo *t : byOffset) {
+    if (t->begin != covered) {
+      error = formatError(path, "safetensors header, tensor '" + t->name + "'",
+                          dataStart_ + t->begin,
+                          t->begin < covered
+                              ? "its data_offsets [" + std::to_string(t->begin) + ", " +
+                                    std::to_string(t->end) + "] overlap tensor '" +
+                                    previous->name + "' (which ends at " +
+                                    std::to_string(covered) + ")"
+                              : "bytes [" + std::to_string(covered) + ", " +
+                                    std::to_string(t->begin) +
+                                    ") of the data section belong to no tensor");
+      return false;
+    }
+    covered = t->end;
+    previous = t;
+  }
+  if (covered != dataSize_) {
+    error = formatError(path, "safetensors data section", dataStart_ + covered,
+                        "bytes [" + std::to_string(covered) + ", " + std::to_string(dataSize_) +
+                            ") of the data section belong to no tensor");
+    return false;
   }
   return true;
 }

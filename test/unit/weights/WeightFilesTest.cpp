@@ -1063,6 +1063,15 @@ TEST_F(WeightsTest, SafetensorsDataOffsetsValidation) {
   expectFail("{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,18446744073709551615]}}", 8,
              "extend past the end");
   expectFail("{\"x\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, "missing \"data_offsets\"");
+  // The tensors must tile the data section: no overlap, no gap, nothing after.
+  expectFail("{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+             "\"y\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+             12, "tensor 'y' at byte 120: its data_offsets [4, 12] overlap tensor 'x' (which ends at 8)");
+  expectFail("{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+             "\"y\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[12,16]}}",
+             16, "bytes [8, 12) of the data section belong to no tensor");
+  expectFail("{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 12,
+             "safetensors data section at byte 70: bytes [8, 12) of the data section belong to no tensor");
   std::string manyDims = "[";
   for (int i = 0; i < 2000; ++i)
     manyDims += i ? ",1" : "1";
