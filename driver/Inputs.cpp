@@ -9,6 +9,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <unistd.h>
+
 #include <cmath>
 
 namespace dlc {
@@ -84,6 +86,22 @@ ExitCode assembleInputs(mlir::MLIRContext &context, const std::vector<ModuleTens
                     : "--input does not give " + missing +
                           ": give every input, or add --random-inputs to generate the "
                           "ones not given");
+  // Generated values are held as doubles first: a size the machine cannot
+  // hold is refused, naming the input, before anything is allocated.
+  const double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  for (const ModuleTensorInfo &spec : specs) {
+    if (given.count(spec.name))
+      continue;
+    double bytes = 8;
+    for (int64_t d : spec.shape)
+      bytes *= double(d);
+    if (memory > 0 && bytes > memory)
+      return fail(context, kExitRuntimeFault,
+                  "input " + spec.name + " (" + dtypeName(spec.dtype) + formatShape(spec.shape) +
+                      ") would need " + std::to_string(uint64_t(bytes)) +
+                      " bytes to generate, more than this machine's " +
+                      std::to_string(uint64_t(memory)) + " bytes of memory");
+  }
   inputs.clear();
   for (auto [i, spec] : llvm::enumerate(specs)) {
     auto found = given.find(spec.name);

@@ -26,6 +26,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <malloc.h>
+#include <new>
+#include <unistd.h>
 
 namespace cl = llvm::cl;
 using namespace dlc;
@@ -448,6 +450,17 @@ int main(int argc, char **argv) {
   // on CPU ranks); kept in the heap instead, freed blocks are reused warm.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // An allocation the machine cannot meet ends the process with exit 3 and a
+  // message, not LLVM's "out of memory" abort and stack dump (InitLLVM's
+  // handler). Sizes dlc can check ahead (inputs, arenas) are refused with
+  // their names before this.
+  std::set_new_handler([] {
+    static const char message[] =
+        "dlc: error: out of memory: an allocation could not be met (a tensor or "
+        "model larger than this machine's memory?)\n";
+    (void)!write(STDERR_FILENO, message, sizeof message - 1);
+    _exit(kExitRuntimeFault);
+  });
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerPassManagerCLOptions();
