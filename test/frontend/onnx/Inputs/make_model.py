@@ -683,6 +683,41 @@ def grid_sample(path):
     save_data(m, path)
 
 
+def data_condition(path):
+    """An If whose condition is a graph input's comparison: not known at
+    import time."""
+    f = helper.make_tensor_value_info
+    then_g = helper.make_graph([helper.make_node("Neg", ["x"], ["t"])], "then", [],
+                               [f("t", F, [2])])
+    else_g = helper.make_graph([helper.make_node("Abs", ["x"], ["e"])], "else", [],
+                               [f("e", F, [2])])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="total", keepdims=0),
+             helper.make_node("Less", ["s", "zero"], ["c"], name="negative"),
+             helper.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
+                              else_branch=else_g)]
+    m = model(nodes, [f("x", F, [2])], [f("y", F, [2])], [const("zero", np.float32(0))])
+    onnx.save(m, path)
+
+
+def adaptive_roi_align(path):
+    """RoiAlign with sampling_ratio 0 (the adaptive grid)."""
+    f = helper.make_tensor_value_info
+    nodes = [helper.make_node("RoiAlign", ["x", "rois", "which"], ["y"], name="pool_rois",
+                              output_height=2, output_width=2)]
+    m = model(nodes, [f("x", F, [1, 1, 4, 4])], [f("y", F, [1, 1, 2, 2])],
+              [const("rois", np.float32([[0, 0, 3, 3]])), const("which", np.int64([0]))],
+              opset=16)
+    onnx.save(m, path)
+
+
+def big_det(path):
+    """Det of 5x5 matrices."""
+    f = helper.make_tensor_value_info
+    m = model([helper.make_node("Det", ["x"], ["y"], name="det")],
+              [f("x", F, [5, 5])], [f("y", F, [])])
+    onnx.save(m, path)
+
+
 def main():
     case, out = sys.argv[1], sys.argv[2]
     if case.startswith("external:"):
