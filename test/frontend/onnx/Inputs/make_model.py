@@ -159,16 +159,24 @@ def shape_chains(path):
 
 
 def unsupported(path):
-    """Several op types dlc does not support, some used twice, among
-    supported ones."""
+    """Several op types dlc does not support, some used twice, one inside a
+    Loop's body, among supported ones."""
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
         helper.make_node("NonMaxSuppression", ["boxes", "a"], ["b"], name="nms1"),
         helper.make_node("NonMaxSuppression", ["boxes", "a"], ["c"], name="nms2"),
         helper.make_node("Unique", ["c"], ["d"], name="unique"),
         helper.make_node("NonZero", ["d"], ["e"]),
+        helper.make_node("Loop", ["trips", "", "a"], ["f"], name="loop", body=helper.make_graph(
+            [helper.make_node("Identity", ["c_in"], ["c_out"]),
+             helper.make_node("NonMaxSuppression", ["boxes", "v_in"], ["v_out"], name="inner")],
+            "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                     helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                     helper.make_tensor_value_info("v_in", F, None)],
+            [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("v_out", F, None)])),
     ]
-    inits = [const("boxes", np.zeros([1, 2, 4], np.float32))]
+    inits = [const("boxes", np.zeros([1, 2, 4], np.float32)), const("trips", np.int64(2))]
     onnx.save(model(nodes, [helper.make_tensor_value_info("x", F, [1, 1, 2, 2])],
                     [helper.make_tensor_value_info("e", F, None)], inits), path)
 
