@@ -232,7 +232,7 @@ static ExitCode writeOutput(const CommonOptions &options, const CompileOptions &
   codegen::CpuFailure failure;
   std::string message;
   uint64_t compilerRuns = codegen::hostCompilerRuns();
-  auto compiled = codegen::buildCpuModule(func, failure, message);
+  auto compiled = codegen::buildCpuModule(func, failure, message, /*keepParams=*/false);
   if (failed(compiled))
     return failure == codegen::CpuFailure::Internal
                ? fail(context, kExitInternalError, message)

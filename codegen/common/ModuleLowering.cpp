@@ -106,7 +106,7 @@ lowerCollective(Operation *kernel, Operation *op,
   return c;
 }
 
-FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
+FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepParams) {
   LoweredModule m;
   m.name = func.getSymName().str();
   auto arena = func->getAttrOfType<IntegerAttr>("dlc.arena_size");
@@ -142,7 +142,8 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
       desc.initialWeight = m.weights.size();
       m.weights.push_back(describe(state.str() + " (initial)", arg.getType()));
       m.weightBytes.emplace_back(value->data(), value->data() + value->byteSize());
-      m.params[state.str()] = *value;
+      if (keepParams)
+        m.params[state.str()] = *value;
     }
     stateIndex[state] = m.state.size();
     refs[arg] = format::stateRef(m.state.size(), 0, bytes);
@@ -207,7 +208,8 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func) {
       std::string name;
       if (param) {
         name = param.getName().str();
-        m.params[name] = *value;
+        if (keepParams)
+          m.params[name] = *value;
       } else {
         name = "constant" + std::to_string(m.weights.size());
       }

@@ -81,8 +81,11 @@ struct LoweredModule {
 };
 
 /// Fails (with an error emitted at the op) for a function the pipeline did
-/// not plan, or a parameter whose value cannot be read.
-mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func);
+/// not plan, or a parameter whose value cannot be read. Without
+/// `keepParams`, `params` stays empty: the values are only in the weights'
+/// bytes (a compile that writes the module and keeps nothing else: one
+/// copy of the weights fewer at its peak).
+mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func, bool keepParams = true);
 
 /// Gives `writer` what every target's module has of `m`: its name,
 /// signature, weights (their bytes moved out of `m`) and state (kernels and

@@ -82,9 +82,9 @@ FailureOr<std::string> dlc::codegen::emitCpuSource(func::FuncOp func) {
 
 FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
                                                   CpuFailure &failure,
-                                                  std::string &message) {
+                                                  std::string &message, bool keepParams) {
   failure = CpuFailure::BadInput;
-  auto lowered = lowerModule(func);
+  auto lowered = lowerModule(func, keepParams);
   if (mlir::failed(lowered))
     return mlir::failure();
   LoweredModule &m = *lowered;

@@ -34,9 +34,10 @@ mlir::FailureOr<std::string> emitCpuSource(mlir::func::FuncOp func);
 
 /// Emits, compiles and writes the module. On failure `failure` says whose
 /// fault it is and `message` what happened (the compiler's log included).
+/// Without `keepParams` the result's `params` is empty (lowerModule).
 mlir::FailureOr<CpuModule> buildCpuModule(mlir::func::FuncOp func,
                                           CpuFailure &failure,
-                                          std::string &message);
+                                          std::string &message, bool keepParams = true);
 
 } // namespace dlc::codegen
 
