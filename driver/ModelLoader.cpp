@@ -23,6 +23,31 @@ using namespace mlir;
 
 namespace dlc {
 
+/// Modules and the runtime hold tensors of rank up to kMaxRank (the
+/// format's limit, DESIGN §4): a higher one is the model's error, reported
+/// at the value that has it before any work (not the module writer's, exit
+/// 70). False after reporting the first.
+static bool withinRankLimit(ModuleOp module) {
+  bool tooHigh = false;
+  module.walk<mlir::WalkOrder::PreOrder>([&](Operation *op) {
+    auto check = [&](Type type, Location loc, const std::string &what) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tooHigh && tensor && tensor.getRank() > int64_t(format::kMaxRank)) {
+        mlir::emitError(loc) << what << " has rank " << tensor.getRank()
+                             << ", over dlc's limit of " << format::kMaxRank;
+        tooHigh = true;
+      }
+    };
+    if (auto graph = dyn_cast<mlir::func::FuncOp>(op))
+      for (auto [i, type] : llvm::enumerate(graph.getArgumentTypes()))
+        check(type, graph.getArgument(i).getLoc(), "input " + std::to_string(i));
+    for (Value result : op->getResults())
+      check(result.getType(), op->getLoc(),
+            "the result of '" + op->getName().stripDialect().str() + "'");
+  });
+  return !tooHigh;
+}
+
 std::optional<dlg::Module> parseModelFile(const std::string &path,
                                           MLIRContext &context,
                                           llvm::SourceMgr &sourceMgr,
@@ -95,27 +120,7 @@ static std::optional<LoadedModel> loadOnnxModel(const std::string &path,
     failureCode = kExitInternalError;
     return std::nullopt;
   }
-  // Modules and the runtime hold tensors of rank up to kMaxRank (the
-  // format's limit, DESIGN §4): a higher one is the model's error, at the
-  // value that has it, before any work (not the module writer's, exit 70).
-  bool tooHigh = false;
-  model.built.module->walk<mlir::WalkOrder::PreOrder>([&](Operation *op) {
-    auto check = [&](Type type, Location loc, const std::string &what) {
-      auto tensor = dyn_cast<RankedTensorType>(type);
-      if (!tooHigh && tensor && tensor.getRank() > int64_t(format::kMaxRank)) {
-        mlir::emitError(loc) << what << " has rank " << tensor.getRank()
-                             << ", over dlc's limit of " << format::kMaxRank;
-        tooHigh = true;
-      }
-    };
-    if (auto graph = dyn_cast<mlir::func::FuncOp>(op))
-      for (auto [i, type] : llvm::enumerate(graph.getArgumentTypes()))
-        check(type, graph.getArgument(i).getLoc(), "input " + std::to_string(i));
-    for (Value result : op->getResults())
-      check(result.getType(), op->getLoc(),
-            "the result of '" + op->getName().stripDialect().str() + "'");
-  });
-  if (tooHigh) {
+  if (!withinRankLimit(*model.built.module)) {
     failureCode = kExitBadInput;
     return std::nullopt;
   }
@@ -148,27 +153,7 @@ std::optional<LoadedModel> loadModel(const std::string &path,
     failureCode = kExitInternalError;
     return std::nullopt;
   }
-  // Modules and the runtime hold tensors of rank up to kMaxRank (the
-  // format's limit, DESIGN §4): a higher one is the model's error, at the
-  // value that has it, before any work (not the module writer's, exit 70).
-  bool tooHigh = false;
-  model.built.module->walk<mlir::WalkOrder::PreOrder>([&](Operation *op) {
-    auto check = [&](Type type, Location loc, const std::string &what) {
-      auto tensor = dyn_cast<RankedTensorType>(type);
-      if (!tooHigh && tensor && tensor.getRank() > int64_t(format::kMaxRank)) {
-        mlir::emitError(loc) << what << " has rank " << tensor.getRank()
-                             << ", over dlc's limit of " << format::kMaxRank;
-        tooHigh = true;
-      }
-    };
-    if (auto graph = dyn_cast<mlir::func::FuncOp>(op))
-      for (auto [i, type] : llvm::enumerate(graph.getArgumentTypes()))
-        check(type, graph.getArgument(i).getLoc(), "input " + std::to_string(i));
-    for (Value result : op->getResults())
-      check(result.getType(), op->getLoc(),
-            "the result of '" + op->getName().stripDialect().str() + "'");
-  });
-  if (tooHigh) {
+  if (!withinRankLimit(*model.built.module)) {
     failureCode = kExitBadInput;
     return std::nullopt;
   }
