@@ -99,21 +99,42 @@ static size_t elementBytes(int32_t onnxType) {
 FailureOr<std::string> GraphState::tensorBytes(const ::onnx::TensorProto &t,
                                                Location loc) {
   using T = ::onnx::TensorProto;
+  // The element count, checked: a negative dimension, or dimensions whose
+  // product wraps past 2^63 (to 0 or a small number), would be read as a
+  // tensor with no or too little data.
   int64_t numel = 1;
-  for (int64_t d : t.dims())
-    numel *= d;
+  for (int64_t d : t.dims()) {
+    if (d < 0)
+      return emitError(loc) << "tensor '" << t.name() << "' has a negative dimension " << d;
+    if (__builtin_mul_overflow(numel, d, &numel) || numel > (int64_t(1) << 48))
+      return emitError(loc) << "tensor '" << t.name()
+                            << "' has more than 2^48 elements (its dimensions multiply "
+                               "past what dlc holds)";
+  }
   size_t width = elementBytes(t.data_type());
   std::string bytes;
   if (t.data_location() == T::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
+    // offset and length are decimal integers; anything else is an error,
+    // never read as 0.
+    auto number = [&](const std::string &key, const std::string &text, int64_t &out) {
+      long long v = 0;
+      if (StringRef(text).getAsInteger(10, v) || v < 0) {
+        emitError(loc) << "tensor '" << t.name() << "': external data " << key << " '" << text
+                       << "' is not a non-negative integer";
+        return false;
+      }
+      out = v;
+      return true;
+    };
     for (const auto &entry : t.external_data()) {
       if (entry.key() == "location")
         location = entry.value();
-      else if (entry.key() == "offset")
-        offset = std::strtoll(entry.value().c_str(), nullptr, 10);
-      else if (entry.key() == "length")
-        length = std::strtoll(entry.value().c_str(), nullptr, 10);
+      else if (entry.key() == "offset" && !number("offset", entry.value(), offset))
+        return failure();
+      else if (entry.key() == "length" && !number("length", entry.value(), length))
+        return failure();
     }
     std::string resolved, error;
     if (!resolveExternalDataPath(modelDir, location, resolved, error))
@@ -136,6 +157,10 @@ FailureOr<std::string> GraphState::tensorBytes(const ::onnx::TensorProto &t,
     bytes.resize(length);
     file.seekg(offset);
     file.read(bytes.data(), length);
+    if (!file)
+      return emitError(loc) << "tensor '" << t.name() << "': cannot read " << length
+                            << " bytes at offset " << offset << " of external data '"
+                            << location << "'";
   } else if (t.has_raw_data()) {
     bytes = t.raw_data();
   } else {

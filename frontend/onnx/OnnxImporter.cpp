@@ -39,6 +39,7 @@
 #include "onnx/version_converter/convert.h"
 
 #include <climits>
+#include <sys/stat.h>
 #include <set>
 #include <cstdlib>
 #include <fstream>
@@ -137,6 +138,11 @@ bool resolveExternalDataPath(const std::string &modelDir,
     error = "location '" + location + "' resolves to '" + real +
             "', outside the model's folder '" + buffer +
             "' (through a symbolic link)";
+    return false;
+  }
+  struct stat info;
+  if (stat(real.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    error = "location '" + location + "' is not a regular file";
     return false;
   }
   resolved = real;
