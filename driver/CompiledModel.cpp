@@ -19,22 +19,12 @@ bool isCudaDevice(llvm::StringRef device) {
   return device == "cuda-emu" || device == "cuda" || device.starts_with("cuda:");
 }
 
-Operation *CompiledModel::kernelOp(size_t index) const {
-  if (!planned)
-    return nullptr;
-  size_t i = 0;
-  func::FuncOp func = planned;
-  for (Operation &op : func.getBody().front().without_terminator())
-    if (isKernel(&op) && i++ == index)
-      return &op;
-  return nullptr;
-}
-
-Operation *CompiledModel::kernelOp(llvm::StringRef name) const {
+Operation *kernelNamed(llvm::StringRef name, llvm::ArrayRef<Operation *> kernels) {
   unsigned index = 0;
-  if (!name.consume_front("dlc_kernel_") || name.getAsInteger(10, index))
+  if (!name.consume_front("dlc_kernel_") || name.getAsInteger(10, index) ||
+      index >= kernels.size())
     return nullptr;
-  return kernelOp(index);
+  return kernels[index];
 }
 
 std::string kernelStage(func::FuncOp planned, bool cuda) {
@@ -63,6 +53,15 @@ std::vector<ModuleTensorInfo> signatureOf(func::FuncOp func, bool results) {
   return specs;
 }
 
+ExitCode refuseDimsForModule(MLIRContext &context, const CommonOptions &options) {
+  if (!options.dimsGiven)
+    return kExitSuccess;
+  return fail(context, kExitBadInput,
+              "--dim binds a model's symbolic dimensions before it is compiled; '" +
+                  options.modelPath +
+                  "' is a compiled module, whose shapes are fixed (dlc check lists them)");
+}
+
 ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &compile,
                           const std::map<std::string, oracle::Tensor> &given,
                           MLIRContext &context, llvm::SourceMgr &sourceMgr, CompiledModel &out) {
@@ -73,11 +72,8 @@ ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &
                 "device '" + compile.device +
                     "' is not available: use --device cpu (the default), cuda-emu or cuda[:N]");
   if (out.isModule) {
-    if (options.dimsGiven)
-      return fail(context, kExitBadInput,
-                  "--dim binds a model's symbolic dimensions before it is compiled; '" +
-                      options.modelPath +
-                      "' is a compiled module, whose shapes are fixed (dlc check lists them)");
+    if (ExitCode code = refuseDimsForModule(context, options))
+      return code;
     if (!compile.params.empty())
       return fail(context, kExitBadInput,
                   "--params replaces a model's parameter values before it is compiled: "

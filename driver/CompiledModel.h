@@ -35,11 +35,11 @@ struct CompiledModel {
   std::vector<ModuleTensorInfo> inputs, outputs;
   /// "the module" or "the graph", for messages.
   std::string what() const { return isModule ? "the module" : "the graph"; }
-  /// Kernel `index`'s op in `planned` (null for a .dlcm or out of range).
-  mlir::Operation *kernelOp(size_t index) const;
-  /// Kernel `name` (dlc_kernel_<index>)'s op, or null.
-  mlir::Operation *kernelOp(llvm::StringRef name) const;
 };
+
+/// The op of the module kernel called `name` among `kernels` (kernelsOf the
+/// planned function: codegen calls kernel i dlc_kernel_<i>), or null.
+mlir::Operation *kernelNamed(llvm::StringRef name, llvm::ArrayRef<mlir::Operation *> kernels);
 
 struct CompileForDevice {
   /// cpu, cuda-emu, cuda[:N].
@@ -51,6 +51,10 @@ struct CompileForDevice {
   /// kernel's results to the function's outputs there.
   std::function<mlir::LogicalResult(mlir::func::FuncOp)> afterFusion;
 };
+
+/// For a compiled module (.dlcm): exit 2 when --dim is given, since its
+/// shapes were fixed when it was compiled.
+ExitCode refuseDimsForModule(mlir::MLIRContext &context, const CommonOptions &options);
 
 /// Loads or compiles `options.modelPath` for `compile.device`; the shapes
 /// of `given` bind symbolic dimensions. A .dlcm refuses --dim and --params.

@@ -341,9 +341,12 @@ ExitCode runProfile(const CommonOptions &options, const MeasureOptions &measure,
   };
   std::vector<Row> rows;
   double kernelTotal = 0;
+  SmallVector<Operation *> kernels;
+  if (m.compiled.planned)
+    kernels = kernelsOf(m.compiled.planned);
   for (const LoadedModule::KernelTime &t : module.kernelTimes()) {
     Row row{t.name, "", t.calls, t.seconds};
-    if (Operation *op = m.compiled.kernelOp(llvm::StringRef(t.name))) {
+    if (Operation *op = kernelNamed(t.name, kernels)) {
       row.ops = fusedOpNames(op);
       KernelWork w = kernelWork(op);
       row.flops = w.flops;

@@ -80,11 +80,9 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     return fail(context, kExitBadInput,
                 "--stage selects the IR of --device reference (the oracle); "
                 "--device " + run.device + " runs the compiled kernels");
-  if (isModule && options.dimsGiven)
-    return fail(context, kExitBadInput,
-                "--dim binds a model's symbolic dimensions before it is compiled; '" +
-                    options.modelPath + "' is a compiled module, whose shapes are fixed "
-                    "(dlc check lists them)");
+  if (isModule)
+    if (ExitCode code = refuseDimsForModule(context, options))
+      return code;
   if (run.stage != "graph" && run.stage != "fused")
     return fail(context, kExitBadInput,
                 "--stage must be graph or fused, not '" + run.stage + "'");

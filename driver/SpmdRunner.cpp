@@ -16,6 +16,7 @@
 #include "driver/SpmdRunner.h"
 
 #include "codegen/cpu/CpuBackend.h"
+#include "driver/CompiledModel.h"
 #include "driver/DriverSupport.h"
 #include "driver/HostCollectives.h"
 #include "driver/ModuleRunner.h"
@@ -342,13 +343,10 @@ void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &dev
   os << "segment kernel calls measured_us predicted_us flops gemm_flops gemm_flops_over_k "
         "slow_flops bytes rows ops\n";
   for (auto [i, segment] : llvm::enumerate(impl->segments)) {
-    // The module's kernels are its function's kernel ops in order
-    // (codegen names them dlc_kernel_<index>).
+    // The module's kernels are its function's kernel ops in order.
     SmallVector<Operation *> kernels;
     if (segment.func)
-      for (Operation &op : segment.func.getBody().front().without_terminator())
-        if (isKernel(&op))
-          kernels.push_back(&op);
+      kernels = kernelsOf(segment.func);
     for (const LoadedModule::KernelTime &t : segment.module.kernelTimes()) {
       if (!t.calls)
         continue;
@@ -356,18 +354,8 @@ void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &dev
       std::string ops = "?";
       double predicted = -1;
       KernelWork work;
-      unsigned index = 0;
-      llvm::StringRef name(t.name);
-      if (name.consume_front("dlc_kernel_") && !name.getAsInteger(10, index) &&
-          index < kernels.size()) {
-        Operation *op = kernels[index];
-        ops.clear();
-        op->walk([&](Operation *inner) {
-          if (inner != op && !inner->hasTrait<mlir::OpTrait::IsTerminator>())
-            ops += (ops.empty() ? "" : ",") + inner->getName().stripDialect().str();
-        });
-        if (ops.empty())
-          ops = op->getName().stripDialect().str();
+      if (Operation *op = kernelNamed(t.name, kernels)) {
+        ops = fusedOpNames(op);
         work = kernelWork(op);
         if (predict)
           predicted = kernelCost(op, device, link).seconds;

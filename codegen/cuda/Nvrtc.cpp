@@ -2,12 +2,12 @@
 
 #include "codegen/cuda/Nvrtc.h"
 
+#include "codegen/common/HostCompiler.h"
 #include "codegen/cuda/KernelCache.h"
 
 #include <nvrtc.h>
 
 #include <atomic>
-#include <cstdlib>
 
 #ifndef DLC_CUDA_INCLUDE_DIR
 #define DLC_CUDA_INCLUDE_DIR ""
@@ -94,11 +94,8 @@ rt::Status compileWithNvrtc(const std::string &kernelName, const std::string &so
   out->clear();
   KernelCache cache(options.cacheDirectory);
   const std::string version = nvrtcVersionString();
-  // DLC_NO_CACHE (`dlc --no-cache`) turns every compiled-kernel cache off,
-  // as codegen/common/HostCompiler.h's kernelCacheDisabled says.
-  const char *noCache = std::getenv("DLC_NO_CACHE");
-  const bool useCache =
-      options.useCache && !(noCache && *noCache && std::string(noCache) != "0");
+  // DLC_NO_CACHE (`dlc --no-cache`) turns every compiled-kernel cache off.
+  const bool useCache = options.useCache && !kernelCacheDisabled();
   for (const std::string &arch : options.archs) {
     if (rt::hal::cuda::smVersion(arch) == 0)
       return rt::invalidArgument("kernel '", kernelName, "': '", arch,

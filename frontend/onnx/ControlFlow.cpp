@@ -78,6 +78,21 @@ static Value valueOf(NodeImporter &n, TensorEntry &entry,
   return {};
 }
 
+/// One iteration's value of the body's scan output `name`, with a unit
+/// dimension at `axis` for the iterations to be concatenated along (Loop's
+/// scan outputs, Scan's outputs); null after an error.
+static Value iterationSlice(NodeImporter &n, const std::string &name, int64_t axis) {
+  auto entry = entryOf(n, name);
+  if (failed(entry))
+    return {};
+  Value v = valueOf(n, *entry, name);
+  if (!v)
+    return {};
+  auto shape = shapeOf(v);
+  shape.insert(shape.begin() + axis, 1);
+  return n.reshape(v, shape);
+}
+
 static LogicalResult importIf(NodeImporter &n) {
   auto cond = n.constantInput(0, "cond");
   if (!cond)
@@ -173,16 +188,10 @@ static LogicalResult importLoop(NodeImporter &n) {
       state[k] = *entry;
     }
     for (int64_t s = 0; s < scans; ++s) {
-      const std::string &name = body.output(1 + carried + s).name();
-      auto entry = entryOf(n, name);
-      if (failed(entry))
+      Value slice = iterationSlice(n, body.output(1 + carried + s).name(), 0);
+      if (!slice)
         return failure();
-      Value v = valueOf(n, *entry, name);
-      if (!v)
-        return failure();
-      auto shape = shapeOf(v);
-      shape.insert(shape.begin(), 1);
-      scanned[s].push_back(n.reshape(v, shape));
+      scanned[s].push_back(slice);
     }
   }
   for (int64_t k = 0; k < carried; ++k)
@@ -255,16 +264,10 @@ static LogicalResult scanOnce(NodeImporter &n, const ::onnx::GraphProto &body,
       states[k] = *entry;
     }
     for (int64_t k = 0; k < numOutputs; ++k) {
-      const std::string &name = body.output(numStates + k).name();
-      auto entry = entryOf(n, name);
-      if (failed(entry))
+      Value slice = iterationSlice(n, body.output(numStates + k).name(), outAxes[k]);
+      if (!slice)
         return failure();
-      Value v = valueOf(n, *entry, name);
-      if (!v)
-        return failure();
-      auto shape = shapeOf(v);
-      shape.insert(shape.begin() + outAxes[k], 1);
-      collected[k].push_back(n.reshape(v, shape));
+      collected[k].push_back(slice);
     }
   }
   results.clear();

@@ -343,6 +343,14 @@ static bool nonEmptyInput(NodeImporter &n, size_t i) {
   return type && type.getNumElements() != 0;
 }
 
+/// Resize-10 and Upsample: asymmetric coordinates, and their own nearest
+/// rounding.
+static LogicalResult legacyResize(NodeImporter &n, ResizeSpec &s) {
+  s.transform = "asymmetric";
+  s.legacyNearest = s.mode == "nearest";
+  return resize(n, n.input(0), s, {});
+}
+
 static LogicalResult importResize(NodeImporter &n) {
   ResizeSpec s;
   auto mode = n.stringAttr("mode", "nearest");
@@ -355,9 +363,7 @@ static LogicalResult importResize(NodeImporter &n) {
     if (!scales)
       return failure();
     s.scales = *scales;
-    s.transform = "asymmetric";
-    s.legacyNearest = s.mode == "nearest";
-    return resize(n, n.input(0), s, {});
+    return legacyResize(n, s);
   }
   auto transform = n.stringAttr("coordinate_transformation_mode", "half_pixel");
   auto nearest = n.stringAttr("nearest_mode", "round_prefer_floor");
@@ -418,9 +424,7 @@ static LogicalResult importUpsample(NodeImporter &n) {
       return failure();
     s.scales = *scales;
   }
-  s.transform = "asymmetric";
-  s.legacyNearest = s.mode == "nearest";
-  return resize(n, n.input(0), s, {});
+  return legacyResize(n, s);
 }
 
 namespace {
