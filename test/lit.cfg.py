@@ -44,3 +44,13 @@ if ctypes.util.find_library("nccl"):
 # Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")
+# A private mount namespace with a small tmpfs (a real full disk for the
+# checkpoint tests): as root, or through an unprivileged user namespace.
+import subprocess
+try:
+    if subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+                       "mount -t tmpfs -o size=64k tmpfs /tmp"],
+                      capture_output=True, timeout=10).returncode == 0:
+        config.available_features.add("tmpfs-mount")
+except (OSError, subprocess.TimeoutExpired):
+    pass

@@ -237,7 +237,11 @@ ExitCode Loop::saveCheckpoint() {
   std::string path, error;
   if (!writeCheckpoint(options_.checkpointDir, info, tensors,
                        options_.keepCheckpoints, path, error))
-    return fail(kExitRuntimeFault, "writing a checkpoint: " + error);
+    return fail(kExitRuntimeFault,
+                "writing a checkpoint: " + error +
+                    (checkpointPath_.empty()
+                         ? std::string()
+                         : "; the previous one, " + checkpointPath_ + ", is intact"));
   checkpointStep_ = pos_.step;
   checkpointPath_ = path;
   return kExitSuccess;
