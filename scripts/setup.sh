@@ -22,6 +22,8 @@ DEBIAN_PACKAGES=(
   libzip-dev pkgconf nlohmann-json3-dev
   # `dlc train`'s IDX reader (gzip through zlib, above) and its test data
   dataset-fashion-mnist
+  # The libFuzzer targets (fuzz/, build-fuzz/): clang with libFuzzer, ASan, UBSan
+  clang-19 libclang-rt-19-dev
 )
 PYTHON_PACKAGES=(numpy onnx onnxruntime jax)  # onnxruntime: the baseline of bench/cpu; jax: the gradient oracle of test/e2e/grad_jax.py
 # The Python module's build (`pip install --no-build-isolation .`) and its

@@ -119,7 +119,7 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
   addPlans(m, launches, w);
 
   CpuModule result;
-  rt::Status status = w.serialize(&result.bytes);
+  rt::Status status = w.release(&result.bytes);
   if (!status.ok()) {
     failure = CpuFailure::Internal;
     message = "the module written does not verify: " + status.message();

@@ -125,7 +125,7 @@ FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
   addPlans(m, launches, w);
 
   CudaModule result;
-  rt::Status status = w.serialize(&result.bytes);
+  rt::Status status = w.release(&result.bytes);
   if (!status.ok()) {
     message = "the module written does not verify: " + status.message();
     return mlir::failure();

@@ -185,9 +185,12 @@ bool readIdx(const std::string &path, HostTensor &out, std::string &error) {
   }
   uint64_t dataStart = reader.offset();
   std::vector<uint8_t> bytes;
-  constexpr uint64_t kChunk = 16u << 20;
+  // Chunks from 64 KiB, doubling up to 16 MiB: a short file that declares
+  // a large shape costs a small allocation before it is found truncated.
+  constexpr uint64_t kFirstChunk = 64u << 10, kMaxChunk = 16u << 20;
   while (bytes.size() < numBytes) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, numBytes - bytes.size()));
+    uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(kFirstChunk, bytes.size()), kMaxChunk);
+    size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, numBytes - bytes.size()));
     size_t old = bytes.size();
     bytes.resize(old + n);
     got = reader.read(bytes.data() + old, n);

@@ -18,6 +18,10 @@
 #include <cstdio>
 #include <cstring>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace dlc::format {
 
 using rt::alignUp;
@@ -107,15 +111,31 @@ fb::Command commandType(const CommandDesc &c) {
   }
 }
 
+/// Returns freed heap memory to the system (glibc keeps it otherwise).
+void returnFreedMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 } // namespace
 
 Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
+  // Without releasing, layOut reads the writer and changes nothing.
+  return const_cast<ModuleWriter *>(this)->layOut(out, verify, /*releaseBytes=*/false);
+}
+
+Status ModuleWriter::release(std::vector<uint8_t> *out, bool verify) {
+  return layOut(out, verify, /*releaseBytes=*/true);
+}
+
+Status ModuleWriter::layOut(std::vector<uint8_t> *out, bool verify, bool releaseBytes) {
   // 1. Section contents.
   // A section is pieces at offsets within it: the weights section holds
   // every weight (64-aligned), copied once, into the file.
   struct Piece {
     uint64_t offset;
-    const std::vector<uint8_t> *bytes;
+    std::vector<uint8_t> *bytes;
   };
   struct SectionContent {
     std::string name;
@@ -125,7 +145,7 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
   };
   std::vector<uint64_t> weightOffsets;
   SectionContent weightSection{"weights", fb::SectionKind::weights, 0, {}};
-  for (const Weight &w : weights_) {
+  for (Weight &w : weights_) {
     uint64_t offset = alignUp(weightSection.size, kSectionAlignment);
     weightSection.pieces.push_back({offset, &w.bytes});
     weightSection.size = offset + w.bytes.size();
@@ -135,7 +155,7 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
   if (!weights_.empty())
     sections.push_back(std::move(weightSection));
   const uint32_t firstBinarySection = static_cast<uint32_t>(sections.size());
-  for (const Binary &bin : binaries_)
+  for (Binary &bin : binaries_)
     sections.push_back({bin.name, fb::SectionKind::binary, bin.bytes.size(), {{0, &bin.bytes}}});
 
   // 2. The header, every field present.
@@ -228,14 +248,34 @@ Status ModuleWriter::serialize(std::vector<uint8_t> *out, bool verify) const {
     offsets.push_back(offset);
     end = offset + s.size;
   }
-  std::vector<uint8_t> file(end, 0);
+  // The file is appended to in order, into reserved (untouched) memory, so
+  // that pages are committed only as they are written, and a released
+  // piece's memory returns as its bytes arrive: the file and every weight
+  // never coexist.
+  std::vector<uint8_t> file;
+  file.reserve(end);
+  uint64_t released = 0;
+  file.resize(kHeaderOffset + headerSize, 0);
   std::memcpy(file.data() + kHeaderOffset, b.GetBufferPointer(), headerSize);
+  for (size_t i = 0; i < sections.size(); ++i) {
+    for (Piece &piece : sections[i].pieces) {
+      file.resize(offsets[i] + piece.offset, 0);
+      file.insert(file.end(), piece.bytes->begin(), piece.bytes->end());
+      if (releaseBytes) {
+        released += piece.bytes->size();
+        std::vector<uint8_t>().swap(*piece.bytes);
+        // Freed blocks below glibc's mmap threshold stay in the heap;
+        // give them back every 64 MiB so the process's footprint falls.
+        if (released >= (uint64_t(64) << 20)) {
+          returnFreedMemory();
+          released = 0;
+        }
+      }
+    }
+    file.resize(offsets[i] + sections[i].size, 0);
+  }
   fb::Module *mutableRoot = fb::GetMutableModule(file.data() + kHeaderOffset);
   for (size_t i = 0; i < sections.size(); ++i) {
-    for (const Piece &piece : sections[i].pieces)
-      if (!piece.bytes->empty())
-        std::memcpy(file.data() + offsets[i] + piece.offset, piece.bytes->data(),
-                    piece.bytes->size());
     fb::Section *s = mutableRoot->mutable_sections()->GetMutableObject(static_cast<uint32_t>(i));
     if (!s->mutate_offset(offsets[i]) ||
         !s->mutate_crc32(rt::crc32(rt::ByteSpan(file.data() + offsets[i], sections[i].size))))

@@ -153,6 +153,10 @@ public:
   /// Lays out the file. With `verify`, runs verifyModuleBytes on the result
   /// and returns its error (INVALID_MODULE) for a module that would not load.
   Status serialize(std::vector<uint8_t> *out, bool verify = true) const;
+  /// serialize, freeing each weight's and binary's bytes as soon as they
+  /// are copied into `out` (the writer holds none afterwards): peak memory
+  /// is the file and the largest weight, not the file and every weight.
+  Status release(std::vector<uint8_t> *out, bool verify = true);
   /// serialize, then write to a temporary file beside `path` and rename it.
   Status writeFile(const std::string &path, bool verify = true) const;
 
@@ -164,6 +168,8 @@ public:
   void setOverrides(Overrides overrides) { overrides_ = overrides; }
 
 private:
+  Status layOut(std::vector<uint8_t> *out, bool verify, bool releaseBytes);
+
   struct Weight {
     TensorDesc tensor;
     std::vector<uint8_t> bytes;
