@@ -14,6 +14,7 @@
 #include "driver/CompiledModel.h"
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
+#include "driver/ModuleCache.h"
 #include "driver/PlanReport.h"
 #include "driver/Progress.h"
 #include "passes/TileRules.h"
@@ -187,6 +188,20 @@ static ExitCode writeOutput(const CommonOptions &options, const CompileOptions &
   if (!model)
     return code;
   ModuleOp module = *model->built.module;
+  // A module compiled before from the same model, options and compiler is
+  // copied from the module cache (driver/ModuleCache.h).
+  std::string cacheDirectory, cacheKey;
+  if (compile.emit.empty() && compile.output != "-")
+    cacheDirectory = moduleCacheDirectory();
+  if (!cacheDirectory.empty()) {
+    cacheKey = moduleCacheKey(module, compile);
+    if (copyCachedModule(cacheDirectory, cacheKey, compile.output)) {
+      if (compile.stats)
+        llvm::outs() << "module: from the module cache (" << cacheDirectory
+                     << "), nothing compiled\n";
+      return kExitSuccess;
+    }
+  }
   // With --mesh, the module runs on every rank of the mesh (SPMD): the
   // partitioned graph, its split inputs given as each rank's block, its
   // collectives executed by the runtime through the session's communicator.
@@ -219,6 +234,8 @@ static ExitCode writeOutput(const CommonOptions &options, const CompileOptions &
     out.write(reinterpret_cast<const char *>(built->bytes.data()),
               built->bytes.size());
     out.flush();
+    if (!cacheKey.empty() && !out.has_error())
+      storeCachedModule(cacheDirectory, cacheKey, built->bytes);
     return kExitSuccess;
   }
   if (compile.emit == "cpp") {
@@ -240,6 +257,8 @@ static ExitCode writeOutput(const CommonOptions &options, const CompileOptions &
   out.write(reinterpret_cast<const char *>(compiled->bytes.data()),
             compiled->bytes.size());
   out.flush();
+  if (!cacheKey.empty() && !out.has_error())
+    storeCachedModule(cacheDirectory, cacheKey, compiled->bytes);
   if (compile.stats) {
     std::string cache = codegen::kernelCacheDirectory("cpu");
     llvm::outs() << "kernels: " << kernelsOf(func).size() << ", host compiler runs: "

@@ -57,24 +57,6 @@ std::string commandLine(const HostCompileJob &job, const std::string &folder,
   return command;
 }
 
-/// What `compiler --version` prints (once per compiler and process): an
-/// upgraded compiler must not reuse the old one's objects.
-std::string compilerVersion(const std::string &compiler) {
-  static std::mutex mutex;
-  static std::map<std::string, std::string> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = known.try_emplace(compiler);
-  if (!inserted)
-    return it->second;
-  if (FILE *pipe = popen((compiler + " --version 2>/dev/null").c_str(), "r")) {
-    char buffer[256];
-    while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
-      it->second.append(buffer, n);
-    pclose(pipe);
-  }
-  return it->second;
-}
-
 /// The cache's name for `job`: a hash of its command line (in a fixed
 /// folder), the compiler's version, its source and its headers.
 std::string cacheKey(const HostCompileJob &job) {
@@ -132,6 +114,22 @@ const char *variable(const char *name) {
 }
 
 } // namespace
+
+std::string compilerVersion(const std::string &compiler) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = known.try_emplace(compiler);
+  if (!inserted)
+    return it->second;
+  if (FILE *pipe = popen((compiler + " --version 2>/dev/null").c_str(), "r")) {
+    char buffer[256];
+    while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
+      it->second.append(buffer, n);
+    pclose(pipe);
+  }
+  return it->second;
+}
 
 uint64_t hostCompilerRuns() { return gCompilerRuns.load(); }
 

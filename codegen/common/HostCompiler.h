@@ -68,6 +68,11 @@ uint64_t kernelCacheLimitBytes();
 /// `limitBytes`, when it holds more than `limitBytes`.
 void pruneCache(const std::string &folder, uint64_t limitBytes);
 
+/// What `compiler --version` prints (run once per compiler and process):
+/// part of every cache key, so that an upgraded compiler's output is never
+/// confused with the old one's.
+std::string compilerVersion(const std::string &compiler);
+
 /// How many times this process has run a host compiler (cache hits do
 /// not count): for tests of the cache.
 uint64_t hostCompilerRuns();
