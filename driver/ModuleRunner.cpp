@@ -3,6 +3,7 @@
 #include "driver/ModuleRunner.h"
 
 #include "dlc/runtime.h"
+#include "runtime/base/Memory.h"
 
 #include <cstring>
 #include <utility>
@@ -225,6 +226,19 @@ static ExitCode describeTensors(dlc_module_t *m, const std::vector<HostTensor> &
     dlc_tensor_info_t info;
     dlc_status_free(dlc_module_input_info(m, i, &info));
     tensors.push_back(describe(info, const_cast<uint8_t *>(inputs[i].data())));
+  }
+  // An output the process cannot hold is refused by name before anything
+  // is allocated (a failed allocation would end dlc with no name).
+  const rt::AvailableMemory available = rt::availableMemory();
+  for (size_t i = 0; i < numOut; ++i) {
+    dlc_tensor_info_t info;
+    dlc_status_free(dlc_module_output_info(m, i, &info));
+    if (!available.source.empty() && info.size_bytes > available.bytes) {
+      error = "out of memory: output '" + std::string(info.name) + "' needs " +
+              std::to_string(info.size_bytes) + " bytes, " + std::to_string(available.bytes) +
+              " bytes available (" + available.source + ")";
+      return kExitRuntimeFault;
+    }
   }
   for (size_t i = 0; i < numOut; ++i) {
     dlc_tensor_info_t info;

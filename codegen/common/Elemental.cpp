@@ -155,8 +155,13 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
     // The dtype the function computes in: its operands' (a select's
     // branches'; its condition is i1).
     DType operandDType = elementDType(op->getOperand(op->getNumOperands() == 3));
-    std::optional<std::string> expr = scalarExpression(
-        target, elementwise.getScalarFunction(), args, operandDType);
+    llvm::StringRef function = elementwise.getScalarFunction();
+    std::string check;
+    if (fb::CheckKind kind = scalarCheck(function, operandDType);
+        kind != fb::CheckKind::invalid)
+      check = checks.add(kind, op) + ", " + flatIndex(shape, index);
+    std::optional<std::string> expr =
+        scalarExpression(target, function, args, operandDType, check);
     if (!expr)
       llvm::report_fatal_error(llvm::Twine("codegen: no scalar function '") +
                                elementwise.getScalarFunction() + "'");
@@ -333,15 +338,16 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
   if (auto gather = dyn_cast<GatherOp>(op)) {
     std::vector<int64_t> xShape = shapeOf(gather.getX());
     int64_t axis = normalize(gather.getAxis(), xShape.size());
-    size_t idxRank = shapeOf(gather.getIndices()).size();
+    std::vector<int64_t> idxShape = shapeOf(gather.getIndices());
+    size_t idxRank = idxShape.size();
     Index at(index.begin() + axis, index.begin() + axis + idxRank);
     std::string raw = emit(gather.getIndices(), at);
-    // Negative indices count from the end; others out of range are clamped
-    // (the oracle reports them; a kernel cannot).
+    // Negative indices count from the end; one out of range fails its
+    // check (and reads row 0).
     std::string j = defineIndex(
-        "dlc_clamp_index(" + raw + " < 0 ? " + raw + " + " +
-        std::to_string(xShape[axis]) + " : " + raw + ", " +
-        std::to_string(xShape[axis]) + ")");
+        "dlc_check_index(" + raw + ", " + std::to_string(xShape[axis]) + ", " +
+        checks.add(fb::CheckKind::gather_index, op, xShape[axis], axis) + ", " +
+        flatIndex(idxShape, at) + ")");
     Index in(index.begin(), index.begin() + axis);
     in.push_back(j);
     in.insert(in.end(), index.begin() + axis + idxRank, index.end());
@@ -351,8 +357,11 @@ std::string ElementalEmitter::compute(Value value, const Index &index) {
     std::vector<int64_t> table = shapeOf(embedding.getTable());
     Index at(index.begin(), index.end() - 1);
     std::string id = emit(embedding.getIds(), at);
-    std::string row = defineIndex("dlc_clamp_index(" + id + ", " +
-                                  std::to_string(table[0]) + ")");
+    // An id out of range fails its check (and reads row 0).
+    std::string row = defineIndex(
+        "dlc_check_id(" + id + ", " + std::to_string(table[0]) + ", " +
+        checks.add(fb::CheckKind::embedding_id, op, table[0]) + ", " +
+        flatIndex(shapeOf(embedding.getIds()), at) + ")");
     return emit(embedding.getTable(), {row, index.back()});
   }
   llvm::report_fatal_error(llvm::Twine("codegen: '") +

@@ -19,6 +19,7 @@
 
 #include "codegen/common/CTarget.h"
 #include "codegen/common/CodeWriter.h"
+#include "codegen/common/DataChecks.h"
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
@@ -48,10 +49,13 @@ std::string elementAt(const Buffer &buffer, const std::string &flat);
 
 class ElementalEmitter {
 public:
+  /// Gathers, embeddings and integer div and pow check what they read
+  /// (DataChecks.h) and register their checks in `checks`.
   ElementalEmitter(const CTarget &target, CodeWriter &out,
                    const llvm::DenseMap<mlir::Value, Buffer> &buffers,
-                   std::string &statics)
-      : target(target), out(out), buffers(buffers), statics(statics) {}
+                   std::string &statics, DataChecks &checks)
+      : target(target), out(out), buffers(buffers), statics(statics),
+        checks(checks) {}
 
   /// Emits what computes `value` at `index`; returns a C expression of its
   /// compute type (a local or a literal).
@@ -75,6 +79,7 @@ private:
   CodeWriter &out;
   const llvm::DenseMap<mlir::Value, Buffer> &buffers;
   std::string &statics;
+  DataChecks &checks;
   std::vector<std::map<std::pair<void *, std::string>, std::string>> memo{1};
 };
 

@@ -24,6 +24,9 @@ struct Call {
   const CTarget &target;
   llvm::ArrayRef<std::string> args;
   DType dtype;
+  /// For a function that checks its operands: the trailing C arguments of
+  /// its dlc_* call ("dlc_status, <check>, <position>").
+  const std::string &check;
 
   const std::string &x() const { return args[0]; }
   const std::string &a() const { return args[0]; }
@@ -118,12 +121,12 @@ const llvm::StringMap<Entry> &table() {
        }}},
       {"div", {2, [](const Call &c) {
          return c.isFloat() ? c.a() + " / " + c.b()
-                            : "dlc_idiv(" + c.a() + ", " + c.b() + ")";
+                            : "dlc_idiv(" + c.a() + ", " + c.b() + ", " + c.check + ")";
        }}},
       {"pow", {2, [](const Call &c) {
          return c.isFloat() ? c.target.math("pow", c.dtype) + "(" + c.a() + ", " +
                                   c.b() + ")"
-                            : "dlc_ipow(" + c.a() + ", " + c.b() + ")";
+                            : "dlc_ipow(" + c.a() + ", " + c.b() + ", " + c.check + ")";
        }}},
       {"max", {2, [](const Call &c) {
          std::string pick = "(" + c.a() + " > " + c.b() + " ? " + c.a() + " : " + c.b() + ")";
@@ -152,9 +155,20 @@ const llvm::StringMap<Entry> &table() {
 
 std::optional<std::string>
 dlc::codegen::scalarExpression(const CTarget &target, llvm::StringRef name,
-                               llvm::ArrayRef<std::string> args, DType dtype) {
+                               llvm::ArrayRef<std::string> args, DType dtype,
+                               const std::string &check) {
   auto found = table().find(name);
   if (found == table().end() || found->second.arity != args.size())
     return std::nullopt;
-  return found->second.expression(Call{target, args, dtype});
+  return found->second.expression(Call{target, args, dtype, check});
+}
+
+fb::CheckKind dlc::codegen::scalarCheck(llvm::StringRef name, DType dtype) {
+  if (isFloat(dtype))
+    return fb::CheckKind::invalid;
+  if (name == "div")
+    return fb::CheckKind::division_by_zero;
+  if (name == "pow")
+    return fb::CheckKind::negative_exponent;
+  return fb::CheckKind::invalid;
 }

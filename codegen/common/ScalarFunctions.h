@@ -11,6 +11,7 @@
 #define DLC_CODEGEN_COMMON_SCALARFUNCTIONS_H
 
 #include "codegen/common/CTarget.h"
+#include "runtime/format/module_generated.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -23,11 +24,18 @@ namespace dlc::codegen {
 /// The C expression of scalar function `name` applied to `args` (C
 /// expressions of the compute type of `dtype`, the operands' dtype),
 /// in the compute type of the result, unrounded. Nullopt for a name the
-/// table does not know or a wrong number of arguments.
+/// table does not know or a wrong number of arguments. A function that
+/// checks its operands (scalarCheck) takes `check`: the trailing arguments
+/// of its call, DataChecks::add's result and the element's position.
 std::optional<std::string> scalarExpression(const CTarget &target,
                                             llvm::StringRef name,
                                             llvm::ArrayRef<std::string> args,
-                                            DType dtype);
+                                            DType dtype,
+                                            const std::string &check = "");
+
+/// The check scalar function `name` makes on operands of `dtype` (integer
+/// div: the divisor; integer pow: the exponent), or `invalid` for none.
+fb::CheckKind scalarCheck(llvm::StringRef name, DType dtype);
 
 } // namespace dlc::codegen
 

@@ -20,6 +20,7 @@ struct Emitted {
   std::string source;
   std::vector<EmittedKernel> kernels;
   bool usesBlas = false;
+  DataChecks checks;
 };
 } // namespace
 
@@ -38,7 +39,8 @@ static Emitted emitAll(const LoweredModule &m) {
   for (auto [i, k] : llvm::enumerate(m.kernels)) {
     EmittedKernel kernel = emitCpuKernel(target, k.view,
                                          "dlc_kernel_" + std::to_string(i),
-                                         k.argNames, remapStores);
+                                         k.argNames, e.checks, static_cast<uint32_t>(i),
+                                         remapStores);
     e.source += "\n" + kernel.source;
     e.usesBlas |= kernel.usesBlas;
     e.kernels.push_back(std::move(kernel));
@@ -113,10 +115,16 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
     desc.args = k.args;
     desc.parallelExtent = e.parallelExtent;
     desc.grain = e.grain;
+    std::vector<format::BufferRef> refs = k.refs;
+    if (e.checks) {
+      desc.args.push_back({"status", fb::Access::read_write, format::kStatusBytes});
+      refs.push_back(format::statusRef());
+    }
     uint32_t id = w.addKernel(desc);
-    launches.push_back(format::LaunchDesc{id, k.refs});
+    launches.push_back(format::LaunchDesc{id, std::move(refs)});
   }
   addPlans(m, launches, w);
+  emitted.checks.write(w);
 
   CpuModule result;
   rt::Status status = w.release(&result.bytes);

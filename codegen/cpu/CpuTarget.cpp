@@ -177,24 +177,74 @@ inline int64_t dlc_float_to_int(double v) {
   if (v <= -9.2233720368547758e18) return INT64_MIN;
   return (int64_t)v;
 }
-// Integer division truncates; division by zero (an error in the oracle)
-// gives 0 here.
-inline int64_t dlc_idiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
+// Data checks (module format 1.2, codegen/common/DataChecks.h): what the
+// oracle reports as an error in the data fails a check. A kernel notes its
+// call's first failure in a local DlcCheck (registers: the loops stay
+// vectorisable, an embedding row's copy holds no compare) and goes on with
+// 0 in place of the value, so that it never reads out of bounds; at its
+// end it reports the failure: the run's first report, from any thread of
+// any kernel, stores the check's index + 1, the value and its position in
+// the status words.
+struct DlcCheck {
+  int64_t check = -1, value = 0, position = 0;
+};
+__attribute__((noinline, cold)) void dlc_fail(int64_t *status, const DlcCheck &c) {
+  int64_t expected = 0;
+  if (__atomic_compare_exchange_n(status, &expected, c.check + 1, false,
+                                  __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    status[1] = c.value;
+    status[2] = c.position;
+  }
+}
+inline void dlc_report(int64_t *status, const DlcCheck &c) {
+  if (__builtin_expect(c.check >= 0, 0))
+    dlc_fail(status, c);
+}
+inline void dlc_note(DlcCheck &c, int64_t check, int64_t value, int64_t position) {
+  if (c.check < 0) {
+    c.check = check;
+    c.value = value;
+    c.position = position;
+  }
+}
+// A gather index: negative ones count from the end, [-n, n) is valid.
+inline int64_t dlc_check_index(int64_t raw, int64_t n, DlcCheck &c, int64_t check,
+                               int64_t position) {
+  const int64_t i = raw < 0 ? raw + n : raw;
+  const bool bad = (uint64_t)i >= (uint64_t)n;
+  if (__builtin_expect(bad, 0))
+    dlc_note(c, check, raw, position);
+  return bad ? 0 : i;
+}
+// An embedding id or a label: [0, n) is valid.
+inline int64_t dlc_check_id(int64_t id, int64_t n, DlcCheck &c, int64_t check,
+                            int64_t position) {
+  const bool bad = (uint64_t)id >= (uint64_t)n;
+  if (__builtin_expect(bad, 0))
+    dlc_note(c, check, id, position);
+  return bad ? 0 : id;
+}
+// Integer division truncates; a divisor of 0 fails its check.
+inline int64_t dlc_idiv(int64_t a, int64_t b, DlcCheck &c, int64_t check,
+                        int64_t position) {
+  if (__builtin_expect(b == 0, 0)) {
+    dlc_note(c, check, a, position);
+    return 0;
+  }
   if (a == INT64_MIN && b == -1) return a;
   return a / b;
 }
-inline int64_t dlc_ipow(int64_t base, int64_t e) {
-  if (e < 0) return 0;
+// Integer power, exact modulo 2^64; a negative exponent fails its check.
+inline int64_t dlc_ipow(int64_t base, int64_t e, DlcCheck &c, int64_t check,
+                        int64_t position) {
+  if (__builtin_expect(e < 0, 0)) {
+    dlc_note(c, check, e, position);
+    return 0;
+  }
   uint64_t r = 1, b = (uint64_t)base;
   for (; e; e >>= 1, b *= b)
     if (e & 1) r *= b;
   return (int64_t)r;
-}
-// Gather and embedding indices out of range (an error in the oracle) are
-// clamped: a kernel must not read outside its arguments.
-inline int64_t dlc_clamp_index(int64_t i, int64_t n) {
-  return i < 0 ? 0 : i >= n ? n - 1 : i;
 }
 
 } // namespace

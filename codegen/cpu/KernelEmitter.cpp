@@ -100,10 +100,13 @@ namespace {
 class CpuKernelEmitter {
 public:
   CpuKernelEmitter(const CTarget &target, const KernelView &kernel,
-                   bool remapStores)
+                   DataChecks &checks, uint32_t index, bool remapStores)
       : target(target), kernel(kernel),
         analysis(analyzeKernel(kernel, AnalysisOptions{remapStores})),
-        elemental(target, body, buffers, statics) {}
+        checks(checks), index(index),
+        elemental(target, body, buffers, statics, checks) {
+    checks.beginKernel(index);
+  }
 
   EmittedKernel emit(const std::string &entry,
                      const std::vector<std::string> &argNames);
@@ -124,6 +127,8 @@ private:
   CodeWriter body;
   std::string statics;
   llvm::DenseMap<Value, Buffer> buffers;
+  DataChecks &checks;
+  uint32_t index;
   ElementalEmitter elemental;
   bool usesBlas = false;
 };
@@ -229,6 +234,7 @@ void CpuKernelEmitter::emitStage(Operation *op) {
   Buffer out = scratch(result, true, "s");
   StageContext ctx{target, body, analysis,
                    [this](Value v) { return operand(v); }, out};
+  ctx.checks = &checks;
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](MatmulOp) { emitMatmul(op, ctx); })
       .Case([&](Conv2dOp) { emitConv2d(op, ctx); })
@@ -340,10 +346,20 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
     text.line("//  one call (" + analysis.splitReason + ")");
   text.open(target.kernelSignature(entry));
   text.append(statics);
+  const bool checking = checks.checks(index);
+  if (checking) {
+    text.line("int64_t *const dlc_status = (int64_t *)buffers[" +
+              str(kernel.args.size() + kernel.results.size()) +
+              "]; // the status words: checks on the data (DataChecks.h)");
+    text.line(std::string("DlcCheck ") + DataChecks::kCheckName +
+              "; // this call's first failed check, reported at the end");
+  }
   llvm::SmallVector<llvm::StringRef> lines;
   llvm::StringRef(body.text()).split(lines, '\n', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef line : lines)
     text.append("  " + line.str() + "\n");
+  if (checking)
+    text.line(std::string("dlc_report(dlc_status, ") + DataChecks::kCheckName + ");");
   text.close();
 
   EmittedKernel emitted;
@@ -354,6 +370,7 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
                       ? std::max<int64_t>(1, (1 << 16) / workPerRow())
                       : 1;
   emitted.usesBlas = usesBlas;
+  emitted.checks = checking;
   return emitted;
 }
 
@@ -361,6 +378,7 @@ EmittedKernel dlc::codegen::emitCpuKernel(const CTarget &target,
                                           const KernelView &kernel,
                                           const std::string &entry,
                                           const std::vector<std::string> &argNames,
+                                          DataChecks &checks, uint32_t index,
                                           bool remapStores) {
-  return CpuKernelEmitter(target, kernel, remapStores).emit(entry, argNames);
+  return CpuKernelEmitter(target, kernel, checks, index, remapStores).emit(entry, argNames);
 }

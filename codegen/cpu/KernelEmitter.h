@@ -13,6 +13,7 @@
 #define DLC_CODEGEN_CPU_KERNELEMITTER_H
 
 #include "codegen/common/CTarget.h"
+#include "codegen/common/DataChecks.h"
 #include "codegen/common/KernelAnalysis.h"
 
 #include <string>
@@ -26,14 +27,19 @@ struct EmittedKernel {
   int64_t parallelExtent = 1;
   int64_t grain = 1;
   bool usesBlas = false;
+  /// The kernel checks its data (DataChecks.h): its last argument is the
+  /// status words.
+  bool checks = false;
 };
 
 /// `argNames` describe the kernel's operands then results, for comments.
 /// `remapStores`: let results that are reshapes/transposes of stage rows
-/// split over those rows (AnalysisOptions::remapStores).
+/// split over those rows (AnalysisOptions::remapStores). Checks on the
+/// kernel's data go to `checks` (as kernel `index` of the module).
 EmittedKernel emitCpuKernel(const CTarget &target, const KernelView &kernel,
                             const std::string &entry,
                             const std::vector<std::string> &argNames,
+                            DataChecks &checks, uint32_t index,
                             bool remapStores = true);
 
 } // namespace dlc::codegen

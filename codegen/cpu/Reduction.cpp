@@ -238,8 +238,9 @@ void dlc::codegen::emitLoss(Operation *op, StageContext &ctx) {
     out.open("if (rawLabel != INT64_C(" + str(ignored) + "))");
     if (!count.empty())
       out.line("++counted;");
-    out.line("const int64_t label = dlc_clamp_index(rawLabel, " + str(C) +
-             "); // out of range: an error in the oracle");
+    out.line("const int64_t label = dlc_check_id(rawLabel, " + str(C) + ", " +
+             ctx.checks->add(fb::CheckKind::label, op, C) +
+             ", p); // out of range: fails its check, reads class 0");
     out.line(std::string("double maxValue = -INFINITY, sum = 0") +
              (smoothing != 0 ? ", rowSum = 0;" : ";"));
     out.open("for (int64_t c = 0; c < " + str(C) + "; ++c)");

@@ -31,6 +31,8 @@ struct StageContext {
   Buffer result;
   /// Set when the stage calls dlc_sgemm/dlc_dgemm (oneDNN, OpenBLAS).
   bool usesBlas = false;
+  /// Where a stage registers the checks it makes on its data (labels).
+  DataChecks *checks = nullptr;
 
   /// The first and one-past-last row of the stage's own row space, where
   /// the stage has `unitRows` rows (e.g. batch x M for a matmul) and the

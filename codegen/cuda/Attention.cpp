@@ -166,7 +166,7 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   int64_t tiles = heads * qTiles;
 
   CodeWriter &out = ctx.out;
-  ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics);
+  ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics, *ctx.checks);
   ctx.info.block[0] = kThreads;
   ctx.info.block[1] = ctx.info.block[2] = 1;
   ctx.info.grid[0] = (unsigned)std::min<int64_t>(tiles, 1 << 30);

@@ -116,13 +116,19 @@ FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
     desc.entry = e.entry;
     desc.binaries = binaries;
     desc.args = k.args;
+    std::vector<format::BufferRef> refs = k.refs;
+    if (e.checks) {
+      desc.args.push_back({"status", fb::Access::read_write, format::kStatusBytes});
+      refs.push_back(format::statusRef());
+    }
     desc.grid = {e.grid[0], e.grid[1], e.grid[2]};
     desc.block = {e.block[0], e.block[1], e.block[2]};
     desc.dynamicSharedMemory = e.dynamicSharedBytes;
     uint32_t id = w.addKernel(desc);
-    launches.push_back(format::LaunchDesc{id, k.refs});
+    launches.push_back(format::LaunchDesc{id, std::move(refs)});
   }
   addPlans(m, launches, w);
+  emitted.checks.write(w);
 
   CudaModule result;
   rt::Status status = w.release(&result.bytes);

@@ -79,7 +79,7 @@ Index cuda::decompose(CodeWriter &out, const std::string &flat,
 
 void cuda::emitElementwiseKernel(KernelContext &ctx) {
   CodeWriter &out = ctx.out;
-  ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics);
+  ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics, *ctx.checks);
   int64_t vector = std::max<int64_t>(1, ctx.schedule.getVector());
   out.line("const int64_t stride = (int64_t)gridDim.x * blockDim.x;");
   for (const auto &group : ctx.analysis.resultGroups) {
@@ -157,6 +157,9 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
     KernelAnalysis analysis = analyzeKernel(view);
     CodeWriter body;
     KernelContext ctx{target, body, view, analysis, schedule, info, {}, {}, {}, {}};
+    const uint32_t kernelIndex = static_cast<uint32_t>(module.kernels.size());
+    module.checks.beginKernel(kernelIndex);
+    ctx.checks = &module.checks;
 
     // Parameters: operands, then results; an in-place pair aliases, so
     // neither gets __restrict__.
@@ -203,6 +206,11 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
       emitRowsKernel(ctx);
       break;
     }
+
+    // A kernel that checks its data takes the status words last.
+    info.checks = module.checks.checks(kernelIndex);
+    if (info.checks)
+      params.push_back(std::string("int64_t *__restrict__ ") + DataChecks::kCheckName);
 
     // Assemble: a comment naming the graph's ops, globals, the signature.
     std::string text = "\n//===-- " + info.entry + " --===//\n";

@@ -13,6 +13,8 @@
 #ifndef DLC_CODEGEN_CUDA_CUDACODEGEN_H
 #define DLC_CODEGEN_CUDA_CUDACODEGEN_H
 
+#include "codegen/common/DataChecks.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -35,11 +37,16 @@ struct CudaKernelInfo {
   std::vector<CudaKernelArg> args;
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   uint32_t dynamicSharedBytes = 0;
+  /// The kernel checks its data (DataChecks.h): its last parameter is the
+  /// status words (not in `args`).
+  bool checks = false;
 };
 
 struct CudaModuleSource {
   std::string source; ///< the whole .cu: prelude, then every kernel
   std::vector<CudaKernelInfo> kernels;
+  /// The checks the kernels make, numbered for the module (Module.checks).
+  DataChecks checks;
 };
 
 /// Emits the kernels of `func` in block order. Fails (with an error at the

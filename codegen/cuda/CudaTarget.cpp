@@ -41,23 +41,59 @@ __device__ inline int64_t dlc_float_to_int(double v) {
   if (v <= -9.2233720368547758e18) return INT64_MIN;
   return (int64_t)v;
 }
-// Integer division truncates; division by zero gives 0.
-__device__ inline int64_t dlc_idiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
+// Data checks (module format 1.2, codegen/common/DataChecks.h): what the
+// oracle reports as an error in the data fails a check. The run's first
+// failure, from any thread of any kernel, stores its check's index + 1
+// (atomicCAS in device memory), the value and its position in the status
+// words; the kernel goes on with 0 in place of the value, so that it never
+// reads out of bounds. The executor reads the words after the run.
+__device__ __noinline__ void dlc_fail(int64_t *status, int64_t check, int64_t value,
+                                      int64_t position) {
+  if (atomicCAS((unsigned long long *)status, 0ull, (unsigned long long)(check + 1)) == 0ull) {
+    status[1] = value;
+    status[2] = position;
+  }
+}
+// A gather index: negative ones count from the end, [-n, n) is valid.
+__device__ inline int64_t dlc_check_index(int64_t raw, int64_t n, int64_t *status,
+                                          int64_t check, int64_t position) {
+  const int64_t i = raw < 0 ? raw + n : raw;
+  if (__builtin_expect((uint64_t)i >= (uint64_t)n, 0)) {
+    dlc_fail(status, check, raw, position);
+    return 0;
+  }
+  return i;
+}
+// An embedding id or a label: [0, n) is valid.
+__device__ inline int64_t dlc_check_id(int64_t id, int64_t n, int64_t *status,
+                                       int64_t check, int64_t position) {
+  if (__builtin_expect((uint64_t)id >= (uint64_t)n, 0)) {
+    dlc_fail(status, check, id, position);
+    return 0;
+  }
+  return id;
+}
+// Integer division truncates; a divisor of 0 fails its check.
+__device__ inline int64_t dlc_idiv(int64_t a, int64_t b, int64_t *status, int64_t check,
+                                   int64_t position) {
+  if (__builtin_expect(b == 0, 0)) {
+    dlc_fail(status, check, a, position);
+    return 0;
+  }
   if (a == INT64_MIN && b == -1) return a;
   return a / b;
 }
-__device__ inline int64_t dlc_ipow(int64_t base, int64_t e) {
-  if (e < 0) return 0;
+// Integer power, exact modulo 2^64; a negative exponent fails its check.
+__device__ inline int64_t dlc_ipow(int64_t base, int64_t e, int64_t *status, int64_t check,
+                                   int64_t position) {
+  if (__builtin_expect(e < 0, 0)) {
+    dlc_fail(status, check, e, position);
+    return 0;
+  }
   uint64_t r = 1, b = (uint64_t)base;
   for (; e; e >>= 1, b *= b)
     if (e & 1) r *= b;
   return (int64_t)r;
-}
-// Gather and embedding indices out of range are clamped: a kernel must not
-// read outside its arguments.
-__device__ inline int64_t dlc_clamp_index(int64_t i, int64_t n) {
-  return i < 0 ? 0 : i >= n ? n - 1 : i;
 }
 
 // Block-wide reductions: a butterfly of warp shuffles, one partial per warp

@@ -35,6 +35,8 @@ struct KernelContext {
   std::string statics;
   /// File-scope declarations (global scratch) this kernel needs.
   std::string globals;
+  /// Where the emitters register the checks they make on the data.
+  DataChecks *checks = nullptr;
 };
 
 /// Emits `const int64_t iN = flat / stride % dim` for each dimension of

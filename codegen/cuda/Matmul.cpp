@@ -44,7 +44,7 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
   auto mm = cast<MatmulOp>(fusableMatmul(ctx.view.op));
   CodeWriter &out = ctx.out;
   const CudaTarget &target = ctx.target;
-  ElementalEmitter elemental(target, out, ctx.buffers, ctx.statics);
+  ElementalEmitter elemental(target, out, ctx.buffers, ctx.statics, *ctx.checks);
 
   std::vector<int64_t> outShape = shapeOf(mm.getResult());
   size_t rank = outShape.size();

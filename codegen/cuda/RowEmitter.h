@@ -28,7 +28,7 @@ struct RowEmitter {
 
   RowEmitter(KernelContext &ctx)
       : ctx(ctx), out(ctx.out),
-        elemental(ctx.target, ctx.out, ctx.buffers, ctx.statics),
+        elemental(ctx.target, ctx.out, ctx.buffers, ctx.statics, *ctx.checks),
         threads(ctx.schedule.getBlock()[0]),
         parallelDims(ctx.analysis.parallelDims) {}
 

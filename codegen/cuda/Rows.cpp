@@ -315,7 +315,8 @@ void RowEmitter::loss(Operation *op) {
     if (smoothing != 0)
       out.line("rowSum += (double)" + read(a, at("c")) + ";");
     close();
-    out.line("const int64_t lab = dlc_clamp_index(raw, " + std::to_string(C) + ");");
+    out.line("const int64_t lab = dlc_check_id(raw, " + std::to_string(C) + ", " +
+             ctx.checks->add(fb::CheckKind::label, op, C) + ", p);");
     out.line("const double lse = log(sum) + mx;");
     out.open("");
     elemental.pushScope();

@@ -45,6 +45,7 @@ const char *codeName(dlc_status_code_t code) {
   case DLC_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
   case DLC_UNIMPLEMENTED: return "UNIMPLEMENTED";
   case DLC_INTERNAL: return "INTERNAL";
+  case DLC_DATA_ERROR: return "DATA_ERROR";
   }
   return "UNKNOWN";
 }
@@ -310,7 +311,7 @@ NB_MODULE(_dlc, m) {
   errorType = error.release();
 
   m.def("runtime_version", [] { return std::string(dlc_runtime_version()); },
-        "The runtime's version and its module format's, e.g. '0.1.0 (module format 1.1)'.");
+        "The runtime's version and its module format's, e.g. '0.1.0 (module format 1.2)'.");
   m.attr("API_VERSION") = DLC_RUNTIME_API_VERSION;
 
   nb::class_<Module>(m, "_Module")

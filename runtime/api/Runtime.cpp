@@ -234,6 +234,7 @@ int dlc_status_exit_code(dlc_status_t status) {
   case DLC_UNAVAILABLE:
   case DLC_RESOURCE_EXHAUSTED:
   case DLC_UNIMPLEMENTED:
+  case DLC_DATA_ERROR:
     return 3;
   default:
     return 70;
@@ -245,7 +246,7 @@ void dlc_status_free(dlc_status_t status) {
     delete status;
 }
 
-const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.1)"; }
+const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.2)"; }
 
 namespace {
 /// The embedder's callback, called through a trampoline (the C type takes a

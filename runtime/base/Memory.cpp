@@ -3,7 +3,11 @@
 #include "runtime/base/Memory.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
 
 #include <utility>
 
@@ -44,7 +48,10 @@ Status AlignedBuffer::allocate(uint64_t size, uint64_t alignment, AlignedBuffer 
     return resourceExhausted("cannot allocate ", size, " bytes");
   void *p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
-    return resourceExhausted("out of memory allocating ", size, " bytes");
+    return resourceExhausted("out of memory for ", size, " bytes", [] {
+      std::string available = availableMemoryText();
+      return available.empty() ? available : ": " + available;
+    }());
   AlignedBuffer result;
   result.mapping_ = p;
   result.mappingSize_ = total;
@@ -60,6 +67,54 @@ uint64_t physicalMemoryBytes() {
   if (pages <= 0 || pageSize <= 0)
     return 0;
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+}
+
+/// The value in kB of `key` ("MemAvailable:") in /proc file `path`, in
+/// bytes; 0 when absent.
+static uint64_t procKilobytes(const char *path, const char *key) {
+  FILE *f = std::fopen(path, "r");
+  if (!f)
+    return 0;
+  char line[256];
+  uint64_t bytes = 0;
+  const size_t keyLength = std::strlen(key);
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, key, keyLength) == 0) {
+      unsigned long long kb = 0;
+      if (std::sscanf(line + keyLength, "%llu", &kb) == 1)
+        bytes = static_cast<uint64_t>(kb) * 1024;
+      break;
+    }
+  }
+  std::fclose(f);
+  return bytes;
+}
+
+AvailableMemory availableMemory() {
+  AvailableMemory result;
+  if (uint64_t bytes = procKilobytes("/proc/meminfo", "MemAvailable:")) {
+    result.bytes = bytes;
+    result.source = "MemAvailable";
+  }
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const uint64_t cap = static_cast<uint64_t>(limit.rlim_cur);
+    const uint64_t used = procKilobytes("/proc/self/status", "VmSize:");
+    const uint64_t room = cap > used ? cap - used : 0;
+    if (result.source.empty() || room < result.bytes) {
+      result.bytes = room;
+      result.source = "under the address-space limit (ulimit -v) of " + std::to_string(cap) +
+                      " bytes, " + std::to_string(used) + " in use";
+    }
+  }
+  return result;
+}
+
+std::string availableMemoryText() {
+  AvailableMemory available = availableMemory();
+  if (available.source.empty())
+    return "";
+  return std::to_string(available.bytes) + " bytes available (" + available.source + ")";
 }
 
 } // namespace dlc::rt

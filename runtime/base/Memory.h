@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace dlc::rt {
 
@@ -49,5 +50,18 @@ private:
 
 /// Physical memory of this machine in bytes (0 when unknown).
 uint64_t physicalMemoryBytes();
+
+/// What this process can still allocate, in bytes, and where the figure
+/// comes from: the kernel's estimate of memory available without swapping
+/// (/proc/meminfo MemAvailable), or, when lower, the room left under the
+/// address-space limit (RLIMIT_AS, `ulimit -v`) after the process's
+/// current mappings. `bytes` is 0 and `source` empty when neither is known.
+struct AvailableMemory {
+  uint64_t bytes = 0;
+  std::string source;
+};
+AvailableMemory availableMemory();
+/// "123 bytes available (MemAvailable)", or "" when unknown.
+std::string availableMemoryText();
 
 } // namespace dlc::rt

@@ -22,6 +22,8 @@ const char *statusCodeName(StatusCode code) {
     return "UNIMPLEMENTED";
   case StatusCode::kInternal:
     return "INTERNAL";
+  case StatusCode::kDataError:
+    return "DATA_ERROR";
   }
   return "UNKNOWN";
 }

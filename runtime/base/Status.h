@@ -25,6 +25,7 @@ enum class StatusCode : int {
   kResourceExhausted = 5, ///< out of memory, or over a device limit
   kUnimplemented = 6,     ///< a valid module uses what this runtime lacks
   kInternal = 7,          ///< a bug in the runtime
+  kDataError = 8,         ///< a kernel found its data outside an op's domain
 };
 
 const char *statusCodeName(StatusCode code);
@@ -83,6 +84,9 @@ template <typename... Args> Status resourceExhausted(const Args &...args) {
 }
 template <typename... Args> Status unimplemented(const Args &...args) {
   return Status(StatusCode::kUnimplemented, strCat(args...));
+}
+template <typename... Args> Status dataError(const Args &...args) {
+  return Status(StatusCode::kDataError, strCat(args...));
 }
 template <typename... Args> Status internalError(const Args &...args) {
   return Status(StatusCode::kInternal, strCat(args...));

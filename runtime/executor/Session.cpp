@@ -86,6 +86,18 @@ bool overrideSource(const fb::Kernel &kernel, std::string *source) {
 
 constexpr uint64_t kStagingAlignment = 256;
 
+/// device.allocate, naming in a failure what the memory is for ("the
+/// arena") and the device: "cannot allocate the arena (N bytes) on device
+/// 'cpu': out of memory for N bytes: M bytes available (MemAvailable)".
+Status allocateFor(hal::Device &device, const char *what, uint64_t bytes, uint64_t alignment,
+                   std::unique_ptr<hal::Buffer> *out) {
+  Status s = device.allocate(bytes, alignment, out);
+  if (s.ok())
+    return s;
+  return Status(s.code(), strCat("cannot allocate ", what, " (", bytes, " bytes) on device '",
+                                 device.name(), "': ", s.message()));
+}
+
 uint64_t roundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 } // namespace
@@ -103,6 +115,7 @@ Session::~Session() {
   executable_.reset();
   arena_.reset();
   state_.reset();
+  status_.reset();
   deviceWeights_.reset();
   staging_.reset();
 }
@@ -229,7 +242,8 @@ Status Session::resolve() {
 
   // 2. Allocate and load.
   DLC_RETURN_IF_ERROR(
-      device_->allocate(plan->arena_size(), plan->arena_alignment(), &arena_).prepend(label));
+      allocateFor(*device_, "the arena", plan->arena_size(), plan->arena_alignment(), &arena_)
+          .prepend(label));
   DLC_RETURN_IF_ERROR(device_->loadExecutable(spec, &executable_).prepend(label));
   DLC_RETURN_IF_ERROR(device_->createStream(&stream_));
 
@@ -239,6 +253,7 @@ Status Session::resolve() {
   };
   // What each step reads and writes, for the collectives' waits.
   std::vector<std::vector<Access>> accesses;
+  bool usesStatus = false;
   auto access = [&](const fb::BufferRef *r, bool writes) {
     return Access{ref(r), r->bytes(), writes};
   };
@@ -253,6 +268,7 @@ Status Session::resolve() {
       step.firstArg = static_cast<uint32_t>(refs_.size());
       step.argCount = sizeOf(launch->args());
       for (uint32_t a = 0; a < step.argCount; ++a) {
+        usesStatus = usesStatus || launch->args()->Get(a)->space() == fb::BufferSpace::status;
         refs_.push_back(ref(launch->args()->Get(a)));
         bool writes = a < sizeOf(kernel->args()) &&
                       kernel->args()->Get(a)->access() != fb::Access::read;
@@ -289,7 +305,9 @@ Status Session::resolve() {
                             elementSize(*format::dtypeFromWire(c->dtype())));
   }
   if (scratchBytes)
-    DLC_RETURN_IF_ERROR(device_->allocate(scratchBytes, kStagingAlignment, &scratch_).prepend(label));
+    DLC_RETURN_IF_ERROR(allocateFor(*device_, "the collectives' scratch", scratchBytes,
+                                    kStagingAlignment, &scratch_)
+                            .prepend(label));
   if (commQueue_ && !device_->sharesHostMemory())
     for (const Step &step : steps_)
       if (step.kind == Step::kCollective) {
@@ -301,6 +319,12 @@ Status Session::resolve() {
   if (!device_->sharesHostMemory())
     DLC_RETURN_IF_ERROR(prepareDeviceMemory().prepend(label));
   DLC_RETURN_IF_ERROR(allocateState().prepend(label));
+  if (usesStatus) {
+    DLC_RETURN_IF_ERROR(allocateFor(*device_, "the status words", format::kStatusBytes,
+                                    kStagingAlignment, &status_)
+                            .prepend(label));
+    DLC_RETURN_IF_ERROR(clearStatus().prepend(label));
+  }
   const char *graphs = env("DLC_CUDA_GRAPHS");
   // A plan with collectives waits for its peers on the host between
   // kernels: it is not captured.
@@ -322,7 +346,8 @@ Status Session::prepareDeviceMemory() {
     offsets.push_back(total);
     total = roundUp(total + m.weightData(w).size(), kStagingAlignment);
   }
-  DLC_RETURN_IF_ERROR(device_->allocate(total, kStagingAlignment, &deviceWeights_));
+  DLC_RETURN_IF_ERROR(
+      allocateFor(*device_, "the weights", total, kStagingAlignment, &deviceWeights_));
   uint8_t *base = static_cast<uint8_t *>(deviceWeights_->devicePointer());
   for (uint32_t w = 0; w < m.weights().size(); ++w) {
     weightPointers_[w] = base + offsets[w];
@@ -340,7 +365,8 @@ Status Session::prepareDeviceMemory() {
     outputStaging_.push_back(total);
     total = roundUp(total + t.bytes, kStagingAlignment);
   }
-  return device_->allocate(total, kStagingAlignment, &staging_);
+  return allocateFor(*device_, "the inputs' and outputs' staging", total, kStagingAlignment,
+                     &staging_);
 }
 
 Status Session::allocateState() {
@@ -353,8 +379,8 @@ Status Session::allocateState() {
     offsets.push_back(total);
     total = roundUp(total + s.bytes, kStagingAlignment);
   }
-  DLC_RETURN_IF_ERROR(device_->allocate(std::max<uint64_t>(total, 1), kStagingAlignment,
-                                        &state_));
+  DLC_RETURN_IF_ERROR(allocateFor(*device_, "the state tensors", std::max<uint64_t>(total, 1),
+                                  kStagingAlignment, &state_));
   uint8_t *base = static_cast<uint8_t *>(state_->devicePointer());
   for (uint64_t offset : offsets)
     statePointers_.push_back(base + offset);
@@ -417,6 +443,9 @@ Status Session::enqueuePlan() {
       break;
     case fb::BufferSpace::state:
       base = static_cast<uint8_t *>(statePointers_[r.index]);
+      break;
+    case fb::BufferSpace::status:
+      base = static_cast<uint8_t *>(status_->devicePointer());
       break;
     }
     // A zero-byte tensor may come with a null pointer; nothing reads through it.
@@ -618,6 +647,12 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
                            m.outputs().size());
   inputPointers_.assign(inputs, inputs + inputCount);
   outputPointers_.assign(outputs, outputs + outputCount);
+  if (status_) {
+    // A run that failed half way may have left a failure in the words.
+    if (statusDirty_)
+      DLC_RETURN_IF_ERROR(clearStatus());
+    statusDirty_ = true;
+  }
   // Devices without host memory: inputs in host memory go up first, and
   // outputs in host memory are written to staging, copied down at the end.
   const bool staged = !device_->sharesHostMemory();
@@ -680,7 +715,81 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
       if (!(outputOnDevice && outputOnDevice[o]))
         DLC_RETURN_IF_ERROR(
             stream_->copy(outputs[o], outputPointers_[o], m.outputs()[o].bytes));
-  return stream_->synchronize();
+  DLC_RETURN_IF_ERROR(stream_->synchronize());
+  return status_ ? readStatus() : okStatus();
+}
+
+Status Session::clearStatus() {
+  static const int64_t zeros[format::kStatusWords] = {};
+  DLC_RETURN_IF_ERROR(stream_->copy(status_->devicePointer(), zeros, format::kStatusBytes));
+  DLC_RETURN_IF_ERROR(stream_->synchronize());
+  statusDirty_ = false;
+  return okStatus();
+}
+
+Status Session::readStatus() {
+  int64_t words[format::kStatusWords];
+  if (const uint8_t *host = status_->hostData()) {
+    // The kernels have finished (the stream is synchronised): word 0 is
+    // the flag; the rest is read only after a failure.
+    std::memcpy(words, host, sizeof words[0]);
+    if (words[0] == 0) {
+      statusDirty_ = false;
+      return okStatus();
+    }
+    std::memcpy(words, host, sizeof words);
+  } else {
+    DLC_RETURN_IF_ERROR(stream_->copy(words, status_->devicePointer(), sizeof words[0]));
+    DLC_RETURN_IF_ERROR(stream_->synchronize());
+    if (words[0] == 0) {
+      statusDirty_ = false;
+      return okStatus();
+    }
+    DLC_RETURN_IF_ERROR(stream_->copy(words, status_->devicePointer(), sizeof words));
+    DLC_RETURN_IF_ERROR(stream_->synchronize());
+  }
+  std::string message = checkFailure(words);
+  DLC_RETURN_IF_ERROR(clearStatus());
+  return dataError(message);
+}
+
+std::string Session::checkFailure(const int64_t *words) const {
+  const fb::Module &root = module_->root();
+  const uint64_t index = static_cast<uint64_t>(words[0]) - 1;
+  if (index >= sizeOf(root.checks()))
+    return strCat(module_->label(), ": a kernel reported data check ", index,
+                  ", but the module has ", sizeOf(root.checks()),
+                  " (its status words were overwritten)");
+  const fb::Check *check = root.checks()->Get(static_cast<uint32_t>(index));
+  const int64_t value = words[1], position = words[2], bound = check->bound();
+  std::string what;
+  switch (check->kind()) {
+  case fb::CheckKind::gather_index:
+    what = strCat("gather: index ", value, " out of range for axis ", check->axis(),
+                  " of size ", bound);
+    break;
+  case fb::CheckKind::embedding_id:
+    what = strCat("embedding: id ", value, " at position ", position, " out of range [0, ",
+                  bound, ")");
+    break;
+  case fb::CheckKind::label:
+    what = strCat("cross_entropy: label ", value, " at position ", position,
+                  " out of range [0, ", bound, ")");
+    break;
+  case fb::CheckKind::division_by_zero:
+    what = strCat("div: integer division by zero (", value, " / 0)");
+    break;
+  case fb::CheckKind::negative_exponent:
+    what = strCat("pow: negative exponent ", value, " for an integer tensor");
+    break;
+  default:
+    what = strCat("data check ", index, " failed (value ", value, ")");
+  }
+  // The oracle's wording, after where the op came from; then the kernel.
+  const std::string location = check->location() ? check->location()->str() : "";
+  const fb::Kernel *kernel = root.kernels()->Get(check->kernel());
+  return strCat(location.empty() ? "" : location + ": ", what, " (", check->op()->str(),
+                " in kernel '", kernel->name()->str(), "' on ", device_->name(), ")");
 }
 
 int64_t Session::nanosecondsOf(std::chrono::steady_clock::time_point t) {

@@ -8,6 +8,12 @@
 // the plan is sized for, loads the kernels, and resolves the commands into a
 // flat list that `run` walks without touching the FlatBuffers header again.
 //
+// Data checks (module format 1.2): kernels that check their data (an index
+// in range, a divisor not 0) write the session's status words on the first
+// failure; `run` reads them after the plan and returns DATA_ERROR naming
+// the op, its source location, the kernel and the value (the oracle's
+// wording). The words are zeroed again, so the next run starts clean.
+//
 // A session is used by one thread at a time; any number of sessions may share
 // one LoadedModule.
 //
@@ -91,6 +97,13 @@ private:
   Status prepareDeviceMemory();
   /// Allocates the state tensors (and resetState()s them).
   Status allocateState();
+  /// The data checks (module format 1.2): zeroes the status words.
+  Status clearStatus();
+  /// After a run: a DATA_ERROR naming the first check that failed (and the
+  /// words zeroed for the next run), else OK. One load on a host device,
+  /// one 8-byte copy on CUDA.
+  Status readStatus();
+  std::string checkFailure(const int64_t *words) const;
 
   /// A BufferRef with its space and index, ready to add to a base pointer.
   struct Ref {
@@ -135,6 +148,11 @@ private:
   std::vector<void *> weightPointers_;
   // One buffer holds every state tensor (each at a multiple of 256 bytes).
   std::unique_ptr<hal::Buffer> state_;
+  // The status words the kernels' data checks write (module.fbs Check),
+  // when a launch binds them; `statusDirty_`: a run may have written them
+  // and they were not read (a run that failed half way).
+  std::unique_ptr<hal::Buffer> status_;
+  bool statusDirty_ = false;
   std::vector<void *> statePointers_;
   // Devices without host memory: the weights, uploaded once, and one
   // staging buffer for every input and output (offsets into it).

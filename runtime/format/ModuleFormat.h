@@ -36,7 +36,10 @@ constexpr char kMagic[4] = {'D', 'L', 'C', 'M'};
 /// A reader accepts files whose major version equals its own, whatever the
 /// minor version (minor additions are optional fields it may ignore).
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 1; ///< 1.1: state tensors
+/// 1.1: state tensors; 1.2: data checks (Module.checks, BufferSpace status).
+/// A 1.1 reader refuses a module that binds the status space (an unknown
+/// buffer space), so no module runs without its checks being read.
+constexpr uint16_t kFormatMinor = 2;
 
 constexpr uint64_t kPreludeSize = 64;
 constexpr uint64_t kHeaderOffset = kPreludeSize;
@@ -49,6 +52,13 @@ constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 48; ///< any one tensor or a
 constexpr uint32_t kMaxRank = 16;
 constexpr uint32_t kMaxKernelArgs = 1024;
 constexpr uint32_t kMaxArenaAlignment = 1u << 20;
+
+/// The status words (BufferSpace status): kStatusWords int64 words, zero
+/// while no check has failed. Word 0: the failed check's index in
+/// Module.checks plus 1; word 1: the offending value; word 2: its
+/// position; word 3: reserved (0). module.fbs Check has the protocol.
+constexpr uint32_t kStatusWords = 4;
+constexpr uint64_t kStatusBytes = kStatusWords * 8;
 
 /// The prelude, bytes [0, 64) of the file.
 struct Prelude {

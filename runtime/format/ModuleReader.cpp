@@ -54,6 +54,8 @@ const char *spaceName(fb::BufferSpace space) {
     return "weight";
   case fb::BufferSpace::state:
     return "state";
+  case fb::BufferSpace::status:
+    return "status";
   }
   return "unknown";
 }
@@ -107,6 +109,7 @@ private:
   Status checkWeights();
   Status checkState();
   Status checkKernels() const;
+  Status checkChecks() const;
   Status checkMeshAndCollectives(uint64_t *rankCount) const;
   Status checkPlan(uint32_t rank, const fb::Plan *plan) const;
   Status checkRef(const fb::BufferRef *ref, const fb::Plan *plan, const std::string &who,
@@ -430,6 +433,23 @@ Status Checker::checkKernels() const {
   return rt::okStatus();
 }
 
+Status Checker::checkChecks() const {
+  const fb::Module *m = facts_->root;
+  for (uint32_t i = 0; i < sizeOf(m->checks()); ++i) {
+    const fb::Check *c = m->checks()->Get(i);
+    std::string who = strCat("checks[", i, "]");
+    if (c->kind() == fb::CheckKind::invalid || c->kind() > fb::CheckKind::negative_exponent)
+      return headerError(c, who, ": unknown kind ", static_cast<int>(c->kind()));
+    if (c->kernel() >= sizeOf(m->kernels()))
+      return headerError(c, who, ": kernel index ", c->kernel(), " is out of range (",
+                         sizeOf(m->kernels()), " kernels)");
+    if (c->bound() < 0 || c->axis() < 0 || c->axis() >= kMaxRank)
+      return headerError(c, who, ": bound ", c->bound(), " or axis ", c->axis(),
+                         " is out of range");
+  }
+  return rt::okStatus();
+}
+
 Status Checker::checkMeshAndCollectives(uint64_t *rankCount) const {
   const fb::Module *m = facts_->root;
   uint64_t ranks = 1;
@@ -512,6 +532,13 @@ Status Checker::checkRef(const fb::BufferRef *ref, const fb::Plan *plan, const s
                          facts_->state.size(), " state tensors)");
     limit = facts_->state[ref->index()].bytes;
     break;
+  case fb::BufferSpace::status:
+    if (ref->index() != 0 || ref->offset() != 0 || ref->bytes() != kStatusBytes)
+      return headerError(ref, who, ": the status words are index 0, offset 0, ",
+                         kStatusBytes, " bytes (", ref->index(), ", ", ref->offset(), ", ",
+                         ref->bytes(), " given)");
+    limit = kStatusBytes;
+    break;
   default:
     return headerError(ref, who, ": unknown buffer space ", static_cast<int>(ref->space()));
   }
@@ -583,6 +610,9 @@ Status Checker::checkPlan(uint32_t rank, const fb::Plan *plan) const {
         return headerError(where, who, ": a copy without src or dst");
       DLC_RETURN_IF_ERROR(checkRef(copy->src(), plan, who + ".src", nullptr));
       DLC_RETURN_IF_ERROR(checkRef(copy->dst(), plan, who + ".dst", nullptr));
+      if (copy->src()->space() == fb::BufferSpace::status ||
+          copy->dst()->space() == fb::BufferSpace::status)
+        return headerError(where, who, ": a copy of the status words (only kernels take them)");
       if (copy->bytes() > copy->src()->bytes() || copy->bytes() > copy->dst()->bytes())
         return headerError(where, who, ": copies ", copy->bytes(),
                            " bytes, more than its src or dst holds");
@@ -617,6 +647,9 @@ Status Checker::checkPlan(uint32_t rank, const fb::Plan *plan) const {
         DLC_RETURN_IF_ERROR(checkRef(coll->send(), plan, who + ".send", nullptr));
       if (coll->recv())
         DLC_RETURN_IF_ERROR(checkRef(coll->recv(), plan, who + ".recv", nullptr));
+      if ((coll->send() && coll->send()->space() == fb::BufferSpace::status) ||
+          (coll->recv() && coll->recv()->space() == fb::BufferSpace::status))
+        return headerError(where, who, ": a collective on the status words");
       break;
     }
     default:
@@ -637,6 +670,7 @@ Status Checker::checkSemantics() {
   DLC_RETURN_IF_ERROR(checkWeights());
   DLC_RETURN_IF_ERROR(checkState());
   DLC_RETURN_IF_ERROR(checkKernels());
+  DLC_RETURN_IF_ERROR(checkChecks());
   uint64_t ranks = 1;
   DLC_RETURN_IF_ERROR(checkMeshAndCollectives(&ranks));
   if (sizeOf(m->plans()) != ranks)
@@ -727,7 +761,9 @@ Status readModuleMemory(ByteSpan bytes, std::shared_ptr<const LoadedModule> *out
                         const std::string &label) {
   std::shared_ptr<LoadedModule> module(new LoadedModule());
   module->label_ = label;
-  DLC_RETURN_IF_ERROR(copyAligned(bytes, &module->copy_));
+  DLC_RETURN_IF_ERROR(copyAligned(bytes, &module->copy_)
+                          .prepend(rt::strCat(label, ": cannot copy the module (its weights "
+                                              "included, ", bytes.size(), " bytes)")));
   module->file_ = ByteSpan(module->copy_.data(), bytes.size());
   DLC_RETURN_IF_ERROR(module->init());
   *out = std::move(module);

@@ -37,6 +37,11 @@ uint32_t ModuleWriter::addOutput(TensorDesc tensor) {
   return static_cast<uint32_t>(outputs_.size() - 1);
 }
 
+uint32_t ModuleWriter::addCheck(CheckDesc check) {
+  checks_.push_back(std::move(check));
+  return static_cast<uint32_t>(checks_.size() - 1);
+}
+
 uint32_t ModuleWriter::addState(StateDesc state) {
   state_.push_back(std::move(state));
   return static_cast<uint32_t>(state_.size() - 1);
@@ -231,10 +236,16 @@ Status ModuleWriter::layOut(std::vector<uint8_t> *out, bool verify, bool release
   for (const SectionContent &s : sections)
     sectionTable.push_back(fb::CreateSectionDirect(b, s.name.c_str(), s.kind, 0, s.size, 0));
 
+  std::vector<flatbuffers::Offset<fb::Check>> checks;
+  for (const CheckDesc &c : checks_)
+    checks.push_back(fb::CreateCheckDirect(b, c.kind, c.kernel, c.op.c_str(),
+                                           c.location.c_str(), c.bound, c.axis));
+
   const uint16_t major = overrides_.setFormatMajor ? overrides_.formatMajor : kFormatMajor;
   auto root = fb::CreateModuleDirect(b, major, name_.c_str(), producer_.c_str(), &inputs, &outputs,
                                      &weights, &kernels, &plans, &mesh, &collectives,
-                                     collectivesHash(collectives_), &sectionTable, &state);
+                                     collectivesHash(collectives_), &sectionTable, &state,
+                                     &checks);
   b.Finish(root, fb::ModuleIdentifier());
 
   // Layout: prelude, header, then each section 64-aligned.

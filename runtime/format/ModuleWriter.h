@@ -90,6 +90,20 @@ inline BufferRef stateRef(uint32_t index, uint64_t offset, uint64_t bytes) {
   return BufferRef(fb::BufferSpace::state, index, offset, bytes);
 }
 
+/// The status words (format 1.2), bound to the argument of a kernel that
+/// makes data checks.
+inline BufferRef statusRef() { return BufferRef(fb::BufferSpace::status, 0, 0, kStatusBytes); }
+
+/// A data check (module.fbs Check).
+struct CheckDesc {
+  fb::CheckKind kind = fb::CheckKind::invalid;
+  uint32_t kernel = 0;
+  std::string op;
+  std::string location;
+  int64_t bound = 0;
+  int64_t axis = 0;
+};
+
 /// A state tensor: zeros at first, or the weight `initialWeight` (an id
 /// from addWeight, of the same dtype and shape).
 struct StateDesc {
@@ -149,6 +163,9 @@ public:
   uint32_t addPlan(PlanDesc plan);
   void setMesh(std::vector<MeshAxisDesc> mesh) { mesh_ = std::move(mesh); }
   uint32_t addCollective(CollectiveDesc collective);
+  /// Checks are numbered in the order added: the index a kernel's source
+  /// stores (plus 1) in the status words.
+  uint32_t addCheck(CheckDesc check);
 
   /// Lays out the file. With `verify`, runs verifyModuleBytes on the result
   /// and returns its error (INVALID_MODULE) for a module that would not load.
@@ -187,6 +204,7 @@ private:
   std::vector<Binary> binaries_;
   std::vector<KernelDesc> kernels_;
   std::vector<PlanDesc> plans_;
+  std::vector<CheckDesc> checks_;
   std::vector<MeshAxisDesc> mesh_;
   std::vector<CollectiveDesc> collectives_;
   Overrides overrides_;

@@ -259,9 +259,14 @@ public:
     const uint64_t slack = alignment > 256 ? alignment : 0;
     CUdeviceptr base = 0;
     CUresult r = driver_.cuMemAlloc(&base, size + slack);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+      size_t free = 0, total = 0;
+      std::string available;
+      if (driver_.cuMemGetInfo(&free, &total) == CUDA_SUCCESS)
+        available = strCat(" (", free, " bytes available of ", total, ")");
       return cudaError(driver_, r, "cuMemAlloc")
-          .prepend(strCat("cannot allocate ", size, " bytes on ", name_));
+          .prepend(strCat("cannot allocate ", size, " bytes on ", name_, available));
+    }
     CUdeviceptr aligned = slack ? (base + alignment - 1) / alignment * alignment : base;
     auto buffer = std::make_unique<CudaBuffer>(driver_, base, aligned, size);
     // Zero-filled, as the executor promises for the arena.

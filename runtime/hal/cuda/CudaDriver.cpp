@@ -43,6 +43,7 @@ Status resolve(void *library, CudaDriver *d) {
   DLC_BIND(cuCtxSetCurrent, "cuCtxSetCurrent")
   DLC_BIND(cuMemAlloc, "cuMemAlloc_v2")
   DLC_BIND(cuMemFree, "cuMemFree_v2")
+  DLC_BIND(cuMemGetInfo, "cuMemGetInfo_v2")
   DLC_BIND(cuMemcpyHtoD, "cuMemcpyHtoD_v2")
   DLC_BIND(cuMemcpyDtoH, "cuMemcpyDtoH_v2")
   DLC_BIND(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")

@@ -62,6 +62,7 @@ struct CudaDriver {
   CUresult (*cuCtxSetCurrent)(CUcontext context);
   CUresult (*cuMemAlloc)(CUdeviceptr *pointer, size_t bytes);                   // _v2
   CUresult (*cuMemFree)(CUdeviceptr pointer);                                   // _v2
+  CUresult (*cuMemGetInfo)(size_t *free, size_t *total);                        // _v2
   CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);     // _v2
   CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);           // _v2
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <functional>
 #include <fstream>
@@ -253,7 +255,7 @@ TEST(ApiLoad, StatusHelpersAcceptNull) {
   dlc_status_free(nullptr);
   dlc_module_release(nullptr);
   dlc_session_destroy(nullptr);
-  EXPECT_NE(std::string(dlc_runtime_version()).find("module format 1.1"), std::string::npos);
+  EXPECT_NE(std::string(dlc_runtime_version()).find("module format 1.2"), std::string::npos);
 }
 
 TEST(ApiLoad, LogCallbackHearsLoads) {
@@ -297,3 +299,112 @@ TEST(CppWrapper, RunsAndThrowsDlcErrors) {
 }
 
 } // namespace
+
+namespace {
+
+/// A run of the gather module (y[i] = x[idx[i]], data check 0) on `idx`.
+dlc_status_t runGather(dlc_session_t *session, std::vector<int32_t> &idx,
+                       std::vector<float> &y) {
+  static std::vector<float> x{10, 11, 12, 13};
+  static std::vector<int64_t> xShape{4};
+  static std::vector<int64_t> shape{6};
+  DLTensor xt = tensor(x.data(), xShape), yt = tensor(y.data(), shape);
+  DLTensor it{};
+  it.data = idx.data();
+  it.device = {kDLCPU, 0};
+  it.ndim = 1;
+  it.dtype = {kDLInt, 32, 1};
+  it.shape = shape.data();
+  const DLTensor *in[] = {&xt, &it};
+  const DLTensor *out[] = {&yt};
+  return dlc_session_run(session, in, 2, out, 1);
+}
+
+} // namespace
+
+// A kernel's data check (module format 1.2) fails the run with
+// DLC_DATA_ERROR naming the op, where it came from, the value and the
+// kernel (exit code 3); the session stays usable: the next run with good
+// data succeeds, and a bad one fails again.
+TEST(ApiDataChecks, FailedCheckIsAnErrorAndTheSessionStaysUsable) {
+  Bytes b = variant("gather");
+  dlc_module_t *module = nullptr;
+  ASSERT_EQ(dlc_module_load_memory(b.data(), b.size(), &module), nullptr);
+  dlc_session_t *session = nullptr;
+  ASSERT_EQ(dlc_session_create(module, "cpu", nullptr, &session), nullptr);
+  std::vector<float> y(6);
+  std::vector<int32_t> good{0, 1, 2, 3, -1, -4}, past{0, 1, 7, 3, 0, 0}, before{-5, 0, 0, 0, 0, 0};
+
+  for (int round = 0; round < 2; ++round) {
+    dlc_status_t s = runGather(session, past, y);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(dlc_status_code(s), DLC_DATA_ERROR);
+    EXPECT_EQ(dlc_status_exit_code(s), 3);
+    EXPECT_EQ(describe(s), "8: model.dlg:3:7: gather: index 7 out of range for axis 0 of size 4 "
+                           "(dlc.gather in kernel 'gather' on cpu)");
+
+    s = runGather(session, good, y);
+    ASSERT_EQ(s, nullptr) << describe(s);
+    EXPECT_EQ(y, (std::vector<float>{10, 11, 12, 13, 13, 10}));
+  }
+  dlc_status_t s = runGather(session, before, y);
+  EXPECT_NE(describe(s).find("gather: index -5 out of range"), std::string::npos);
+  dlc_session_destroy(session);
+  dlc_module_release(module);
+}
+
+// Out of memory when a session is created (here under an address-space
+// limit, `ulimit -v`): RESOURCE_EXHAUSTED naming the buffer, the bytes it
+// needs and the bytes available (exit code 3); nothing is left half made,
+// and a session created with the memory back runs.
+TEST(ApiOutOfMemory, SessionNamesTheBufferAndTheMemoryAvailable) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' shadow memory needs the address space";
+#else
+  Bytes b = variant("gib-arena");
+  dlc_module_t *module = nullptr;
+  ASSERT_EQ(dlc_module_load_memory(b.data(), b.size(), &module), nullptr);
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &saved), 0);
+  // Room for 256 MiB more than is mapped now.
+  uint64_t mapped = 0;
+  {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind("VmSize:", 0) == 0)
+        mapped = std::stoull(line.substr(7)) * 1024;
+  }
+  ASSERT_GT(mapped, 0u);
+  struct rlimit tight = saved;
+  tight.rlim_cur = mapped + (uint64_t(256) << 20);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+  dlc_session_t *session = nullptr;
+  dlc_status_t s = dlc_session_create(module, "cpu", nullptr, &session);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &saved), 0);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(session, nullptr);
+  EXPECT_EQ(dlc_status_code(s), DLC_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(dlc_status_exit_code(s), 3);
+  std::string message = describe(s);
+  EXPECT_NE(message.find("cannot allocate the arena (1073741824 bytes) on device 'cpu': out of "
+                         "memory for 1073741824 bytes: "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("bytes available (under the address-space limit (ulimit -v)"),
+            std::string::npos)
+      << message;
+
+  ASSERT_EQ(dlc_session_create(module, "cpu", nullptr, &session), nullptr);
+  std::vector<int64_t> shape{6};
+  std::vector<float> av{1, 2, 3, 4, 5, 6}, bv(6, 1), cv(6);
+  DLTensor a = tensor(av.data(), shape), b2 = tensor(bv.data(), shape),
+           c = tensor(cv.data(), shape);
+  const DLTensor *in[] = {&a, &b2};
+  const DLTensor *out[] = {&c};
+  ASSERT_EQ(dlc_session_run(session, in, 2, out, 1), nullptr);
+  EXPECT_EQ(cv, (std::vector<float>{2, 3, 4, 5, 6, 7}));
+  dlc_session_destroy(session);
+  dlc_module_release(module);
+#endif
+}

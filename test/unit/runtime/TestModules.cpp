@@ -94,6 +94,27 @@ std::string testKernelSource(int64_t k, int64_t n) {
        "  float *c = static_cast<float *>(buf[2]);\n"
        "  for (int64_t i = begin; i < end; ++i) c[i] = a[i] + b[i];\n"
        "}\n"
+       "// y[i] = x[idx[i]] over f32 x[4]: an index outside [-4, 4) fails data\n"
+       "// check 0 as compiled kernels do (module.fbs Check) and reads x[0].\n"
+       "void dlc_test_gather(void *const *buf, int64_t begin, int64_t end) {\n"
+       "  const float *x = static_cast<const float *>(buf[0]);\n"
+       "  const int32_t *idx = static_cast<const int32_t *>(buf[1]);\n"
+       "  float *y = static_cast<float *>(buf[2]);\n"
+       "  int64_t *status = static_cast<int64_t *>(buf[3]);\n"
+       "  for (int64_t i = begin; i < end; ++i) {\n"
+       "    int64_t j = idx[i] < 0 ? idx[i] + 4 : idx[i];\n"
+       "    if (j < 0 || j >= 4) {\n"
+       "      int64_t expected = 0;\n"
+       "      if (__atomic_compare_exchange_n(status, &expected, 1, false, __ATOMIC_RELAXED,\n"
+       "                                      __ATOMIC_RELAXED)) {\n"
+       "        status[1] = idx[i];\n"
+       "        status[2] = i;\n"
+       "      }\n"
+       "      j = 0;\n"
+       "    }\n"
+       "    y[i] = x[j];\n"
+       "  }\n"
+       "}\n"
        "void dlc_test_matmul(void *const *buf, int64_t begin, int64_t end) {\n"
        "  const float *x = static_cast<const float *>(buf[0]);\n"
        "  const float *w = static_cast<const float *>(buf[1]);\n"
@@ -167,6 +188,43 @@ Status buildAdd(int64_t n, ModuleWriter *w, const AddTweaks &t) {
 } // namespace
 
 Status buildAddModule(int64_t n, ModuleWriter *w) { return buildAdd(n, w, AddTweaks()); }
+
+Status buildGatherModule(int64_t n, ModuleWriter *w) {
+  Bytes so;
+  const std::string source = testKernelSource(1, 1);
+  DLC_RETURN_IF_ERROR(compileSharedObject(source, &so));
+  const uint64_t bytes = static_cast<uint64_t>(n) * 4;
+  w->setName("gather");
+  w->addInput({"x", DType::F32, {4}});
+  w->addInput({"idx", DType::I32, {n}});
+  w->addOutput({"y", DType::F32, {n}});
+  uint32_t bin = w->addBinary("kernels.so", fb::BinaryFormat::shared_object,
+                              format::hostArchitecture(), std::move(so));
+  format::KernelDesc k;
+  k.name = "gather";
+  k.entry = "dlc_test_gather";
+  k.source = source;
+  k.binaries = {bin};
+  k.args = {{"x", fb::Access::read, 16},
+            {"idx", fb::Access::read, bytes},
+            {"y", fb::Access::write, bytes},
+            {"status", fb::Access::read_write, format::kStatusBytes}};
+  k.parallelExtent = n;
+  uint32_t gather = w->addKernel(k);
+  format::CheckDesc check;
+  check.kind = fb::CheckKind::gather_index;
+  check.kernel = gather;
+  check.op = "dlc.gather";
+  check.location = "model.dlg:3:7";
+  check.bound = 4;
+  w->addCheck(check);
+  format::PlanDesc plan;
+  plan.commands.push_back(format::LaunchDesc{
+      gather, {format::inputRef(0, 0, 16), format::inputRef(1, 0, bytes),
+               format::outputRef(0, 0, bytes), format::statusRef()}});
+  w->addPlan(plan);
+  return rt::okStatus();
+}
 
 float mlpWeight(int64_t i) { return static_cast<float>((3 * i) % 7 - 3); }
 float mlpBias(int64_t j) { return static_cast<float>(j % 3 - 1); }
@@ -243,7 +301,8 @@ const std::vector<std::string> &variantNames() {
       "add", "mlp", "bad-identifier", "bad-version", "huge-dims", "negative-dim",
       "weight-offset-max", "section-past-end", "kernel-index", "args-mismatch",
       "empty-entry", "arena-ref-past-end", "write-to-input", "unknown-command",
-      "missing-symbol", "huge-arena", "library-call"};
+      "missing-symbol", "huge-arena", "library-call", "gather", "status-ref-offset",
+      "check-kernel-index", "gib-arena"};
   return names;
 }
 
@@ -256,6 +315,24 @@ Status buildVariant(const std::string &name, Bytes *out) {
   if (name == "mlp") {
     DLC_RETURN_IF_ERROR(buildMlpModule(4, 8, 5, &w));
     return w.serialize(out);
+  }
+  if (name == "gather") {
+    DLC_RETURN_IF_ERROR(buildGatherModule(6, &w));
+    return w.serialize(out);
+  }
+  // The data checks' channel bound wrong.
+  if (name == "status-ref-offset" || name == "check-kernel-index") {
+    DLC_RETURN_IF_ERROR(buildGatherModule(6, &w));
+    DLC_RETURN_IF_ERROR(w.serialize(out));
+    fb::Module *m = mutableRoot(*out);
+    if (name == "status-ref-offset") {
+      const auto *launch = m->plans()->Get(0)->commands()->GetAs<fb::Launch>(0);
+      const_cast<fb::Launch *>(launch)->mutable_args()->GetMutableObject(3)->mutate_offset(8);
+    } else {
+      m->mutable_checks()->GetMutableObject(0)->mutate_kernel(9);
+    }
+    resealHeader(*out);
+    return rt::okStatus();
   }
   // Edits of a valid module's header, resealed.
   auto edited = [&](bool mlp, auto edit) -> Status {
@@ -321,6 +398,8 @@ Status buildVariant(const std::string &name, Bytes *out) {
     t.entry = "dlc_no_such_kernel";
   else if (name == "huge-arena")
     t.arenaSize = uint64_t(1) << 47;
+  else if (name == "gib-arena")
+    t.arenaSize = uint64_t(1) << 30;
   else if (name == "library-call")
     t.libraryCall = true;
   else

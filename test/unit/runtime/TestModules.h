@@ -39,6 +39,11 @@ Status buildAddModule(int64_t n, format::ModuleWriter *writer);
 /// into y, copy the arena to h.
 Status buildMlpModule(int64_t m, int64_t k, int64_t n, format::ModuleWriter *writer);
 float mlpWeight(int64_t i);
+
+/// y[i] = x[idx[i]]: inputs x f32[4] and idx i32[n], output y f32[n]; the
+/// kernel checks its indices (data check 0, a gather_index of bound 4) and
+/// takes the status words as its fourth argument.
+Status buildGatherModule(int64_t n, format::ModuleWriter *writer);
 float mlpBias(int64_t j);
 
 /// Recomputes the header's CRC and the prelude (after a test edited the
@@ -53,6 +58,10 @@ void resealHeader(Bytes &bytes);
 ///   unknown-command                rejected by the semantic checks
 ///   missing-symbol huge-arena library-call
 ///                                  load, but fail when a session is created
+///   gib-arena                      valid: add with an (unused) arena of 1 GiB
+///   gather                         valid, with a data check
+///   status-ref-offset check-kernel-index
+///                                  its status words or check made invalid
 Status buildVariant(const std::string &name, Bytes *out);
 const std::vector<std::string> &variantNames();
 

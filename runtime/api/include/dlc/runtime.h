@@ -76,7 +76,13 @@ typedef enum dlc_status_code_t {
   DLC_UNAVAILABLE = 4,        /* the device does not exist in this build/machine */
   DLC_RESOURCE_EXHAUSTED = 5, /* out of memory, or over a device limit */
   DLC_UNIMPLEMENTED = 6,      /* a valid module needs what this runtime lacks */
-  DLC_INTERNAL = 7            /* a bug in the runtime */
+  DLC_INTERNAL = 7,           /* a bug in the runtime */
+  /* A run's data is outside an op's domain (module format 1.2's checks:
+   * an index, id or label out of range, an integer division by zero, a
+   * negative integer exponent). The message names the op, its location
+   * and the value; the run's outputs are undefined; the session stays
+   * usable. */
+  DLC_DATA_ERROR = 8
 } dlc_status_code_t;
 
 typedef struct dlc_status_s *dlc_status_t;
@@ -87,12 +93,12 @@ DLC_API dlc_status_code_t dlc_status_code(dlc_status_t status);
 DLC_API const char *dlc_status_message(dlc_status_t status);
 /* The exit code the dlc tools use for it: 0 OK; 2 bad input (invalid
  * argument, invalid module, not found); 3 runtime fault (unavailable,
- * resource exhausted, unimplemented); 70 internal error. */
+ * resource exhausted, unimplemented, data error); 70 internal error. */
 DLC_API int dlc_status_exit_code(dlc_status_t status);
 /* Accepts NULL. */
 DLC_API void dlc_status_free(dlc_status_t status);
 
-/* "0.1.0 (module format 1.1)" */
+/* "0.1.0 (module format 1.2)" */
 DLC_API const char *dlc_runtime_version(void);
 
 /*===----------------------------------------------------------------------===
