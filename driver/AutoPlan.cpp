@@ -5,6 +5,7 @@
 #include "driver/CompiledStep.h"
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
+#include "driver/PipelineStep.h"
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
 
@@ -58,8 +59,9 @@ bool hasCollectiveOver(func::FuncOp func, StringRef axis) {
   return found;
 }
 
-/// Compiles each (data, model, zero, batch) train step once: a pipeline's
-/// micro-batch program serves every stage count.
+/// Compiles each (data, model, zero, pipe, batch) train step once; a
+/// pipeline's micro-batch program carries the stages the ranks would cut
+/// (dlc.stage on its forward ops, pipelineCut), which its prediction reads.
 class Planner {
 public:
   Planner(const CommonOptions &options, MLIRContext &context, llvm::SourceMgr &sourceMgr,
@@ -69,9 +71,9 @@ public:
 
   /// The planned train step for a (data, model) rank at global batch
   /// `batch`, or null with `error` set.
-  func::FuncOp compiled(int64_t data, int64_t model, bool zero, int64_t batch,
+  func::FuncOp compiled(int64_t data, int64_t model, bool zero, int64_t pipe, int64_t batch,
                         std::string &error) {
-    auto key = std::make_tuple(data, model, zero, batch);
+    auto key = std::make_tuple(data, model, zero, pipe, batch);
     if (auto it = modules.find(key); it != modules.end()) {
       error = errors[key];
       return it->second ? entryGraph(*it->second) : nullptr;
@@ -99,6 +101,17 @@ public:
       return nullptr;
     }
     OwningOpRef<ModuleOp> module = std::move(model_->built.module);
+    if (pipe > 1) {
+      // The cut the ranks make, on the loss graph before differentiation
+      // (driver/PipelineStep.cpp does the same).
+      func::FuncOp graph = entryGraph(*module);
+      auto loss = module->lookupSymbol<func::FuncOp>(graph.getSymName().str() + "_train");
+      if (!loss || failed(assignForwardStages(loss, pipelineCut(pipe)))) {
+        errors[key] = error = "cannot cut the model into " + std::to_string(pipe) +
+                              " stages: " + message;
+        return nullptr;
+      }
+    }
     if (failed(trainingFunction(*module, entryGraph(*module), false))) {
       errors[key] = error = message;
       return nullptr;
@@ -147,7 +160,7 @@ public:
     // compile less per pipeline, the largest models' compiles taking
     // seconds.
     bool zeroProgram = plan.zero && plan.pipe == 1;
-    func::FuncOp step = compiled(plan.data, plan.model, zeroProgram,
+    func::FuncOp step = compiled(plan.data, plan.model, zeroProgram, plan.pipe,
                                  globalBatch / plan.microbatches, error);
     if (!step)
       return false;
@@ -192,7 +205,7 @@ public:
 
   int64_t layers(int64_t globalBatch) {
     std::string error;
-    func::FuncOp step = compiled(1, 1, false, globalBatch, error);
+    func::FuncOp step = compiled(1, 1, false, 1, globalBatch, error);
     return step ? countLayers(step) : 0;
   }
 
@@ -203,8 +216,8 @@ private:
   const DeviceSpec &device;
   const LinkSpec &link;
   std::string batchDim;
-  std::map<std::tuple<int64_t, int64_t, bool, int64_t>, OwningOpRef<ModuleOp>> modules;
-  std::map<std::tuple<int64_t, int64_t, bool, int64_t>, std::string> errors;
+  std::map<std::tuple<int64_t, int64_t, bool, int64_t, int64_t>, OwningOpRef<ModuleOp>> modules;
+  std::map<std::tuple<int64_t, int64_t, bool, int64_t, int64_t>, std::string> errors;
 };
 
 /// The device, link and batch of a request, checked.

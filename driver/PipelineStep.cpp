@@ -72,23 +72,6 @@ ExitCode parsePipelineOptions(MLIRContext &context, const MeshOptions &options, 
   return kExitSuccess;
 }
 
-/// The cut's options for `stages`: each op weighed by the cost model on
-/// the CPU ranks' spec (devices/cpu.json, measured on dlc's own kernels:
-/// a GELU or a layer norm is far slower there than its bytes say), so that
-/// the stages the ranks run are the ones `dlc plan` predicts; the default
-/// roofline when the spec cannot be read.
-PipelineOptions cutFor(int64_t stages) {
-  PipelineOptions options;
-  options.stages = stages;
-  auto device = std::make_shared<DeviceSpec>();
-  auto link = std::make_shared<LinkSpec>();
-  std::string error;
-  if (loadDeviceSpec("cpu", *device, error) && loadLinkSpec(device->defaultLink, *link, error))
-    options.opSeconds = [device, link](Operation *op) {
-      return kernelCost(op, *device, *link).seconds;
-    };
-  return options;
-}
 
 class PipelineStep : public train::TrainStep {
 public:
@@ -271,7 +254,7 @@ ExitCode buildPipelineTraining(const CommonOptions &options, const TrainOptions 
       return fail(context, kExitBadInput,
                   "--parallel pipeline: gradient clipping (clip_norm) needs the norm over "
                   "every stage's gradients, which is not computed across stages yet");
-  if (failed(assignForwardStages(loss, cutFor(stages))))
+  if (failed(assignForwardStages(loss, pipelineCut(stages))))
     return kExitBadInput;
   auto trained = trainingFunction(module, graph, false);
   if (failed(trained))
@@ -310,7 +293,7 @@ ExitCode runPipelineOnRanks(MLIRContext &context, func::FuncOp func, const MeshO
   if (ExitCode c = openMeshCommunicator(context, mesh, comm, options.collectiveTimeout))
     return c;
   rank = comm->rank();
-  if (failed(assignForwardStages(func, cutFor(stages))) ||
+  if (failed(assignForwardStages(func, pipelineCut(stages))) ||
       failed(finishPipelineStages(func, stages)))
     return kExitBadInput;
   std::vector<std::vector<int64_t>> resultShapes;
@@ -357,6 +340,24 @@ ExitCode runPipelineOnRanks(MLIRContext &context, func::FuncOp func, const MeshO
     outputs.push_back(oracle::Tensor::fromHost(value));
   }
   return kExitSuccess;
+}
+
+/// The cut's options for `stages`: each op weighed by the cost model on
+/// the CPU ranks' spec (devices/cpu.json, measured on dlc's own kernels:
+/// a GELU or a layer norm is far slower there than its bytes say), so that
+/// the stages the ranks run are the ones `dlc plan` predicts; the default
+/// roofline when the spec cannot be read.
+PipelineOptions pipelineCut(int64_t stages) {
+  PipelineOptions options;
+  options.stages = stages;
+  auto device = std::make_shared<DeviceSpec>();
+  auto link = std::make_shared<LinkSpec>();
+  std::string error;
+  if (loadDeviceSpec("cpu", *device, error) && loadLinkSpec(device->defaultLink, *link, error))
+    options.opSeconds = [device, link](Operation *op) {
+      return kernelCost(op, *device, *link).seconds;
+    };
+  return options;
 }
 
 } // namespace dlc

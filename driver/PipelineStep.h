@@ -13,6 +13,7 @@
 #include "driver/Commands.h"
 #include "driver/train/TrainStep.h"
 #include "oracle/kernels/Tensor.h"
+#include "passes/partition/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/SourceMgr.h"
@@ -20,6 +21,11 @@
 #include <memory>
 
 namespace dlc {
+
+/// How the ranks cut a loss graph into `stages` (assignForwardStages's
+/// options): each op weighed by its kernel cost on the CPU ranks' spec.
+/// `dlc plan` predicts a pipeline on the same cut.
+PipelineOptions pipelineCut(int64_t stages);
 
 /// Builds this rank's stage of the train step for `train.mesh`; sets `rank`
 /// and `worldSize`.

@@ -96,6 +96,30 @@ llvm::DenseMap<Operation *, int64_t> splitStages(func::FuncOp step, int64_t stag
     backwardShare->assign(stages, 0);
   if (forward.empty())
     return stageOf;
+  // The stages the ranks cut (dlc.stage on the loss graph's ops, kept
+  // inside the fused kernels), where the step carries them: the prediction
+  // is of the pipeline that runs.
+  std::vector<int64_t> marked;
+  for (Operation *op : forward) {
+    int64_t stage = dlc::stageOf(op);
+    if (stage < 0)
+      op->walk([&](Operation *inner) {
+        if (stage < 0 && inner != op)
+          stage = dlc::stageOf(inner);
+      });
+    if (stage < 0 || stage >= stages)
+      break;
+    marked.push_back(stage);
+  }
+  if (marked.size() == forward.size()) {
+    for (size_t i = 0; i < forward.size(); ++i) {
+      stageOf[forward[i]] = marked[i];
+      if (backwardShare)
+        (*backwardShare)[marked[i]] += backward[i];
+    }
+    return stageOf;
+  }
+  // Else the same cut computed on this step's kernels.
   std::vector<size_t> starts =
       static_cast<int64_t>(forward.size()) >= stages
           ? balancedCuts(weights, stages)
