@@ -407,12 +407,16 @@ ERRORS = [  # (what, signature, statement, inputs, exit code, message)
      "label_smoothing must be in [0, 1), got 1"),
 ]
 for what, signature, statement, inputs, want_code, message in ERRORS:
-    code, err = dlc_error(f"graph g({signature}) {{\n  y = {statement}\n}}\n", inputs)
-    first = err.strip().splitlines()[0] if err.strip() else ""
-    print(f"{what}: exit {code}: {first}")
-    if code != want_code or message not in err:
-        print(f"FAILED {what}: expected exit {want_code} and {message!r}")
-        failures.append(what)
+    # A data-dependent fault is the compiled kernels' too (their data checks).
+    for device in ["reference"] + (["cpu", "cuda-emu"] if want_code == 3 else []):
+        ref.DEVICE = device
+        code, err = dlc_error(f"graph g({signature}) {{\n  y = {statement}\n}}\n", inputs)
+        first = err.strip().splitlines()[0] if err.strip() else ""
+        print(f"{what} ({device}): exit {code}: {first}")
+        if code != want_code or message not in err:
+            print(f"FAILED {what} on {device}: expected exit {want_code} and {message!r}")
+            failures.append(f"{what} ({device})")
+ref.DEVICE = "reference"
 
 if failures:
     print(f"{len(failures)} case(s) failed: {', '.join(failures)}")

@@ -80,8 +80,9 @@ typedef enum dlc_status_code_t {
   /* A run's data is outside an op's domain (module format 1.2's checks:
    * an index, id or label out of range, an integer division by zero, a
    * negative integer exponent). The message names the op, its location
-   * and the value; the run's outputs are undefined; the session stays
-   * usable. */
+   * and the value; the run's outputs (and the state tensors a train step
+   * updates) are undefined; the session stays usable (dlc_session_reset_state
+   * restores the state). */
   DLC_DATA_ERROR = 8
 } dlc_status_code_t;
 
