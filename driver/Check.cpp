@@ -80,9 +80,13 @@ ExitCode runCheck(const CommonOptions &options, MLIRContext &context,
        << "\n";
   });
   FlopCount flops = countFlops(func);
-  os << "FLOPs per run: " << withCommas(flops.total()) << " ("
+  // Counts saturate at INT64_MAX (FlopCount.h): say so rather than print it.
+  auto flopText = [](int64_t n) {
+    return n == INT64_MAX ? std::string("over 2^63") : withCommas(n);
+  };
+  os << "FLOPs per run: " << flopText(flops.total()) << " ("
      << humanCount(double(flops.total())) << "FLOP; matmul and conv "
-     << withCommas(flops.contraction) << ", other " << withCommas(flops.other)
+     << flopText(flops.contraction) << ", other " << flopText(flops.other)
      << ")";
   if (!model->built.dims.empty()) {
     os << " at";

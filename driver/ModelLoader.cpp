@@ -40,7 +40,11 @@ static bool withinRankLimit(ModuleOp module) {
     };
     if (auto graph = dyn_cast<mlir::func::FuncOp>(op))
       for (auto [i, type] : llvm::enumerate(graph.getArgumentTypes()))
-        check(type, graph.getArgument(i).getLoc(), "input " + std::to_string(i));
+        if (auto name = graph.getArgAttrOfType<StringAttr>(i, "dlc.name"))
+          check(type, graph.getArgument(i).getLoc(),
+                "input " + std::to_string(i) + " ('" + name.str() + "')");
+        else
+          check(type, graph.getArgument(i).getLoc(), "input " + std::to_string(i));
     for (Value result : op->getResults())
       check(result.getType(), op->getLoc(),
             "the result of '" + op->getName().stripDialect().str() + "'");

@@ -23,6 +23,7 @@
 #include "passes/partition/Partition.h"
 #include "passes/Passes.h"
 #include "ir/ParamSpec.h"
+#include "ir/ShapeUtils.h"
 #include "support/Init.h"
 #include "support/weights/WeightFiles.h"
 
@@ -33,9 +34,64 @@
 #include <cmath>
 #include <set>
 
+#include <unistd.h>
+
 using namespace mlir;
 
 namespace dlc {
+
+/// Bytes of this machine's memory (0 when unknown).
+static double physicalMemory() {
+  return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+}
+
+/// A value larger than this machine's memory is refused (exit 3), named at
+/// its location, before anything is compiled or allocated: the oracle
+/// holds 8 bytes an element, a device the element type's width.
+static ExitCode refuseOversizedValues(func::FuncOp func, bool oracle) {
+  const double memory = physicalMemory();
+  if (memory <= 0)
+    return kExitSuccess;
+  ExitCode code = kExitSuccess;
+  auto check = [&](Value value, Location loc, const std::string &what) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (code != kExitSuccess || !type)
+      return;
+    double bytes = oracle ? 8 : std::max<double>(1, type.getElementTypeBitWidth() / 8);
+    for (int64_t d : type.getShape())
+      bytes *= double(d);
+    if (bytes <= memory)
+      return;
+    mlir::emitError(loc) << what << " (" << formatType(type) << ") needs "
+                         << uint64_t(bytes) << " bytes, more than this machine's "
+                         << uint64_t(memory) << " bytes of memory";
+    code = kExitRuntimeFault;
+  };
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      check(result, op->getLoc(),
+            "the result of '" + op->getName().stripDialect().str() + "'");
+  });
+  return code;
+}
+
+/// The same for a compiled module's outputs.
+static ExitCode refuseOversizedOutputs(MLIRContext &context,
+                                       const std::vector<ModuleTensorInfo> &outputs) {
+  const double memory = physicalMemory();
+  for (const ModuleTensorInfo &spec : outputs) {
+    double bytes = double(elementSize(spec.dtype));
+    for (int64_t d : spec.shape)
+      bytes *= double(d);
+    if (memory > 0 && bytes > memory)
+      return fail(context, kExitRuntimeFault,
+                  "output " + spec.name + " (" + dtypeName(spec.dtype) +
+                      formatShape(spec.shape) + ") needs " + std::to_string(uint64_t(bytes)) +
+                      " bytes, more than this machine's " + std::to_string(uint64_t(memory)) +
+                      " bytes of memory");
+  }
+  return kExitSuccess;
+}
 
 ExitCode runRun(const CommonOptions &options, const RunOptions &run,
                 MLIRContext &context, llvm::SourceMgr &sourceMgr,
@@ -144,6 +200,12 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
   if (ExitCode code = assembleInputs(context, inputSpecs, given, run.inputs,
                                      /*randomByDefault=*/false,
                                      isModule ? "the module" : "the graph", inputs))
+    return code;
+
+  // The inputs are held (assembleInputs refuses those too large, by name);
+  // every other value the run would hold is checked before it starts.
+  if (ExitCode code = func ? refuseOversizedValues(func, run.device == "reference")
+                            : refuseOversizedOutputs(context, outputSpecs))
     return code;
 
   ParamStore params;

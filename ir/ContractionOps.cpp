@@ -71,8 +71,14 @@ static FailureOr<int64_t> windowOutputSize(std::optional<Location> loc,
                                            int64_t padBefore, int64_t padAfter,
                                            int64_t window, int64_t stride,
                                            int64_t dilation) {
-  int64_t span = dilation * (window - 1) + 1;
-  int64_t padded = size + padBefore + padAfter;
+  int64_t span, padded;
+  if (__builtin_mul_overflow(dilation, window - 1, &span) ||
+      __builtin_add_overflow(span, 1, &span) ||
+      __builtin_add_overflow(size, padBefore, &padded) ||
+      __builtin_add_overflow(padded, padAfter, &padded))
+    return opError(loc, opName, "the window (", window, " with dilation ",
+                   dilation, ") or the padded ", dimName, " (", size, " + ",
+                   padBefore, " + ", padAfter, ") overflows 64 bits");
   if (padded < span)
     return opError(loc, opName, "a window of ", span, " does not fit the ",
                    dimName, " of the input, ", size, " padded to ", padded);
@@ -104,6 +110,9 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
       failed(checkList(loc, opName, "padding", adaptor.getPadding(), 4, 0)) ||
       failed(checkList(loc, opName, "dilations", adaptor.getDilations(), 2, 1)))
     return failure();
+  if (w.getDimSize(2) < 1 || w.getDimSize(3) < 1)
+    return opError(loc, opName, "the kernel needs a height and a width of at "
+                   "least 1, w is ", formatType(w));
   int64_t groups = adaptor.getGroups();
   int64_t c = x.getDimSize(1), o = w.getDimSize(0);
   if (groups < 1 || c % groups != 0 || o % groups != 0)
@@ -197,28 +206,45 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 
 /// A multiply-add per element of the result and of the contraction.
+/// The product of non-negative counts, saturated at INT64_MAX (a FLOP count
+/// past 2^63 must not wrap to 0 or a negative number).
+static int64_t saturatingProduct(std::initializer_list<int64_t> factors) {
+  int64_t p = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(p, f, &p))
+      return INT64_MAX;
+  return p;
+}
+static int64_t saturatingSum(int64_t a, int64_t b) {
+  int64_t s;
+  return __builtin_add_overflow(a, b, &s) ? INT64_MAX : s;
+}
+
 int64_t MatmulOp::getFlops() {
   auto lhs = getLhs().getType();
   int64_t k = getTransposeA() ? lhs.getDimSize(lhs.getRank() - 2)
                               : lhs.getDimSize(lhs.getRank() - 1);
-  return 2 * numElementsOf(getResult()) * k;
+  return saturatingProduct({2, numElementsOf(getResult()), k});
 }
 
 /// A multiply-add per output element and weight of its window; one add for
 /// the bias.
 int64_t Conv2dOp::getFlops() {
   auto w = getW().getType();
-  int64_t perOutput = w.getDimSize(1) * w.getDimSize(2) * w.getDimSize(3);
   int64_t outputs = numElementsOf(getResult());
-  return 2 * outputs * perOutput + (getBias() ? outputs : 0);
+  return saturatingSum(saturatingProduct({2, outputs, w.getDimSize(1),
+                                          w.getDimSize(2), w.getDimSize(3)}),
+                       getBias() ? outputs : 0);
 }
 
 /// One comparison or addition per window element.
 int64_t MaxPool2dOp::getFlops() {
-  return numElementsOf(getResult()) * getKernel()[0] * getKernel()[1];
+  return saturatingProduct(
+      {numElementsOf(getResult()), getKernel()[0], getKernel()[1]});
 }
 int64_t AvgPool2dOp::getFlops() {
-  return numElementsOf(getResult()) * getKernel()[0] * getKernel()[1];
+  return saturatingProduct(
+      {numElementsOf(getResult()), getKernel()[0], getKernel()[1]});
 }
 
 //===----------------------------------------------------------------------===//

@@ -46,7 +46,10 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                        ": they differ in dimension ", d,
                        ", which is not the concatenation axis ", *axis);
     }
-    shape[*axis] += type.getDimSize(*axis);
+    if (__builtin_add_overflow(shape[*axis], type.getDimSize(*axis),
+                               &shape[*axis]))
+      return opError(loc, opName, "the concatenated dimension ", *axis,
+                     " overflows 64 bits");
   }
   types.push_back(RankedTensorType::get(shape, first.getElementType()));
   return success();
@@ -120,7 +123,13 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
     if (low[d] < 0 || high[d] < 0)
       return opError(loc, opName, "paddings must be non-negative, got low ",
                      formatShape(low), " and high ", formatShape(high));
-    shape.push_back(x.getDimSize(d) + low[d] + high[d]);
+    int64_t size;
+    if (__builtin_add_overflow(x.getDimSize(d), low[d], &size) ||
+        __builtin_add_overflow(size, high[d], &size))
+      return opError(loc, opName, "dimension ", d, " of ", formatType(x),
+                     " padded by ", low[d], " and ", high[d],
+                     " overflows 64 bits");
+    shape.push_back(size);
   }
   types.push_back(RankedTensorType::get(shape, x.getElementType()));
   return success();
@@ -153,7 +162,11 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                      ": needs 0 <= start <= limit <= ", x.getDimSize(d),
                      " and stride >= 1, got start ", starts[d], ", limit ",
                      limits[d], ", stride ", strides[d]);
-    shape.push_back((limits[d] - starts[d] + strides[d] - 1) / strides[d]);
+    // ceil((limit - start) / stride), without adding the stride (a huge
+    // one would wrap).
+    shape.push_back(limits[d] == starts[d]
+                        ? 0
+                        : (limits[d] - starts[d] - 1) / strides[d] + 1);
   }
   types.push_back(RankedTensorType::get(shape, x.getElementType()));
   return success();

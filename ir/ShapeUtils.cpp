@@ -23,6 +23,19 @@ std::string formatElementType(Type type) {
   return text;
 }
 
+std::string shapeSizeProblem(ArrayRef<int64_t> shape) {
+  for (int64_t d : shape)
+    if (d < 0 && !ShapedType::isDynamic(d))
+      return "has a negative dimension (a size computation overflowed?)";
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (!ShapedType::isDynamic(d) &&
+        (__builtin_mul_overflow(elements, d, &elements) ||
+         elements > (int64_t(1) << 48)))
+      return "has more than 2^48 elements";
+  return "";
+}
+
 std::string formatShape(ArrayRef<int64_t> shape) {
   std::string text = "[";
   for (auto [i, dim] : llvm::enumerate(shape)) {

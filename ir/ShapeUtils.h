@@ -26,6 +26,12 @@ std::string formatType(mlir::Type type);
 /// `[64, 784]`.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
+/// Why a tensor of `shape` cannot exist, as "has ...": a negative dimension
+/// (a size computed past 2^63 wraps there) or more than 2^48 elements (more
+/// than any device holds; the element count is computed without wrapping).
+/// Empty when the shape is fine.
+std::string shapeSizeProblem(llvm::ArrayRef<int64_t> shape);
+
 /// The NumPy broadcast of two shapes, or nullopt when they are incompatible.
 std::optional<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);

@@ -26,7 +26,11 @@ struct FlopCount {
   int64_t contraction = 0;
   /// Everywhere else.
   int64_t other = 0;
-  int64_t total() const { return contraction + other; }
+  /// Saturated at INT64_MAX, as the parts are.
+  int64_t total() const {
+    int64_t s;
+    return __builtin_add_overflow(contraction, other, &s) ? INT64_MAX : s;
+  }
 };
 
 /// The operations `op` performs.

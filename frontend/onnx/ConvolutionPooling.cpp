@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/ShapeHelpers.h"
+#include "ir/ShapeUtils.h"
 
 using namespace mlir;
 
@@ -45,6 +46,40 @@ static std::optional<Window> readWindow(NodeImporter &n,
     n.error() << "kernel_shape, strides, dilations and pads must have one "
                  "entry per spatial dimension ("
               << rank << "; pads 2 per dimension)";
+    return std::nullopt;
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    const char *bad = (*kernel)[d] < 1      ? "kernel_shape"
+                      : (*strides)[d] < 1   ? "strides"
+                      : (*dilations)[d] < 1 ? "dilations"
+                      : (*pads)[d] < 0 || (*pads)[d + rank] < 0 ? "pads"
+                                                                : nullptr;
+    if (bad) {
+      n.error() << "attribute '" << bad << "' needs values of at least "
+                << (StringRef(bad) == "pads" ? 0 : 1);
+      return std::nullopt;
+    }
+    // The window's extent and the padded size, computed without wrapping
+    // past 2^63 (a huge dilation or padding would give a negative or a
+    // small size).
+    int64_t extent, padded;
+    if (__builtin_mul_overflow((*kernel)[d] - 1, (*dilations)[d], &extent) ||
+        __builtin_add_overflow(extent, 1, &extent) ||
+        __builtin_add_overflow(spatial[d], (*pads)[d], &padded) ||
+        __builtin_add_overflow(padded, (*pads)[d + rank], &padded) ||
+        padded > (int64_t(1) << 48) || extent > (int64_t(1) << 48)) {
+      n.error() << "the window (kernel_shape " << (*kernel)[d] << ", dilation "
+                << (*dilations)[d] << ") or the padded input (" << spatial[d]
+                << " + " << (*pads)[d] << " + " << (*pads)[d + rank]
+                << ") of spatial dimension " << d << " is over 2^48";
+      return std::nullopt;
+    }
+  }
+  if (!weightKernel.empty() && n.hasAttr("kernel_shape") &&
+      ArrayRef<int64_t>(*kernel) != weightKernel) {
+    n.error() << "kernel_shape " << formatShape(*kernel)
+              << " contradicts the weights' spatial shape "
+              << formatShape(weightKernel);
     return std::nullopt;
   }
   w.kernel = *kernel;

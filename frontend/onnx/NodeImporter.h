@@ -19,6 +19,7 @@
 #define DLC_FRONTEND_ONNX_NODEIMPORTER_H
 
 #include "ir/DlcDialect.h"
+#include "ir/ShapeUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -260,6 +261,15 @@ public:
                           llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
     if (!type || llvm::is_contained(operands, mlir::Value()))
       return {};
+    if (auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type)) {
+      std::string problem = shapeSizeProblem(ranked.getShape());
+      if (!problem.empty()) {
+        error() << "'" << OpTy::getOperationName()
+                << "' would give a result of shape "
+                << formatShape(ranked.getShape()) << ", which " << problem;
+        return {};
+      }
+    }
     auto op = b.create<OpTy>(loc, mlir::TypeRange{type}, operands, attrs);
     std::string message;
     mlir::LogicalResult verified = mlir::success();

@@ -107,6 +107,11 @@ bool resolveExternalDataPath(const std::string &modelDir,
     error = "has no 'location'";
     return false;
   }
+  if (location.find('\0') != std::string::npos) {
+    error = "location '" + std::string(location.c_str()) +
+            "...' holds a NUL byte";
+    return false;
+  }
   if (location.front() == '/') {
     error = "location '" + location +
             "' is an absolute path; external data must be a relative path "
@@ -168,6 +173,8 @@ private:
   LogicalResult checkSupportedOps();
   LogicalResult checkAttributes();
   LogicalResult runChecker();
+  /// strides, dilations and kernel_shape at least 1, pads at least 0.
+  LogicalResult checkWindowAttributes();
   LogicalResult bindInputs(ImportResult &result);
   LogicalResult importNodes();
   LogicalResult crossCheck(NodeImporter &node);
@@ -360,6 +367,37 @@ LogicalResult ModelImporter::checkAttributes() {
   return success();
 }
 
+LogicalResult ModelImporter::checkWindowAttributes() {
+  std::function<LogicalResult(const ::onnx::GraphProto &, const std::string &)>
+      visit = [&](const ::onnx::GraphProto &g,
+                  const std::string &scope) -> LogicalResult {
+    for (auto [i, node] : llvm::enumerate(g.node())) {
+      std::string name = scope + nodeName(node, i);
+      for (const auto &a : node.attribute()) {
+        if (a.has_g() && failed(visit(a.g(), name + "/")))
+          return failure();
+        for (const auto &sub : a.graphs())
+          if (failed(visit(sub, name + "/")))
+            return failure();
+        bool positive = a.name() == "strides" || a.name() == "dilations" ||
+                        a.name() == "kernel_shape";
+        // Pad's own pads (opsets 1-10) may be negative: they crop.
+        if (!positive && (a.name() != "pads" || node.op_type() == "Pad"))
+          continue;
+        for (int64_t v : a.ints())
+          if (positive ? v < 1 : v < 0)
+            return emitError(NameLoc::get(StringAttr::get(&context, name),
+                                          fileLoc))
+                   << "node '" << name << "' (" << node.op_type()
+                   << "): attribute '" << a.name() << "' needs values of at least "
+                   << (positive ? 1 : 0) << ", got " << v;
+      }
+    }
+    return success();
+  };
+  return visit(model.graph(), "");
+}
+
 LogicalResult ModelImporter::runChecker() {
   // libonnx 1.12's checker knows IR versions up to 8 and opsets up to 17;
   // newer files are checked, and their shapes inferred, by the importer
@@ -384,6 +422,11 @@ LogicalResult ModelImporter::runChecker() {
     return emitError(fileLoc) << "the ONNX checker rejects the model: "
                               << e.what();
   }
+  // libonnx's shape inference divides by strides (Conv, pooling) without
+  // checking them: a zero stride is SIGFPE. Window attributes are checked
+  // here first, for every node (subgraphs too), and named.
+  if (failed(checkWindowAttributes()))
+    return failure();
   try {
     ::onnx::ShapeInferenceOptions shapeOptions{/*check_type=*/false,
                                                /*error_mode=*/0,
@@ -397,6 +440,9 @@ LogicalResult ModelImporter::runChecker() {
     inferred[info.name()] = &info.type();
   return success();
 }
+
+static std::string describeOnnxType(const ::onnx::TypeProto &type,
+                                    GraphState &graph);
 
 LogicalResult ModelImporter::bindInputs(ImportResult &result) {
   const auto &g = model.graph();
@@ -425,8 +471,35 @@ LogicalResult ModelImporter::bindInputs(ImportResult &result) {
   std::vector<Pending> pending;
   std::vector<const ::onnx::ValueInfoProto *> inputs;
   for (const auto &input : g.input()) {
-    if (initializers.count(input.name()))
+    if (initializers.count(input.name())) {
+      // An input with a default (an initializer of its name) must agree
+      // with it: its declared type is what a caller would pass.
+      const ::onnx::TensorProto *init = nullptr;
+      for (const auto &t : g.initializer())
+        if (t.name() == input.name())
+          init = &t;
+      const auto &declared = input.type().tensor_type();
+      bool sameType = !input.type().has_tensor_type() ||
+                      declared.elem_type() == 0 ||
+                      declared.elem_type() == init->data_type();
+      bool sameShape = true;
+      if (input.type().has_tensor_type() && declared.has_shape()) {
+        sameShape = declared.shape().dim_size() == init->dims_size();
+        for (int d = 0; sameShape && d < init->dims_size(); ++d)
+          if (declared.shape().dim(d).has_dim_value() &&
+              declared.shape().dim(d).dim_value() != init->dims(d))
+            sameShape = false;
+      }
+      if (!sameType || !sameShape) {
+        SmallVector<int64_t> dims(init->dims().begin(), init->dims().end());
+        return emitError(fileLoc)
+               << "initializer '" << input.name() << "' is "
+               << onnxTypeName(init->data_type()) << formatShape(dims)
+               << " but the graph input of that name is declared "
+               << describeOnnxType(input.type(), *graph);
+      }
       continue;
+    }
     inputs.push_back(&input);
     const auto &type = input.type();
     if (!type.has_tensor_type())
@@ -461,6 +534,10 @@ LogicalResult ModelImporter::bindInputs(ImportResult &result) {
         if (given != options.inputShapes.end())
           data = given->second[d];
         if (dim.has_dim_value()) {
+          if (dim.dim_value() < 0)
+            return emitError(fileLoc)
+                   << "input '" << input.name() << "' dimension " << d
+                   << " is negative (" << dim.dim_value() << ")";
           if (data && *data != dim.dim_value())
             return emitError(fileLoc)
                    << "input '" << input.name() << "' dimension " << d
@@ -526,6 +603,14 @@ LogicalResult ModelImporter::bindInputs(ImportResult &result) {
     SmallVector<int64_t> shape(type.getShape());
     shape[p.index] = size;
     inputTypes[i] = RankedTensorType::get(shape, type.getElementType());
+  }
+  for (auto [i, type] : llvm::enumerate(inputTypes)) {
+    auto shape = cast<RankedTensorType>(type).getShape();
+    std::string problem = shapeSizeProblem(shape);
+    if (!problem.empty())
+      return emitError(fileLoc) << "input '" << inputs[i]->name()
+                                << "' of shape " << formatShape(shape)
+                                << " " << problem;
   }
   for (const std::string &name : order)
     result.dims.emplace_back(name, dims[name]);
@@ -632,6 +717,9 @@ LogicalResult ModelImporter::importNodes() {
 
 LogicalResult ModelImporter::buildOutputs() {
   OpBuilder &b = graph->builder;
+  if (model.graph().output_size() == 0)
+    return emitError(fileLoc) << "graph '" << model.graph().name()
+                              << "' has no outputs: it computes nothing";
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
   for (const auto &output : model.graph().output()) {

@@ -50,13 +50,20 @@ static LogicalResult importReshape(NodeImporter &n) {
     } else if (d < -1) {
       return n.error() << "shape " << formatShape(*target)
                        << " has a negative size";
-    } else {
-      known *= d;
+    } else if (__builtin_mul_overflow(known, d, &known)) {
+      return n.error() << "shape " << formatShape(*target)
+                       << " has sizes that multiply past 2^63";
     }
     shape.push_back(d);
   }
+  // -1 is the element count divided by the other sizes: none when they
+  // multiply to 0 (0 / 0; NumPy refuses it too).
+  if (inferred >= 0 && known == 0)
+    return n.error() << "shape " << formatShape(*target)
+                     << " has a -1 but its other sizes multiply to 0, so no "
+                        "size is inferred for it";
   if (inferred >= 0)
-    shape[inferred] = known ? type.getNumElements() / known : 0;
+    shape[inferred] = type.getNumElements() / known;
   if (product(shape) != type.getNumElements())
     return n.error() << "cannot reshape " << formatType(type) << " to "
                      << formatShape(*target);
@@ -127,6 +134,10 @@ static LogicalResult importUnsqueeze(NodeImporter &n) {
     auto axis = normalizeAxisOrError(n, a, rank);
     if (!axis)
       return failure();
+    // A repeated axis would leave one input dimension too many to place
+    // (read past the end of the input's shape).
+    if (added[*axis])
+      return n.error() << "axis " << a << " is listed twice";
     added[*axis] = true;
   }
   SmallVector<int64_t> shape;

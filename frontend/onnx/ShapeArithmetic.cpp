@@ -123,7 +123,17 @@ static LogicalResult importRange(NodeImporter &n) {
   double s = start->get(0), l = limit->get(0), d = delta->get(0);
   if (d == 0)
     return n.error() << "delta is 0";
-  int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  // The count in double (a huge or wrapping range must not be cast from a
+  // double past 2^63, nor materialised element by element).
+  double steps = std::ceil((l - s) / d);
+  if (!(steps <= double(kFoldLimit * 1024)) && steps > 0)
+    return n.error() << "a range of " << steps << " elements (start " << s
+                     << ", limit " << l << ", delta " << d
+                     << ") is over the " << kFoldLimit * 1024
+                     << " dlc builds at import time";
+  if (std::isnan(steps))
+    return n.error() << "start, limit or delta is not a number";
+  int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
   Constant out = Constant::empty(start->element, {count});
   for (int64_t i = 0; i < count; ++i) {
     if (start->isFloat())

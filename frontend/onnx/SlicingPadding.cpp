@@ -168,7 +168,10 @@ static LogicalResult importSlice(NodeImporter &n) {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
     }
-    int64_t c = st > 0 ? (e - s + st - 1) / st : (s - e + (-st) - 1) / (-st);
+    // ceil(span / |step|) without adding the step (a huge one wraps).
+    uint64_t magnitude = st > 0 ? uint64_t(st) : 0 - uint64_t(st);
+    int64_t span = st > 0 ? e - s : s - e;
+    int64_t c = span > 0 ? int64_t((uint64_t(span) - 1) / magnitude + 1) : 0;
     first[*axis] = s;
     step[*axis] = st;
     count[*axis] = std::max<int64_t>(0, c);
@@ -215,13 +218,28 @@ static LogicalResult importTile(NodeImporter &n) {
   if (repeats->size() != shape.size())
     return n.error() << "repeats has " << repeats->size()
                      << " entries for rank " << shape.size();
+  // Each repeated dimension d of size s: [..., s, ...] reshaped to
+  // [..., 1, s, ...], broadcast to [..., r, s, ...], merged to
+  // [..., r * s, ...]. (No index list: its size is the output's.)
   for (size_t d = 0; d < shape.size(); ++d) {
-    if ((*repeats)[d] == 1)
+    int64_t r = (*repeats)[d], total;
+    if (r < 0)
+      return n.error() << "repeats[" << d << "] is negative (" << r << ")";
+    if (__builtin_mul_overflow(shape[d], r, &total) ||
+        total > (int64_t(1) << 48))
+      return n.error() << "dimension " << d << " (" << shape[d]
+                       << ") repeated " << r << " times is over 2^48";
+    if (r == 1)
       continue;
-    SmallVector<int64_t> indices;
-    for (int64_t i = 0; i < shape[d] * (*repeats)[d]; ++i)
-      indices.push_back(i % shape[d]);
-    x = gatherAt(n, x, d, indices);
+    auto current = shapeOf(x);
+    SmallVector<int64_t> split(current.begin(), current.end());
+    split.insert(split.begin() + d, 1);
+    SmallVector<int64_t> wide(split);
+    wide[d] = r;
+    current[d] = total;
+    x = n.reshape(n.broadcastTo(n.reshape(x, split), wide), current);
+    if (!x)
+      return failure();
   }
   return n.setOutput(0, x);
 }

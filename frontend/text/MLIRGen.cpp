@@ -161,6 +161,13 @@ FailureOr<Value> GraphBuilder::create(const Location &l, StringRef name,
 FailureOr<Value> GraphBuilder::createTyped(const Location &l, StringRef name,
                                            Type type, ValueRange operands,
                                            ArrayRef<NamedAttribute> attrs) {
+  if (auto ranked = dyn_cast<RankedTensorType>(type)) {
+    std::string problem = shapeSizeProblem(ranked.getShape());
+    if (!problem.empty())
+      return error(l) << "'" << name << "' would give a result of shape "
+                      << formatShape(ranked.getShape()) << ", which "
+                      << problem;
+  }
   OperationState state(loc(l), name);
   state.addOperands(operands);
   state.addAttributes(attrs);

@@ -493,8 +493,9 @@ int main(int argc, char **argv) {
     return kExitBadInput;
   }
   if (threads.getNumOccurrences()) {
-    if (threads == 0) {
-      llvm::errs() << "dlc: error: --threads must be at least 1\n";
+    if (threads == 0 || threads > 1024) { // the devices' limit
+      llvm::errs() << "dlc: error: --threads must be from 1 to 1024, not "
+                   << threads << "\n";
       return kExitBadInput;
     }
     // The runtime's default for every session this process creates
@@ -511,6 +512,14 @@ int main(int argc, char **argv) {
                    << " must be a finite number of at least 0, not " << *tolerance << "\n";
       return kExitBadInput;
     }
+
+  if (collectiveTimeout.getNumOccurrences() &&
+      (!(collectiveTimeout > 0) || !std::isfinite(collectiveTimeout))) {
+    llvm::errs() << "dlc: error: --collective-timeout must be a finite number "
+                    "of seconds above 0, not "
+                 << collectiveTimeout << "\n";
+    return kExitBadInput;
+  }
 
   CommonOptions common;
   common.modelPath = modelPath;
