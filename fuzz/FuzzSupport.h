@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,6 +63,24 @@ inline std::string writeScratch(const std::string &name, const uint8_t *data, si
 inline bool sameBytes(const void *a, const void *b, size_t size) {
   return size == 0 || std::memcmp(a, b, size) == 0;
 }
+
+/// Named counters printed at exit ("dlg: 1200 inputs, 300 parsed, ..."):
+/// how far the inputs got, for bench/results/fuzz.md.
+struct StageCounts {
+  const char *target;
+  std::vector<std::pair<const char *, unsigned long long>> stages;
+  StageCounts(const char *t, std::initializer_list<const char *> names) : target(t) {
+    for (const char *n : names)
+      stages.emplace_back(n, 0);
+  }
+  void hit(size_t i) { ++stages[i].second; }
+  ~StageCounts() {
+    std::string line = std::string(target) + ":";
+    for (size_t i = 0; i < stages.size(); ++i)
+      line += (i ? ", " : " ") + std::to_string(stages[i].second) + " " + stages[i].first;
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+};
 
 /// A broken contract: print why and abort, which libFuzzer records as a crash.
 [[noreturn]] inline void contractBroken(const std::string &what) {

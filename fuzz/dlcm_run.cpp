@@ -41,7 +41,7 @@ std::string kernelSignature(const format::LoadedModule &module, const fb::Kernel
     sig += '\0';
     sig += std::to_string(k->args()->Get(a)->bytes());
   }
-  if (k->cuda())
+  if (k->target() != fb::Target::cpu)
     *ok = false;
   for (uint32_t b = 0; k->binaries() && b < k->binaries()->size(); ++b) {
     const fb::KernelBinary *bin = k->binaries()->Get(b);
@@ -59,6 +59,20 @@ std::set<std::string> &trusted() {
   static std::set<std::string> kernels;
   return kernels;
 }
+
+/// How far inputs got, printed at exit (bench/results/fuzz.md).
+struct Counts {
+  uint64_t inputs = 0, loaded = 0, trusted = 0, sessions = 0, runs = 0;
+  ~Counts() {
+    std::fprintf(stderr,
+                 "dlcm_run: %llu inputs, %llu loaded, %llu with trusted kernels, "
+                 "%llu sessions, %llu runs ok\n",
+                 (unsigned long long)inputs, (unsigned long long)loaded,
+                 (unsigned long long)trusted, (unsigned long long)sessions,
+                 (unsigned long long)runs);
+  }
+};
+Counts counts;
 
 } // namespace
 
@@ -82,6 +96,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  ++counts.inputs;
   std::vector<uint8_t> bytes(data, data + size);
   fuzz::resealModule(bytes);
   std::shared_ptr<const format::LoadedModule> module;
@@ -92,6 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fuzz::contractBroken("a bad module is not INVALID_MODULE: " + s.message());
     return 0;
   }
+  ++counts.loaded;
   // Only trusted code runs.
   const auto *kernels = module->root().kernels();
   for (uint32_t k = 0; kernels && k < kernels->size(); ++k) {
@@ -100,6 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!ok || !trusted().count(sig))
       return 0;
   }
+  ++counts.trusted;
   // Inputs and outputs of at most 64 MiB in all (the arena is bounded by
   // the device's memory limit below).
   uint64_t ioBytes = 0;
@@ -120,6 +137,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fuzz::contractBroken("session: " + s.message());
     return 0;
   }
+  ++counts.sessions;
   std::vector<std::vector<uint8_t>> in, out;
   std::vector<const void *> inPtr;
   std::vector<void *> outPtr;
@@ -134,5 +152,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   s = session->run(inPtr.data(), inPtr.size(), outPtr.data(), outPtr.size());
   if (!s.ok() && (s.code() == rt::StatusCode::kInternal || s.message().empty()))
     fuzz::contractBroken("run: " + s.message());
+  counts.runs += s.ok();
   return 0;
 }

@@ -11,7 +11,10 @@
 
 using namespace dlc;
 
+static fuzz::StageCounts counts("dlg", {"inputs", "parsed", "built", "training built"});
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  counts.hit(0);
   std::string_view source(reinterpret_cast<const char *>(data), size);
   dlg::Diagnostic diagnostic;
   auto fileName = std::make_shared<const std::string>("fuzz.dlg");
@@ -22,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)dlg::renderDiagnostic(diagnostic, source);
     return 0;
   }
+  counts.hit(1);
   (void)dlg::dumpModule(*module); // --emit=ast
   if (module->graphs.empty())
     return 0;
@@ -38,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       return 0; // the training build fails where this one did
     }
     fc.mustVerify(*built.module);
+    counts.hit(training ? 3 : 2);
     if (module->trains.empty())
       break;
   }

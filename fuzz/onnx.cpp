@@ -11,7 +11,10 @@
 
 using namespace dlc;
 
+static fuzz::StageCounts counts("onnx", {"inputs", "imported"});
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  counts.hit(0);
   static const bool made = [] {
     return mkdir((fuzz::scratchDir() + "/onnx").c_str(), 0700) == 0;
   }();
@@ -27,5 +30,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   fc.mustVerify(*imported.module);
+  counts.hit(1);
   return 0;
 }

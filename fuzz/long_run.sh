@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A long fuzzing run of one target, at nice 19, in build-fuzz/long/<target>/:
+#   fuzz/long_run.sh TARGET SECONDS
+# The corpus there starts as a copy of fuzz/corpus/TARGET (dlcm_run's with
+# dlc-runtime-testgen's modules) and grows; crashes land next to it.
+# libFuzzer's log is fuzz.log; time.txt holds the CPU time the process got
+# (GNU time: user, system, wall, peak RSS); bench/results/fuzz.md is written
+# from these. Minimise afterwards with
+#   build-fuzz/bin/dlc-fuzz-TARGET -merge=1 NEW_DIR build-fuzz/long/TARGET/corpus
+set -uo pipefail
+cd "$(dirname "$0")/.."
+t=$1 seconds=$2
+dir=build-fuzz/long/$t
+mkdir -p "$dir/corpus"
+cp -n fuzz/corpus/"$t"/* "$dir/corpus/"
+if [[ $t == dlcm_run ]]; then
+  for m in add mlp; do build-fuzz/bin/dlc-runtime-testgen $m "$dir/corpus/testgen-$m" >/dev/null; done
+fi
+extra=()
+[[ -f fuzz/$t.dict ]] && extra+=(-dict="$PWD/fuzz/$t.dict")
+cd "$dir"
+/usr/bin/time -f "user %U s, system %S s, wall %e s, max RSS %M KiB" -o time.txt \
+  nice -n 19 "../../bin/dlc-fuzz-$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
+  -timeout=10 -print_final_stats=1 "${extra[@]}" corpus >fuzz.log 2>&1
+echo "exit $?" >>time.txt
