@@ -82,7 +82,29 @@ void cuda::emitElementwiseKernel(KernelContext &ctx) {
   ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics, *ctx.checks);
   int64_t vector = std::max<int64_t>(1, ctx.schedule.getVector());
   out.line("const int64_t stride = (int64_t)gridDim.x * blockDim.x;");
-  for (const auto &group : ctx.analysis.resultGroups) {
+  // A result written over an operand's buffer (dlc.inplace) must be stored
+  // after every read of that operand: a second loop would read what the
+  // first one stored. Such an operand is read only at the flat position of
+  // the element being computed, by values of its element count
+  // (inPlaceCandidates), so the results of that count, whatever their
+  // shapes (reshapes keep the flat order), are computed in one loop over
+  // the flat index, each at its own decomposition of it; every value of an
+  // iteration is loaded and computed before it stores.
+  std::vector<llvm::SmallVector<unsigned>> groups = ctx.analysis.resultGroups;
+  if (ctx.analysis.stageResultsThroughScratch) {
+    groups.clear();
+    for (const auto &group : ctx.analysis.resultGroups) {
+      int64_t n = product(ctx.results[group.front()].shape);
+      auto same = llvm::find_if(groups, [&](const auto &g) {
+        return product(ctx.results[g.front()].shape) == n;
+      });
+      if (same == groups.end())
+        groups.push_back(group);
+      else
+        same->append(group.begin(), group.end());
+    }
+  }
+  for (const auto &group : groups) {
     std::vector<int64_t> shape = ctx.results[group.front()].shape;
     int64_t n = product(shape);
     out.line(llvm::formatv("// {0} element(s) of shape {1}, {2} per thread and "
@@ -107,8 +129,11 @@ void cuda::emitElementwiseKernel(KernelContext &ctx) {
     elemental.pushScope();
     Index index = decompose(out, "p", shape);
     std::vector<std::string> values;
-    for (unsigned r : group)
-      values.push_back(elemental.emit(ctx.view.results[r], index));
+    for (unsigned r : group) {
+      const std::vector<int64_t> &own = ctx.results[r].shape;
+      values.push_back(elemental.emit(
+          ctx.view.results[r], own == shape ? index : decompose(out, "p", own)));
+    }
     for (auto [i, r] : llvm::enumerate(group)) {
       const Buffer &buffer = ctx.results[r];
       out.line(buffer.ptr + "[p] = " + ctx.target.store(buffer.dtype, values[i]) +
