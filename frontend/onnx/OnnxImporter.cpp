@@ -232,6 +232,37 @@ LogicalResult ModelImporter::parse() {
   return success();
 }
 
+/// Whether every output of `graph` (and of the graphs in its nodes'
+/// attributes) is a name defined there or in an enclosing graph: an input,
+/// an initializer or a node's output. If not, `error` names the first that
+/// is not.
+static bool graphOutputsDefined(const ::onnx::GraphProto &graph,
+                                std::set<std::string> defined,
+                                std::string &error) {
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const auto &node : graph.node())
+    for (const auto &output : node.output())
+      defined.insert(output);
+  for (const auto &output : graph.output())
+    if (!defined.count(output.name())) {
+      error = "graph '" + graph.name() + "': output '" + output.name() +
+              "' is not an input, an initializer or a node's output";
+      return false;
+    }
+  for (const auto &node : graph.node())
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g() && !graphOutputsDefined(attr.g(), defined, error))
+        return false;
+      for (const auto &g : attr.graphs())
+        if (!graphOutputsDefined(g, defined, error))
+          return false;
+    }
+  return true;
+}
+
 /// Opset 6 to 7: ONNX's version converter rewrites the nodes (the
 /// `broadcast`/`axis` of binary ops, BatchNormalization's and Dropout's
 /// `is_test`). Where it gives up (it needs shapes it cannot infer, or has
@@ -261,6 +292,12 @@ LogicalResult ModelImporter::upgradeLegacyOpset() {
     legacy = true;
     return success();
   }
+  // The converter also trusts that every graph output is defined, which
+  // libonnx 1.12's checker does not check: an undefined one crashed it
+  // (fuzz/regressions/onnx/converter-undefined-graph-output).
+  std::string undefined;
+  if (!graphOutputsDefined(model.graph(), {}, undefined))
+    return emitError(fileLoc) << undefined;
   try {
     ::onnx::ModelProto upgraded =
         ::onnx::version_conversion::ConvertVersion(model, 7);
