@@ -254,6 +254,42 @@ template <Cell kind> static LogicalResult importRecurrent(NodeImporter &n) {
     return n.error() << "W has shape [" << wShape[0] << ", " << wShape[1]
                      << ", ...]; expected [" << dirs << ", "
                      << rec.gates * hidden << ", ...]";
+  // Every other input's shape too, before any op is built: a mismatch
+  // would otherwise make an op fail its shape inference halfway through
+  // (R of rank 2 crashed on the null value; found by the onnx fuzz target).
+  auto expectShape = [&](size_t i, const char *name,
+                         ArrayRef<int64_t> expected) -> LogicalResult {
+    if (!n.hasInput(i))
+      return success();
+    Value v = n.input(i);
+    if (!v)
+      return failure();
+    auto shape = shapeOf(v);
+    if (ArrayRef<int64_t>(shape) == expected)
+      return success();
+    auto print = [](ArrayRef<int64_t> dims) {
+      std::string s = "[";
+      for (auto [k, d] : llvm::enumerate(dims))
+        s += (k ? ", " : "") + std::to_string(d);
+      return s + "]";
+    };
+    return n.error() << name << " has shape " << print(shape) << "; expected "
+                     << print(expected);
+  };
+  int64_t gh = rec.gates * hidden;
+  // initial_h/initial_c are [batch, dirs, hidden] under layout 1.
+  SmallVector<int64_t> stateShape =
+      *layout ? SmallVector<int64_t>{batch, dirs, hidden}
+              : SmallVector<int64_t>{dirs, batch, hidden};
+  if (failed(expectShape(1, "W", {dirs, gh, xShape[2]})) ||
+      failed(expectShape(2, "R", {dirs, gh, hidden})) ||
+      failed(expectShape(3, "B", {dirs, 2 * gh})) ||
+      failed(expectShape(4, "sequence_lens", {batch})) ||
+      failed(expectShape(5, "initial_h", stateShape)) ||
+      (kind == Cell::Lstm &&
+       (failed(expectShape(6, "initial_c", stateShape)) ||
+        failed(expectShape(7, "P", {dirs, 3 * hidden})))))
+    return failure();
   if (n.hasAttr("clip")) {
     auto clip = n.floatAttr("clip", 0);
     if (!clip)
