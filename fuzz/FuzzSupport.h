@@ -43,6 +43,16 @@ inline const std::string &scratchDir() {
   return dir;
 }
 
+/// Writes `data` to `path`; aborts if it cannot.
+inline void writeFile(const std::string &path, const uint8_t *data, size_t size) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f || (size && std::fwrite(data, 1, size, f) != size)) {
+    std::perror(path.c_str());
+    std::abort();
+  }
+  std::fclose(f);
+}
+
 /// Writes `data` to `name` in the scratch folder and returns its path.
 inline std::string writeScratch(const std::string &name, const uint8_t *data, size_t size) {
   std::string path = scratchDir() + "/" + name;

@@ -39,6 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   check(bytes);
   fuzz::resealModule(bytes);
+  // DLC_FUZZ_RESEALED=FILE writes the resealed bytes (for a regression
+  // test that feeds a crash to the tools, which check the CRCs).
+  if (const char *out = std::getenv("DLC_FUZZ_RESEALED"))
+    fuzz::writeFile(out, bytes.data(), bytes.size());
   check(bytes);
   return 0;
 }

@@ -45,8 +45,8 @@ sanitize_start=$(date +%s)
 #     loop's and support's, in a runtime-only build (build-asan/, every
 #     target instrumented: DLC_SANITIZE for the runtime, CMAKE_CXX_FLAGS for
 #     the rest);
-#   - the runtime's lit tests (test/runtime, but embed-train.test, which
-#     needs the compiler) with build-asan's tools;
+#   - the runtime's and the fuzz regressions' lit tests (test/runtime,
+#     test/fuzz) that need no compiler tool, with build-asan's tools;
 #   - the compiler's readers (.dlg, ONNX) through the fuzz targets below
 #     (build-fuzz/), which instrument the frontends and the dialect.
 # The compiler's own lit and end-to-end suites are not run under ASan: an
@@ -91,12 +91,12 @@ import lit.llvm
 lit.llvm.initialize(lit_config, config)
 lit_config.load_config(config, "$PWD/test/lit.cfg.py")
 EOF
-  needs_compiler=$(grep -lE 'RUN:(.*[ |;(])?(dlc|dlc-opt|dlc-cuda-testgen)( |$)' test/runtime/*.test |
+  needs_compiler=$(grep -lE 'RUN:(.*[ |;(])?(dlc|dlc-opt|dlc-cuda-testgen)( |$)' test/runtime/*.test test/fuzz/*.test |
                    xargs -n1 basename | sed 's/\.test$//' | paste -sd'|')
   mpi_tests='comm-mpi|comm-schedule'
   asan_log=build-asan/lit.log
   ( ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      python3 "$LIT" -sv --filter-out "${needs_compiler:-^$}|$mpi_tests" build-asan/test/runtime
+      python3 "$LIT" -sv --filter-out "${needs_compiler:-^$}|$mpi_tests" build-asan/test/runtime build-asan/test/fuzz
     lit_rc=$?
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
       python3 "$LIT" -sv --filter "$mpi_tests" build-asan/test/runtime
