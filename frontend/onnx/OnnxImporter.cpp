@@ -436,6 +436,23 @@ LogicalResult ModelImporter::checkWindowAttributes() {
 }
 
 LogicalResult ModelImporter::runChecker() {
+  // The checker multiplies an initializer's dimensions without checking
+  // (2^40 x 2^40 wraps to "0-element but contains data"): they are
+  // checked here first, by name.
+  for (const auto &t : model.graph().initializer()) {
+    int64_t elements = 1;
+    for (int64_t d : t.dims()) {
+      if (d < 0)
+        return emitError(fileLoc) << "tensor '" << t.name()
+                                  << "' has a negative dimension " << d;
+      if (__builtin_mul_overflow(elements, d, &elements) ||
+          elements > (int64_t(1) << 48))
+        return emitError(fileLoc)
+               << "tensor '" << t.name()
+               << "' has more than 2^48 elements (its dimensions multiply "
+                  "past what dlc holds)";
+    }
+  }
   // libonnx 1.12's checker knows IR versions up to 8 and opsets up to 17;
   // newer files are checked, and their shapes inferred, by the importer
   // alone.

@@ -966,6 +966,32 @@ def gen_cli(d):
     for n, (argv, rx) in cl.items():
         case("command-line", n, argv, rx)
 
+    # Data the ops are not defined on, on the float64 oracle (--device
+    # reference) only: the compiled kernels' checks are tested elsewhere.
+    write(d, "df-x.npy", npy_bytes(np.ones((4, 3), np.float32)))
+    write(d, "df-logits.npy", npy_bytes(np.ones((2, 5), np.float32)))
+    gather = write(d, "df-gather.dlg", dlg_graph(["y = gather(x, i)"], inputs="x: f32[4, 3], i: i32[2]"))
+    ce = write(d, "df-ce.dlg", dlg_graph(["y = cross_entropy(x, l)"], inputs="x: f32[2, 5], l: i32[2]", outputs="y: f32[]"))
+    div = write(d, "df-div.dlg", dlg_graph(["y = a / b"], inputs="a: i32[2], b: i32[2]", outputs="y: i32[2]"))
+    emb = write(d, "df-emb.dlg", dlg_graph(["y = embedding(x, i)"], inputs="x: f32[4, 3], i: i64[2]", outputs="y: f32[2, 3]"))
+    data = {
+        "gather-index-4": (gather, {"x": "df-x.npy", "i": np.array([0, 4], np.int32)}),
+        "gather-index-huge": (gather, {"x": "df-x.npy", "i": np.array([2147483647, 0], np.int32)}),
+        "gather-index-below": (gather, {"x": "df-x.npy", "i": np.array([0, -5], np.int32)}),
+        "label-5": (ce, {"x": "df-logits.npy", "l": np.array([1, 5], np.int32)}),
+        "label-negative": (ce, {"x": "df-logits.npy", "l": np.array([-1, 0], np.int32)}),
+        "div-by-zero": (div, {"a": np.array([5, 6], np.int32), "b": np.array([1, 0], np.int32)}),
+        "embedding-index-huge": (emb, {"x": "df-x.npy", "i": np.array([0, 1 << 40], np.int64)}),
+        "embedding-index-negative": (emb, {"x": "df-x.npy", "i": np.array([-1, 0], np.int64)}),
+    }
+    for n, (model, inputs) in data.items():
+        argv = ["dlc", "run", model, "--device", "reference"]
+        for k, v in inputs.items():
+            if not isinstance(v, str):
+                v = write(d, f"df-{n}-{k}.npy", npy_bytes(v))
+            argv += ["--input", f"{k}=@{v}"]
+        case("data-errors-reference", n, argv, loc(model, 2), exit=(3,))
+
     # Absurd allocation requests: well-formed sizes too large to run.
     huge = write(d, "huge-out.dlg", dlg_graph(["y = broadcast_to(x, shape=[1099511627776, 10])"],
                                               inputs="x: f32[10]", outputs="y: f32[1099511627776, 10]"))
