@@ -2,13 +2,17 @@
 //
 // Builds the model (unbound dimensions taken as 1) and prints its inputs,
 // outputs, parameters (count, bytes) and FLOPs per run, without compiling.
+// A compiled module (.dlcm) is loaded and validated through the runtime's
+// C API, as an embedder would, and its signature printed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "driver/Commands.h"
 
+#include "driver/CompiledModel.h"
 #include "driver/DriverSupport.h"
 #include "driver/ModelLoader.h"
+#include "driver/ModuleRunner.h"
 #include "driver/PlanReport.h"
 #include "ir/DlcDialect.h"
 #include "ir/ShapeUtils.h"
@@ -37,8 +41,31 @@ static int64_t byteSize(RankedTensorType type) {
   return type.getNumElements() * (bits == 1 ? 1 : bits / 8);
 }
 
+/// `dlc check M.dlcm`: the module validated (every section's checksum,
+/// the header's bounds) and its signature.
+static ExitCode checkModule(const CommonOptions &options, MLIRContext &context,
+                            llvm::raw_ostream &os) {
+  if (ExitCode c = refuseDimsForModule(context, options))
+    return c;
+  LoadedModule module;
+  std::string error;
+  if (ExitCode c = LoadedModule::fromFile(options.modelPath, module, error))
+    return fail(context, c, error);
+  auto print = [&](const char *title, const std::vector<ModuleTensorInfo> &tensors) {
+    os << title << ":\n";
+    for (const ModuleTensorInfo &t : tensors)
+      os << "  " << t.name << ": " << dtypeName(t.dtype) << formatShape(t.shape) << "\n";
+  };
+  os << "module " << module.name() << " (" << options.modelPath << "): valid\n";
+  print("inputs", module.inputs());
+  print("outputs", module.outputs());
+  return kExitSuccess;
+}
+
 ExitCode runCheck(const CommonOptions &options, MLIRContext &context,
                   llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os) {
+  if (llvm::StringRef(options.modelPath).ends_with(".dlcm"))
+    return checkModule(options, context, os);
   dlg::BuildOptions build;
   build.dims = options.dims;
   build.defaultUnboundDimsToOne = true;

@@ -67,7 +67,7 @@ std::optional<dlg::Module> parseModelFile(const std::string &path,
   if (ext != ".dlg") {
     mlir::emitError(UnknownLoc::get(&context))
         << "cannot read '" << path << "': dlc reads .dlg and .onnx models"
-        << (ext == ".dlcm" ? " (a compiled module: `dlc run`, `bench` and `profile` read it)"
+        << (ext == ".dlcm" ? " (a compiled module: `dlc check`, `run`, `bench` and `profile` read it)"
                            : std::string());
     return std::nullopt;
   }

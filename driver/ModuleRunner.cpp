@@ -88,6 +88,8 @@ static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs) {
   return result;
 }
 
+std::string LoadedModule::name() const { return dlc_module_name(handle(module)); }
+
 std::vector<ModuleTensorInfo> LoadedModule::inputs() const {
   return infos(handle(module), false);
 }

@@ -39,6 +39,8 @@ public:
   LoadedModule &operator=(LoadedModule &&other) noexcept;
   ~LoadedModule();
 
+  /// The module's name ("" when it has none).
+  std::string name() const;
   std::vector<ModuleTensorInfo> inputs() const;
   std::vector<ModuleTensorInfo> outputs() const;
 

@@ -36,8 +36,9 @@ namespace {
 /// length only, so a hostile header can place int64 shapes or BufferRef
 /// structs at 4 mod 8, where reading them is undefined behaviour (found by
 /// the dlcm_load fuzz target under UBSan).
+/// (An empty vector has nothing to read: FlatBuffers may place it anywhere.)
 template <typename V> bool elementsAligned(const V *vector) {
-  return !vector || reinterpret_cast<uintptr_t>(vector->Data()) % 8 == 0;
+  return !vector || vector->size() == 0 || reinterpret_cast<uintptr_t>(vector->Data()) % 8 == 0;
 }
 
 std::string hex32(uint32_t v) {

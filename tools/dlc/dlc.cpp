@@ -33,7 +33,7 @@ namespace cl = llvm::cl;
 using namespace dlc;
 
 // ---- verbs -----------------------------------------------------------------
-static cl::SubCommand checkVerb("check", "Inputs, outputs, parameters and FLOPs of a model");
+static cl::SubCommand checkVerb("check", "Inputs, outputs, parameters and FLOPs of a model; a .dlcm validated");
 static cl::SubCommand compileVerb("compile",
                                   "Compile a model into a module (.dlcm), or print a stage");
 static cl::SubCommand planVerb("plan", "The memory plan; with --mesh or --device-spec, the "
