@@ -165,6 +165,8 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
     if (!direct) {
       out.line("DlcScratch colMemory(" + str(patch * pixels) + " * sizeof(" +
                type + "));");
+      guardScratch(out, ctx.checks->add(fb::CheckKind::scratch_memory, ctx.kernelOp),
+                   "colMemory");
       out.line(type + " *col = (" + type + " *)colMemory.data;");
     }
     out.open("for (int64_t g = 0; g < " + str(G) + "; ++g)");

@@ -61,8 +61,8 @@ struct DlcScratch {
     } else {
       if (s.top + bytes > s.wanted)
         s.wanted = s.top + bytes;
-      data = malloc(bytes ? bytes : 1);
-      heap = true;
+      data = malloc(bytes ? bytes : 1); // null when out of memory: the kernel reports it
+      heap = true; // free(nullptr) is a no-op
     }
   }
   ~DlcScratch() {

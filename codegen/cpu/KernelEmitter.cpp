@@ -95,6 +95,16 @@ static Index remapForward(Value result, Value base, Index index) {
   return index;
 }
 
+void dlc::codegen::guardScratch(CodeWriter &out, const std::string &check,
+                                const std::string &memory) {
+  out.open("if (__builtin_expect(!" + memory + ".data, 0))");
+  out.line("dlc_note(" + check + ", (int64_t)" + memory +
+           ".bytes, 0); // out of memory: report, and stop");
+  out.line("dlc_report(dlc_status, dlc_check);");
+  out.line("return;");
+  out.close();
+}
+
 namespace {
 
 class CpuKernelEmitter {
@@ -188,6 +198,7 @@ Buffer CpuKernelEmitter::scratch(Value value, bool rows, const char *prefix) {
     b.base = "begin * " + str(perRow);
   }
   body.line("DlcScratch " + name + "Memory(" + count + " * sizeof(" + type + "));");
+  guardScratch(body, checks.add(fb::CheckKind::scratch_memory, kernel.op), name + "Memory");
   body.line(type + " *" + name + " = (" + type + " *)" + name + "Memory.data;");
   b.ptr = name;
   return b;
@@ -235,6 +246,7 @@ void CpuKernelEmitter::emitStage(Operation *op) {
   StageContext ctx{target, body, analysis,
                    [this](Value v) { return operand(v); }, out};
   ctx.checks = &checks;
+  ctx.kernelOp = kernel.op;
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](MatmulOp) { emitMatmul(op, ctx); })
       .Case([&](Conv2dOp) { emitConv2d(op, ctx); })
@@ -287,6 +299,9 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
               dtypeName(dtype) + shapeText(shapeOf(v)) + note);
     results.push_back(Buffer{name, dtype, shapeOf(v), ""});
   }
+  // The status words and the call's DlcCheck go here when the kernel
+  // turns out to make checks.
+  body.line("//@CHECKS@");
 
   for (Operation *op : analysis.stages)
     emitStage(op);
@@ -347,17 +362,21 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   text.open(target.kernelSignature(entry));
   text.append(statics);
   const bool checking = checks.checks(index);
-  if (checking) {
-    text.line("int64_t *const dlc_status = (int64_t *)buffers[" +
-              str(kernel.args.size() + kernel.results.size()) +
-              "]; // the status words: checks on the data (DataChecks.h)");
-    text.line(std::string("DlcCheck ") + DataChecks::kCheckName +
-              "; // this call's first failed check, reported at the end");
-  }
   llvm::SmallVector<llvm::StringRef> lines;
   llvm::StringRef(body.text()).split(lines, '\n', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef line : lines)
+  for (llvm::StringRef line : lines) {
+    if (line == "//@CHECKS@") {
+      if (checking) {
+        text.line("int64_t *const dlc_status = (int64_t *)buffers[" +
+                  str(kernel.args.size() + kernel.results.size()) +
+                  "]; // the status words: checks on the data (DataChecks.h)");
+        text.line(std::string("DlcCheck ") + DataChecks::kCheckName +
+                  "; // this call's first failed check, reported at the end");
+      }
+      continue;
+    }
     text.append("  " + line.str() + "\n");
+  }
   if (checking)
     text.line(std::string("dlc_report(dlc_status, ") + DataChecks::kCheckName + ");");
   text.close();

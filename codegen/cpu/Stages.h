@@ -33,6 +33,8 @@ struct StageContext {
   bool usesBlas = false;
   /// Where a stage registers the checks it makes on its data (labels).
   DataChecks *checks = nullptr;
+  /// The kernel's top-level op (what a failed scratch allocation names).
+  mlir::Operation *kernelOp = nullptr;
 
   /// The first and one-past-last row of the stage's own row space, where
   /// the stage has `unitRows` rows (e.g. batch x M for a matmul) and the
@@ -49,6 +51,11 @@ std::string loadAt(const CTarget &target, const Buffer &buffer,
 /// A C expression of `value` (double) stored into element `flat`.
 std::string storeAt(const CTarget &target, const Buffer &buffer,
                     const std::string &flat, const std::string &value);
+
+/// After `DlcScratch <memory>(...)`: when the allocation failed, the
+/// kernel reports check `check` (DataChecks::add's scratch_memory check,
+/// the bytes asked for as its value) and returns.
+void guardScratch(CodeWriter &out, const std::string &check, const std::string &memory);
 
 void emitMatmul(mlir::Operation *op, StageContext &ctx);
 void emitConv2d(mlir::Operation *op, StageContext &ctx);

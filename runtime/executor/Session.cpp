@@ -7,6 +7,7 @@
 #include "runtime/comm/NcclComm.h"
 
 #include "runtime/base/Log.h"
+#include "runtime/base/Memory.h"
 #include "runtime/hal/DeviceRegistry.h"
 
 #include <cctype>
@@ -750,6 +751,11 @@ Status Session::readStatus() {
   }
   std::string message = checkFailure(words);
   DLC_RETURN_IF_ERROR(clearStatus());
+  const fb::Module &root = module_->root();
+  const uint64_t index = static_cast<uint64_t>(words[0]) - 1;
+  if (index < sizeOf(root.checks()) &&
+      root.checks()->Get(static_cast<uint32_t>(index))->kind() == fb::CheckKind::scratch_memory)
+    return resourceExhausted(message);
   return dataError(message);
 }
 
@@ -782,6 +788,12 @@ std::string Session::checkFailure(const int64_t *words) const {
   case fb::CheckKind::negative_exponent:
     what = strCat("pow: negative exponent ", value, " for an integer tensor");
     break;
+  case fb::CheckKind::scratch_memory: {
+    std::string available = availableMemoryText();
+    what = strCat("out of memory: the kernel's scratch of ", value, " bytes could not be allocated",
+                  available.empty() ? "" : ": " + available);
+    break;
+  }
   default:
     what = strCat("data check ", index, " failed (value ", value, ")");
   }

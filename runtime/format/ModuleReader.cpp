@@ -450,7 +450,7 @@ Status Checker::checkChecks() const {
   for (uint32_t i = 0; i < sizeOf(m->checks()); ++i) {
     const fb::Check *c = m->checks()->Get(i);
     std::string who = strCat("checks[", i, "]");
-    if (c->kind() == fb::CheckKind::invalid || c->kind() > fb::CheckKind::negative_exponent)
+    if (c->kind() == fb::CheckKind::invalid || c->kind() > fb::CheckKind::scratch_memory)
       return headerError(c, who, ": unknown kind ", static_cast<int>(c->kind()));
     if (c->kernel() >= sizeOf(m->kernels()))
       return headerError(c, who, ": kernel index ", c->kernel(), " is out of range (",
