@@ -847,7 +847,7 @@ def gen_dlcm(d):
     f = write(d, "extra.dlcm", raw + b"\x00" * 16)
     case("dlcm-truncation", "trailing-bytes", ["dlc", "run", f, "--random-inputs"], re.escape(f) + ".*" + sect)
     # Modules given where a model is read.
-    for verb in ("check", "compile"):
+    for verb in ("plan", "compile"):  # dlc check reads modules
         case("command-line", f"dlcm-to-{verb}", ["dlc", verb, "tiny.dlcm"] + (["-o", "again.dlcm"] if verb == "compile" else []),
              r"tiny\.dlcm")
 
