@@ -99,6 +99,11 @@ static LogicalResult importDft(NodeImporter &n) {
   auto inverse = n.intAttr("inverse", 0), onesided = n.intAttr("onesided", 0);
   if (!x || !inverse || !onesided)
     return failure();
+  // T1 is a float type; an integer signal made the transform's matmul fail
+  // halfway, and the importer went on with the null value (found by the
+  // onnx fuzz target).
+  if (!isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType()))
+    return n.error() << "input must be a float tensor";
   auto shape = shapeOf(x);
   int64_t rank = shape.size();
   if (rank < 2 || (shape.back() != 1 && shape.back() != 2))
@@ -145,6 +150,8 @@ static LogicalResult importStft(NodeImporter &n) {
   auto step = n.intsInput(1, "frame_step");
   if (!x || !onesided || !step)
     return failure();
+  if (!isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType()))
+    return n.error() << "signal must be a float tensor";
   auto shape = shapeOf(x);
   if (shape.size() != 3 || (shape[2] != 1 && shape[2] != 2))
     return n.error() << "signal must be [batch, length, 1 or 2]";
