@@ -101,8 +101,12 @@ RankedTensorType NodeImporter::inputType(size_t i) {
   if (!hasInput(i))
     return {};
   auto found = graph.tensors.find(node.input(i));
-  if (found == graph.tensors.end())
+  if (found == graph.tensors.end()) {
+    // As input(i) says: importers that ask for the type first (Concat)
+    // failed without a message (found by the onnx fuzz target).
+    error() << "input '" << node.input(i) << "' is not defined before the node";
     return {};
+  }
   TensorEntry &entry = found->second;
   if (entry.value)
     return llvm::cast<RankedTensorType>(entry.value.getType());
