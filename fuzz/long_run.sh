@@ -3,9 +3,13 @@
 #   fuzz/long_run.sh TARGET SECONDS
 # The corpus there starts as a copy of fuzz/corpus/TARGET (dlcm_run's with
 # dlc-runtime-testgen's modules) and grows; crashes land next to it.
-# libFuzzer's log is fuzz.log; time.txt holds the CPU time the process got
-# (GNU time: user, system, wall, peak RSS); bench/results/fuzz.md is written
-# from these. Minimise afterwards with
+# -timeout=60, not scripts/test.sh's 10: at nice 19 on a loaded machine a
+# process can wait seconds for the CPU, and libFuzzer's timeout is wall
+# time (three 10-second "timeouts" ran in under a second each alone).
+# libFuzzer's log is fuzz-<start time>.log (a later run goes on from the
+# grown corpus); time.txt gets one line per run with the CPU time the
+# process got (GNU time: user, system, wall, peak RSS);
+# bench/results/fuzz.md is written from these. Minimise afterwards with
 #   build-fuzz/bin/dlc-fuzz-TARGET -merge=1 NEW_DIR build-fuzz/long/TARGET/corpus
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +23,8 @@ fi
 extra=()
 [[ -f fuzz/$t.dict ]] && extra+=(-dict="$PWD/fuzz/$t.dict")
 cd "$dir"
-/usr/bin/time -f "user %U s, system %S s, wall %e s, max RSS %M KiB" -o time.txt \
+log=fuzz-$(date +%H%M%S).log
+/usr/bin/time -a -f "$log: user %U s, system %S s, wall %e s, max RSS %M KiB" -o time.txt \
   nice -n 19 "../../bin/dlc-fuzz-$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
-  -timeout=10 -print_final_stats=1 "${extra[@]}" corpus >fuzz.log 2>&1
-echo "exit $?" >>time.txt
+  -timeout=60 -print_final_stats=1 "${extra[@]}" corpus >"$log" 2>&1
+echo "$log: exit $?" >>time.txt
