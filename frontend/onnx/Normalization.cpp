@@ -29,6 +29,26 @@ static Value perChannel(NodeImporter &n, Value v, int64_t rank) {
   return n.reshape(v, shape);
 }
 
+/// Each of `vs` must be [C], C being X's dimension 1 (X of rank >= 2):
+/// perChannel reads the first dimension (a scale of rank 0 made
+/// InstanceNormalization read past its shape; found by the onnx fuzz target).
+static LogicalResult
+expectPerChannel(NodeImporter &n, Value x,
+                 std::initializer_list<std::pair<const char *, Value>> vs) {
+  int64_t channels = shapeOf(x)[1];
+  for (auto [name, v] : vs) {
+    auto shape = shapeOf(v);
+    if (shape.size() == 1 && shape[0] == channels)
+      continue;
+    std::string got = "[";
+    for (auto [k, d] : llvm::enumerate(shape))
+      got += (k ? ", " : "") + std::to_string(d);
+    return n.error() << name << " must be [" << channels
+                     << "] (one value per channel of X), got " << got << "]";
+  }
+  return success();
+}
+
 static LogicalResult importBatchNorm(NodeImporter &n) {
   auto epsilon = n.floatAttr("epsilon", 1e-5);
   auto spatial = n.intAttr("spatial", 1);
@@ -50,6 +70,9 @@ static LogicalResult importBatchNorm(NodeImporter &n) {
   int64_t rank = shapeOf(x).size();
   if (rank < 2)
     return n.error() << "X needs rank at least 2";
+  if (failed(expectPerChannel(n, x, {{"scale", scale}, {"B", bias},
+                                     {"input_mean", mean}, {"input_var", var}})))
+    return failure();
   if (*training) {
     // Training mode (opset 14): normalise with the batch's statistics
     // (biased variance) and output the running ones, updated by momentum.
@@ -160,6 +183,10 @@ static LogicalResult importInstanceNorm(NodeImporter &n) {
   if (!epsilon || !x || !scale || !bias)
     return failure();
   int64_t rank = shapeOf(x).size();
+  if (rank < 2)
+    return n.error() << "input needs rank at least 2";
+  if (failed(expectPerChannel(n, x, {{"scale", scale}, {"B", bias}})))
+    return failure();
   SmallVector<int64_t> axes;
   for (int64_t d = 2; d < rank; ++d)
     axes.push_back(d);
