@@ -22,6 +22,22 @@ static Value nllLoss(NodeImporter &n, Value logp, Value target, Value weight,
   if (!logp || !target)
     return {};
   auto tshape = shapeOf(target);
+  // Shapes first: the gathers below index one by the other.
+  auto lshape = shapeOf(logp);
+  bool fits = lshape.size() >= 2 && lshape.size() == tshape.size() + 1 &&
+              lshape[0] == tshape[0] &&
+              llvm::equal(ArrayRef<int64_t>(lshape).drop_front(2),
+                          ArrayRef<int64_t>(tshape).drop_front(1));
+  if (!fits) {
+    n.error() << "the input " << formatShape(lshape) << " and the target "
+              << formatShape(tshape) << " do not match: expected [N, C, d...] and [N, d...]";
+    return {};
+  }
+  if (weight && !llvm::equal(shapeOf(weight), ArrayRef<int64_t>{lshape[1]})) {
+    n.error() << "the weight " << formatShape(shapeOf(weight)) << " must be [C] = ["
+              << lshape[1] << "]";
+    return {};
+  }
   Type element = cast<RankedTensorType>(logp.getType()).getElementType();
   Type index = cast<RankedTensorType>(target.getType()).getElementType();
   Value used = n.broadcastTo(n.scalar(1, n.i1()), tshape);
