@@ -23,6 +23,19 @@ std::string formatElementType(Type type) {
   return text;
 }
 
+int64_t saturatingProduct(std::initializer_list<int64_t> factors) {
+  int64_t p = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(p, f, &p))
+      return INT64_MAX;
+  return p;
+}
+
+int64_t saturatingSum(int64_t a, int64_t b) {
+  int64_t s;
+  return __builtin_add_overflow(a, b, &s) ? INT64_MAX : s;
+}
+
 std::string shapeSizeProblem(ArrayRef<int64_t> shape) {
   for (int64_t d : shape)
     if (d < 0 && !ShapedType::isDynamic(d))

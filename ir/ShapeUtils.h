@@ -14,6 +14,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -31,6 +32,12 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 /// than any device holds; the element count is computed without wrapping).
 /// Empty when the shape is fine.
 std::string shapeSizeProblem(llvm::ArrayRef<int64_t> shape);
+
+/// The product of non-negative counts, and their sum, saturated at
+/// INT64_MAX: a FLOP or byte count past 2^63 must not wrap to 0 or a
+/// negative number.
+int64_t saturatingProduct(std::initializer_list<int64_t> factors);
+int64_t saturatingSum(int64_t a, int64_t b);
 
 /// The NumPy broadcast of two shapes, or nullopt when they are incompatible.
 std::optional<llvm::SmallVector<int64_t>>
