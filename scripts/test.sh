@@ -21,6 +21,25 @@ passed=$(( $(count Passed) + $(count 'Expectedly Failed') ))
 failed=$(( $(count Failed) + $(count Unresolved) + $(count 'Unexpectedly Passed') + $(count 'Timed Out') ))
 skipped=$(count Unsupported)
 
+# run_gtest WHAT LINES COMMAND...: runs a GoogleTest binary (brief output),
+# adds its passed and failed tests to the totals; a failing run prints its
+# last LINES lines and counts at least one failure.
+run_gtest() {
+  local what=$1 lines=$2 out rc p f
+  shift 2
+  out=$("$@" --gtest_brief=1 2>&1)
+  rc=$?
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' <<<"$out")
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' <<<"$out")
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
+  if [[ $rc -ne 0 ]]; then
+    echo "$out" | tail -"$lines"; echo "FAIL: ${*: -1} under $what (exit $rc)"
+    [[ -z $f ]] && failed=$((failed + 1))
+    status=1
+  fi
+}
+
 # The runtime alone (-DDLC_BUILD_COMPILER=OFF): it must configure, build and
 # link without LLVM/MLIR (DESIGN §2). One check each: build, ldd.
 echo "runtime-only build (build-runtime/)"
@@ -62,17 +81,7 @@ if cmake -G Ninja -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
      >build-asan/build.log 2>&1 &&
    ninja -C build-asan >>build-asan/build.log 2>&1; then
   for t in build-asan/bin/Dlc*Tests; do
-    out=$(ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$t" --gtest_brief=1 2>&1)
-    rc=$?
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' <<<"$out")
-    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' <<<"$out")
-    passed=$((passed + ${p:-0}))
-    failed=$((failed + ${f:-0}))
-    if [[ $rc -ne 0 ]]; then
-      echo "$out" | tail -40; echo "FAIL: $t under sanitizers (exit $rc)"
-      [[ -z $f ]] && failed=$((failed + 1))
-      status=1
-    fi
+    run_gtest "sanitizers" 40 env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$t"
   done
   # The runtime's lit tests with the instrumented tools: a site config of
   # build-asan's own (the suite's lit.cfg.py, build-asan's bin/ on PATH).
@@ -133,17 +142,7 @@ if cmake -G Ninja -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
      >build-tsan/build.log 2>&1 &&
    ninja -C build-tsan $tsan_tests >>build-tsan/build.log 2>&1; then
   for t in $tsan_tests; do
-    out=$(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/bin/$t --gtest_brief=1 2>&1)
-    rc=$?
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' <<<"$out")
-    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' <<<"$out")
-    passed=$((passed + ${p:-0}))
-    failed=$((failed + ${f:-0}))
-    if [[ $rc -ne 0 ]]; then
-      echo "$out" | tail -60; echo "FAIL: $t under TSan (exit $rc)"
-      [[ -z $f ]] && failed=$((failed + 1))
-      status=1
-    fi
+    run_gtest "TSan" 60 env TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/bin/$t
   done
 else
   tail -30 build-tsan/build.log; echo "FAIL: TSan build"; failed=$((failed + 1)); status=1
