@@ -264,6 +264,16 @@ template <Cell kind> static LogicalResult importRecurrent(NodeImporter &n) {
     Value v = n.input(i);
     if (!v)
       return failure();
+    // Every input but sequence_lens (integers) has X's element type; a
+    // mismatch would fail inside the first matmul, halfway through the
+    // steps (an i8 R crashed on the null value; the onnx fuzz target).
+    Type got = cast<RankedTensorType>(v.getType()).getElementType();
+    if (i == 4 && !isa<IntegerType>(got))
+      return n.error() << name << " has element type " << got
+                       << "; expected an integer type";
+    if (i != 4 && got != rec.element)
+      return n.error() << name << " has element type " << got
+                       << "; expected X's, " << rec.element;
     auto shape = shapeOf(v);
     if (ArrayRef<int64_t>(shape) == expected)
       return success();
