@@ -199,6 +199,17 @@ def shape_error(path):
     onnx.save(m, path, )
 
 
+def wrong_value_info(path):
+    """A value_info that contradicts the graph: y = relu(x) of [2, 3]
+    declared [2, 4]. The importer's type is checked against it."""
+    nodes = [helper.make_node("Relu", ["x"], ["h"], name="act"),
+             helper.make_node("Neg", ["h"], ["y"], name="neg")]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, [2, 3])],
+              [helper.make_tensor_value_info("y", F, [2, 3])])
+    m.graph.value_info.append(helper.make_tensor_value_info("h", F, [2, 4]))
+    onnx.save(m, path)
+
+
 def add(path):
     """y = x + b, b an initializer; x of dynamic batch N."""
     nodes = [helper.make_node("Add", ["x", "b"], ["y"], name="add")]
