@@ -207,4 +207,11 @@ std::vector<double> HostTensor::toDoubles() const {
   return values;
 }
 
+std::vector<uint8_t> HostTensor::takeBytes() && {
+  std::vector<uint8_t> bytes =
+      borrowed_ ? std::vector<uint8_t>(borrowed_, borrowed_ + size_) : std::move(owned_);
+  *this = HostTensor();
+  return bytes;
+}
+
 } // namespace dlc

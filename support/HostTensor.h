@@ -78,6 +78,10 @@ public:
 
   std::vector<double> toDoubles() const;
 
+  /// The bytes: moved out of an owned tensor, which becomes the empty
+  /// tensor; copied from a borrowed one.
+  std::vector<uint8_t> takeBytes() &&;
+
 private:
   /// Sets the dtype, shape and sizes; throws for an invalid shape.
   void setLayout(DType dtype, std::vector<int64_t> shape);

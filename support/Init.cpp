@@ -76,6 +76,8 @@ HostTensor initParam(InitKind kind, const InitOptions &options, DType dtype,
   // Elements [begin, end): the generator is a counter (state = seed + k *
   // gamma after k draws), so a range starts where the sequence would be and
   // the values do not depend on how the tensor is split.
+  float *const f32 =
+      dtype == DType::F32 ? reinterpret_cast<float *>(out.mutableData()) : nullptr;
   auto fill = [&](int64_t begin, int64_t end) {
     SplitMix64 rng(options.seed + uint64_t(begin) * draws * 0x9E3779B97F4A7C15ull);
     for (int64_t i = begin; i < end; ++i) {
@@ -102,8 +104,12 @@ HostTensor initParam(InitKind kind, const InitOptions &options, DType dtype,
         value = std::sqrt(2.0 / fanIn) * rng.normal();
         break;
       }
-      // The rounded value is exact in the dtype, so storing it is exact too.
-      out.setDouble(i, roundTo(dtype, value));
+      // The rounded value is exact in the dtype, so storing it is exact too;
+      // f32 (nearly every parameter) stores its rounding directly.
+      if (f32)
+        f32[i] = static_cast<float>(value);
+      else
+        out.setDouble(i, roundTo(dtype, value));
     }
   };
   // Large tensors (GPT-2's embeddings: 38M values, log and cos each) are

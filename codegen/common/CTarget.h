@@ -34,8 +34,10 @@ public:
 
   /// Source text every module starts with: includes, conversion helpers.
   virtual std::string prelude() const = 0;
-  /// `extern "C" void NAME(void *const *buffers, int64_t begin, int64_t end)`
-  /// on the CPU; `extern "C" __global__ void NAME(...)` on CUDA.
+  /// On the CPU a kernel's body, `static void NAME(void *const *buffers,
+  /// int64_t begin, int64_t end, int64_t dlc_check_base)`, which the
+  /// module's entry calls (codegen/cpu/CpuBackend.cpp); on CUDA the entry,
+  /// `extern "C" __global__ void NAME(...)`.
   virtual std::string kernelSignature(llvm::StringRef entry) const = 0;
   /// The loop header over the indices of [0, extent) that this call owns,
   /// without the opening brace: CPU `for (int64_t p = begin; p < end; ++p)`,

@@ -27,9 +27,13 @@ static std::string locationOf(Location loc) {
 std::string dlc::codegen::sourceLocation(Operation *op) { return locationOf(op->getLoc()); }
 
 std::string DataChecks::add(fb::CheckKind kind, Operation *op, int64_t bound, int64_t axis) {
+  auto name = [&](size_t i) {
+    size_t number = numbering == Numbering::InKernel ? i - firstCheck(current) : i;
+    return std::string(kCheckName) + ", " + std::to_string(number);
+  };
   for (size_t i = 0; i < all.size(); ++i)
     if (ops[i] == op && all[i].kernel == current && all[i].kind == kind)
-      return std::string(kCheckName) + ", " + std::to_string(i);
+      return name(i);
   format::CheckDesc check;
   check.kind = kind;
   check.kernel = current;
@@ -39,7 +43,14 @@ std::string DataChecks::add(fb::CheckKind kind, Operation *op, int64_t bound, in
   check.axis = axis;
   all.push_back(std::move(check));
   ops.push_back(op);
-  return std::string(kCheckName) + ", " + std::to_string(all.size() - 1);
+  return name(all.size() - 1);
+}
+
+uint32_t DataChecks::firstCheck(uint32_t kernel) const {
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].kernel == kernel)
+      return static_cast<uint32_t>(i);
+  return 0;
 }
 
 bool DataChecks::checks(uint32_t kernel) const {

@@ -30,6 +30,13 @@ namespace dlc::codegen {
 
 class DataChecks {
 public:
+  /// How `add` numbers a check in the arguments it returns: by its index
+  /// in the module (CUDA: the kernel stores it in the status words), or
+  /// from 0 in each kernel (CPU: the kernel adds the base it is called
+  /// with, so that kernels of identical text share one compiled body).
+  enum class Numbering { InModule, InKernel };
+  explicit DataChecks(Numbering numbering = Numbering::InModule) : numbering(numbering) {}
+
   /// What the prelude's dlc_check_* functions take inside a kernel that
   /// checks: on CUDA the status words (int64_t *), on the CPU the call's
   /// local DlcCheck, which the kernel reports to the status words at its
@@ -45,10 +52,15 @@ public:
                   int64_t axis = 0);
   /// Whether kernel `kernel` registered any check.
   bool checks(uint32_t kernel) const;
+  /// The module index of kernel `kernel`'s first check (with
+  /// Numbering::InKernel, what its local numbers are added to); 0 when it
+  /// has none.
+  uint32_t firstCheck(uint32_t kernel) const;
   /// Adds every check to `writer`, in the order registered.
   void write(format::ModuleWriter &writer) const;
 
 private:
+  Numbering numbering;
   uint32_t current = 0;
   std::vector<format::CheckDesc> all;
   std::vector<mlir::Operation *> ops; ///< per check

@@ -141,9 +141,9 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
         return failure();
       desc.initialWeight = m.weights.size();
       m.weights.push_back(describe(state.str() + " (initial)", arg.getType()));
-      m.weightBytes.emplace_back(value->data(), value->data() + value->byteSize());
       if (keepParams)
         m.params[state.str()] = *value;
+      m.weightBytes.push_back(std::move(*value).takeBytes());
     }
     stateIndex[state] = m.state.size();
     refs[arg] = format::stateRef(m.state.size(), 0, bytes);
@@ -217,7 +217,7 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
       refs[result] = format::weightRef(m.weights.size(), 0, byteSize(result.getType()));
       names[result] = name + (isa<ParamOp>(op) ? " (param)" : " (constant)");
       m.weights.push_back(describe(name, result.getType()));
-      m.weightBytes.emplace_back(value->data(), value->data() + value->byteSize());
+      m.weightBytes.push_back(std::move(*value).takeBytes());
       continue;
     }
     auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("dlc.offsets");

@@ -9,6 +9,8 @@
 #include "codegen/cpu/KernelEmitter.h"
 #include "runtime/format/HostArch.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <cstdlib>
 
 using namespace mlir;
@@ -20,10 +22,33 @@ struct Emitted {
   std::string source;
   std::vector<EmittedKernel> kernels;
   bool usesBlas = false;
-  DataChecks checks;
+  DataChecks checks{DataChecks::Numbering::InKernel};
+  /// Distinct kernel bodies compiled (kernels.size() entries call them).
+  size_t bodies = 0;
 };
 } // namespace
 
+/// `definition` without its comments: two kernels whose code is the same
+/// but whose comments name other buffers or source lines share a body.
+static std::string codeOf(const std::string &definition) {
+  std::string code;
+  code.reserve(definition.size());
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(definition).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    // The kernels hold no string literals; a line with a quote keeps its
+    // comment rather than risk cutting code.
+    size_t comment = line.contains('"') ? llvm::StringRef::npos : line.find("//");
+    code += line.substr(0, comment).rtrim();
+    code += '\n';
+  }
+  return code;
+}
+
+/// Every kernel's entry, `extern "C" dlc_kernel_<i>(buffers, begin, end)`,
+/// calls a body: one per distinct definition (GPT-2's twelve layers compile
+/// as one), each cloned per instruction set and given the module index of
+/// the kernel's first data check.
 static Emitted emitAll(const LoweredModule &m) {
   CpuTarget target;
   // Switches for comparisons (docs/design/2026-11-22-cpu-codegen.md):
@@ -36,12 +61,26 @@ static Emitted emitAll(const LoweredModule &m) {
   const char *remap = std::getenv("DLC_CPU_REMAP");
   bool remapStores = !remap || std::string(remap) != "0";
   Emitted e;
+  llvm::StringMap<std::string> bodyOf; // code -> the body's name
+  const std::string placeholder = std::string(kKernelBodyName) + "(";
   for (auto [i, k] : llvm::enumerate(m.kernels)) {
-    EmittedKernel kernel = emitCpuKernel(target, k.view,
-                                         "dlc_kernel_" + std::to_string(i),
-                                         k.argNames, e.checks, static_cast<uint32_t>(i),
-                                         remapStores);
-    e.source += "\n" + kernel.source;
+    const std::string entry = "dlc_kernel_" + std::to_string(i);
+    EmittedKernel kernel = emitCpuKernel(target, k.view, entry, k.argNames, e.checks,
+                                         static_cast<uint32_t>(i), remapStores);
+    auto [it, fresh] = bodyOf.try_emplace(codeOf(kernel.definition));
+    e.source += "\n" + kernel.header;
+    if (fresh) {
+      it->second = "dlc_body_" + std::to_string(e.bodies++);
+      std::string definition = kernel.definition;
+      definition.replace(definition.find(placeholder), placeholder.size() - 1, it->second);
+      e.source += definition;
+    } else {
+      e.source += "//  the body of an earlier kernel: " + it->second + "\n";
+    }
+    e.source += "extern \"C\" void " + entry +
+                "(void *const *buffers, int64_t begin, int64_t end) {\n  " + it->second +
+                "(buffers, begin, end, " +
+                std::to_string(e.checks.firstCheck(static_cast<uint32_t>(i))) + ");\n}\n";
     e.usesBlas |= kernel.usesBlas;
     e.kernels.push_back(std::move(kernel));
   }

@@ -183,22 +183,25 @@ inline int64_t dlc_float_to_int(double v) {
 // vectorisable, an embedding row's copy holds no compare) and goes on with
 // 0 in place of the value, so that it never reads out of bounds; at its
 // end it reports the failure: the run's first report, from any thread of
-// any kernel, stores the check's index + 1, the value and its position in
-// the status words.
+// any kernel, stores the check's index in the module + 1, the value and its
+// position in the status words. A kernel numbers its checks from 0 and is
+// called with the module index of its first (`base`): kernels of the same
+// text (a model's repeated layers) share one body.
 struct DlcCheck {
   int64_t check = -1, value = 0, position = 0;
 };
-__attribute__((noinline, cold)) void dlc_fail(int64_t *status, const DlcCheck &c) {
+__attribute__((noinline, cold)) void dlc_fail(int64_t *status, const DlcCheck &c,
+                                              int64_t base) {
   int64_t expected = 0;
-  if (__atomic_compare_exchange_n(status, &expected, c.check + 1, false,
+  if (__atomic_compare_exchange_n(status, &expected, base + c.check + 1, false,
                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     status[1] = c.value;
     status[2] = c.position;
   }
 }
-inline void dlc_report(int64_t *status, const DlcCheck &c) {
+inline void dlc_report(int64_t *status, const DlcCheck &c, int64_t base) {
   if (__builtin_expect(c.check >= 0, 0))
-    dlc_fail(status, c);
+    dlc_fail(status, c, base);
 }
 inline void dlc_note(DlcCheck &c, int64_t check, int64_t value, int64_t position) {
   if (c.check < 0) {
@@ -312,8 +315,8 @@ std::string CpuTarget::math(llvm::StringRef function, DType dtype) const {
 }
 
 std::string CpuTarget::kernelSignature(llvm::StringRef entry) const {
-  return ("extern \"C\" DLC_KERNEL void " + entry +
-          "(void *const *buffers, int64_t begin, int64_t end)")
+  return ("static DLC_KERNEL __attribute__((noinline)) void " + entry +
+          "(void *const *buffers, int64_t begin, int64_t end, int64_t dlc_check_base)")
       .str();
 }
 

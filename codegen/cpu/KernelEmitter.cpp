@@ -100,7 +100,7 @@ void dlc::codegen::guardScratch(CodeWriter &out, const std::string &check,
   out.open("if (__builtin_expect(!" + memory + ".data, 0))");
   out.line("dlc_note(" + check + ", (int64_t)" + memory +
            ".bytes, 0); // out of memory: report, and stop");
-  out.line("dlc_report(dlc_status, dlc_check);");
+  out.line("dlc_report(dlc_status, dlc_check, dlc_check_base);");
   out.line("return;");
   out.close();
 }
@@ -344,22 +344,22 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
               str(numel(from.shape) * elementSize(from.dtype)) + ");");
 
   // Header comment: what the kernel computes and how it splits.
-  CodeWriter text;
+  CodeWriter head, text;
   std::string kind = "lone op";
   if (auto fusion = dyn_cast<FusionOp>(kernel.op))
     kind = "dlc.fusion \"" + fusion.getKind().str() + "\"";
-  text.line("// " + entry + ": " + kind + ", " + describeOp(kernel.op));
+  head.line("// " + entry + ": " + kind + ", " + describeOp(kernel.op));
   std::string ops;
   for (Operation *op : kernel.body)
     ops += " " + op->getName().getStringRef().str();
-  text.line("//  ops:" + ops);
+  head.line("//  ops:" + ops);
   if (analysis.parallelDims > 0)
-    text.line("//  parallel over " + str(analysis.rows) + " rows " +
+    head.line("//  parallel over " + str(analysis.rows) + " rows " +
               shapeText(analysis.rowShape) + " (limited by " +
               analysis.splitReason + ")");
   else
-    text.line("//  one call (" + analysis.splitReason + ")");
-  text.open(target.kernelSignature(entry));
+    head.line("//  one call (" + analysis.splitReason + ")");
+  text.open(target.kernelSignature(kKernelBodyName));
   text.append(statics);
   const bool checking = checks.checks(index);
   llvm::SmallVector<llvm::StringRef> lines;
@@ -378,12 +378,14 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
     text.append("  " + line.str() + "\n");
   }
   if (checking)
-    text.line(std::string("dlc_report(dlc_status, ") + DataChecks::kCheckName + ");");
+    text.line(std::string("dlc_report(dlc_status, ") + DataChecks::kCheckName +
+              ", dlc_check_base);");
   text.close();
 
   EmittedKernel emitted;
   emitted.entry = entry;
-  emitted.source = text.text();
+  emitted.header = head.text();
+  emitted.definition = text.text();
   emitted.parallelExtent = analysis.rows;
   emitted.grain = analysis.rows > 1
                       ? std::max<int64_t>(1, (1 << 16) / workPerRow())

@@ -21,9 +21,19 @@
 
 namespace dlc::codegen {
 
+/// The name every kernel's definition gives its function: the backend
+/// renames each distinct definition and calls it from the kernel's entry.
+inline constexpr const char *kKernelBodyName = "dlc_kernel_body";
+
 struct EmittedKernel {
+  /// The module's name of the kernel (its entry symbol).
   std::string entry;
-  std::string source;
+  /// Comment lines: what the kernel computes and how it splits.
+  std::string header;
+  /// The function: CTarget::kernelSignature(kKernelBodyName) and the body;
+  /// the same text for two kernels that compute the same thing on
+  /// different buffers (numbers of data checks are the kernel's own).
+  std::string definition;
   int64_t parallelExtent = 1;
   int64_t grain = 1;
   bool usesBlas = false;
