@@ -155,6 +155,10 @@ fi
 # of fuzzing on a copy of its seed corpus (dlcm_run's with the modules
 # dlc-runtime-testgen writes, whose kernels it trusts); two targets at a
 # time. A crash leaves its input in build-fuzz/fuzz-run/<target>/.
+# The 60 s runs take a fixed seed ($DLC_FUZZ_SEED, default 1): the same
+# inputs in the same order on every machine, a slower one running fewer of
+# them, so that a clean run here is a clean run in CI. Finding new bugs is
+# the long runs' work (fuzz/long_run.sh, random seeds).
 fuzz_start=$(date +%s)
 echo "fuzz targets under ASan+UBSan (build-fuzz/)"
 mkdir -p build-fuzz
@@ -173,7 +177,8 @@ fuzz_one() { # prints "PASS <target> <libFuzzer's last line>" or "FAIL <target> 
      ! (cd "$dir" && "$bin" -rss_limit_mb=2048 -timeout=10 "${regressions[@]}") >"$dir/regressions.log" 2>&1; then
     echo "FAIL $t regressions"; return
   fi
-  if (cd "$dir" && "$bin" -max_total_time=60 -rss_limit_mb=2048 -timeout=10 \
+  if (cd "$dir" && "$bin" -seed="${DLC_FUZZ_SEED:-1}" -max_total_time="${DLC_FUZZ_SECONDS:-60}" \
+        -rss_limit_mb=2048 -timeout=10 \
         -print_final_stats=1 "${extra[@]}" corpus) >"$dir/fuzz.log" 2>&1; then
     echo "PASS $t $(grep -E '^#[0-9]+.*DONE' "$dir/fuzz.log" | tail -1)"
   else

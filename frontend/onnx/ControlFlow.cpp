@@ -330,6 +330,20 @@ static LogicalResult importScan(NodeImporter &n) {
                                : attrOr("scan_output_directions", numOutputs, 0);
   if (!directions || !inAxes || !outAxes || !outDirections)
     return failure();
+  // Opset 8: every state and scan input is [batch, ...], the same batch.
+  std::optional<int64_t> batchSize;
+  for (int64_t k = 0; batched && k < numStates + numInputs; ++k) {
+    Value v = n.input(first + k);
+    if (!v)
+      return failure();
+    auto shape = shapeOf(v);
+    if (shape.empty() || (batchSize && shape[0] != *batchSize))
+      return n.error() << "input '" << n.node.input(first + k) << "' has shape "
+                       << formatShape(shape)
+                       << "; opset 8's Scan needs every state and scan input [batch, ...]"
+                       << (batchSize ? " of batch " + std::to_string(*batchSize) : "");
+    batchSize = shape[0];
+  }
   SmallVector<Value> inputs;
   for (int64_t k = 0; k < numInputs; ++k) {
     Value v = n.input(first + numStates + k);
