@@ -203,7 +203,6 @@ private:
   std::unique_ptr<GraphState> graph;
   func::FuncOp func;
   SmallVector<Type> inputTypes;
-  /// Types ONNX's shape inference gives intermediate tensors.
   /// runChecker ran libonnx's checker (the model's versions are known to it).
   bool checked = false;
 };
@@ -395,17 +394,26 @@ LogicalResult ModelImporter::checkSupportedOps() {
 /// (checked before ONNX's checker, whose message would not name dlc's).
 LogicalResult ModelImporter::checkAttributes() {
   const OpTable &table = opTable();
+  // Every one at once: "node 'n' (Op): attribute 'a'".
+  std::vector<std::pair<size_t, std::string>> unknown;
   for (auto [i, node] : llvm::enumerate(model.graph().node())) {
     const OpSpec &spec = table.at(node.op_type());
     for (const auto &a : node.attribute())
       if (!llvm::is_contained(spec.attributes, a.name()) &&
           !(legacy && isLegacyAttribute(node, a.name())))
-        return emitError(NameLoc::get(StringAttr::get(&context, nodeName(node, i)),
-                                      fileLoc))
-               << "node '" << nodeName(node, i) << "' (" << node.op_type()
-               << "): attribute '" << a.name() << "' is not supported";
+        unknown.push_back({i, "node '" + nodeName(node, i) + "' (" + node.op_type() +
+                                  "): attribute '" + a.name() + "'"});
   }
-  return success();
+  if (unknown.empty())
+    return success();
+  const std::string first = nodeName(model.graph().node(unknown[0].first), unknown[0].first);
+  auto diag = emitError(NameLoc::get(StringAttr::get(&context, first), fileLoc));
+  if (unknown.size() == 1)
+    return diag << unknown[0].second << " is not supported";
+  diag << unknown.size() << " attributes are not supported:";
+  for (const auto &[node, text] : unknown)
+    diag << "\n  " << text;
+  return diag;
 }
 
 LogicalResult ModelImporter::checkWindowAttributes() {

@@ -190,6 +190,17 @@ def bad_attribute(path):
     onnx.save(m, path)
 
 
+def bad_attributes(path):
+    """Attributes dlc does not know on two nodes: one error lists both."""
+    soft = helper.make_node("Softmax", ["x"], ["h"], name="probs", axis=1)
+    soft.attribute.append(helper.make_attribute("temperature", 2.0))
+    relu = helper.make_node("Relu", ["h"], ["y"], name="act")
+    relu.attribute.append(helper.make_attribute("slope", 0.1))
+    m = model([soft, relu], [helper.make_tensor_value_info("x", F, [2, 3])],
+              [helper.make_tensor_value_info("y", F, [2, 3])])
+    onnx.save(m, path)
+
+
 def shape_error(path):
     """A MatMul whose operands do not agree: the error names the node."""
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="proj")]
