@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dlc on the CPU against ONNX Runtime on the MLP, LeNet and the GPT-2 block.
+"""dlc on the CPU against ONNX Runtime on the MLP (N=1 and 64), LeNet and the GPT-2 block.
 
 Each model is compiled by `dlc compile -o` and timed by `dlc-bench-cpu run`
 (the runtime's C++ API); the same model is built as an ONNX graph here, with
@@ -12,7 +12,8 @@ range of the dlc/ORT ratio over them. Throughput is samples per second at the
 median latency. Then GEMM GFLOP/s of OpenBLAS and oneDNN (each with its own
 threads, and each single-threaded on threads splitting M, as dlc kernels run
 it) against the machine's peak: a tight loop of independent AVX-512 FMAs on
-the same number of threads (`dlc-bench-cpu peak`).
+the same number of threads (`dlc-bench-cpu peak`). Last, the cost of
+dispatching a kernel: a chain of tiny matmul kernels, per kernel.
 
     bench/cpu/bench_cpu.py [--build build] [--threads 2] [--runs 100] [--repeat 5] [--out bench/results/cpu.md]
 """
@@ -30,7 +31,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = [("mnist_mlp", {"N": 64}, "x", (64, 784), "logits", 64),
+MODELS = [("mnist_mlp", {"N": 1}, "x", (1, 784), "logits", 1),
+          ("mnist_mlp", {"N": 64}, "x", (64, 784), "logits", 64),
           ("lenet", {"N": 64}, "x", (64, 1, 28, 28), "logits", 64),
           ("gpt2_block", {"B": 1, "T": 128}, "x", (1, 128, 768), "y", 1)]
 
@@ -150,6 +152,35 @@ def time_ort(model, feeds, threads, runs):
     return float(np.median(times)), out[0]
 
 
+DISPATCH_CHAIN = 32
+
+
+def measure_dispatch(dlc, bench, tmp, thread_counts):
+    """µs per kernel of a chain of tiny matmul kernels, per row count and
+    thread count: [(rows, [(threads, us), ...]), ...]."""
+    out = []
+    for rows in (1, 64):
+        lines = [f"  param w{i}: f32[8, 8] = normal(mean=0, std=0.3, seed={i + 1})"
+                 for i in range(DISPATCH_CHAIN)]
+        h = "x"
+        for i in range(DISPATCH_CHAIN):
+            lines.append(f"  h{i} = {h} @ w{i}")
+            h = f"h{i}"
+        lines.append(f"  y = {h}")
+        src = os.path.join(tmp, f"chain{rows}.dlg")
+        with open(src, "w") as f:
+            f.write(f"graph chain(x: f32[{rows}, 8]) -> (y: f32[{rows}, 8]) {{\n" +
+                    "\n".join(lines) + "\n}\n")
+        module = os.path.join(tmp, f"chain{rows}.dlcm")
+        run([dlc, "compile", src, "-o", module])
+        per = []
+        for t in thread_counts:
+            med = float(run([bench, "run", module, str(t), "3000"]).split()[0])
+            per.append((t, med * 1e3 / DISPATCH_CHAIN))
+        out.append((rows, per))
+    return out
+
+
 def machine():
     model, flags = "unknown", ""
     with open("/proc/cpuinfo") as f:
@@ -178,7 +209,8 @@ def main():
         for name, dims, in_name, shape, out_name, batch in MODELS:
             src = os.path.join(ROOT, "examples", name + ".dlg")
             dim_args = [f"--dim={k}={v}" for k, v in dims.items()]
-            module = os.path.join(tmp, name + ".dlcm")
+            key = name + "".join(f"-{k}{v}" for k, v in dims.items())
+            module = os.path.join(tmp, key + ".dlcm")
             run([dlc, "compile", src, "-o", module] + dim_args)
             x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
             xin, yout, pfile = (os.path.join(tmp, f) for f in ("x.npy", "y.npy", "p.npz"))
@@ -189,23 +221,24 @@ def main():
                 params = {k: archive[k] for k in archive.files}
             model = onnx_model(name, params, in_name, shape, out_name)
             ours = np.load(yout).astype(np.float64)
-            prepared.append((name, dims, batch, module, model, {in_name: x}, ours))
+            prepared.append((key, name, dims, batch, module, model, {in_name: x}, ours))
         samples = {p[0]: [] for p in prepared}
         for _ in range(args.repeat):
-            for name, dims, batch, module, model, feeds, ours in prepared:
+            for key, name, dims, batch, module, model, feeds, ours in prepared:
                 ort_ms, ort_out = time_ort(model, feeds, args.threads, args.runs)
                 err = np.linalg.norm(ours - ort_out) / np.linalg.norm(ort_out)
                 med, p10, p90 = map(float, run([bench, "run", module, str(args.threads),
                                                 str(args.runs)]).split())
-                samples[name].append((med, p10, p90, ort_ms, err))
-        for name, dims, batch, *_ in prepared:
-            s = samples[name]
+                samples[key].append((med, p10, p90, ort_ms, err))
+        for key, name, dims, batch, *_ in prepared:
+            s = samples[key]
             med = float(np.median([x[0] for x in s]))
             ort_ms = float(np.median([x[3] for x in s]))
             ratios = [x[0] / x[3] for x in s]
             rows.append((name, dims, batch, med, min(x[0] for x in s), max(x[0] for x in s),
                          ort_ms, min(x[3] for x in s), max(x[3] for x in s),
                          float(np.median(ratios)), min(ratios), max(ratios), max(x[4] for x in s)))
+        dispatch = measure_dispatch(dlc, bench, tmp, sorted({1, args.threads}))
     peaks = {}
     for t in sorted({args.threads, 1}):
         for line in run([bench, "peak", str(t)]).splitlines():
@@ -241,6 +274,14 @@ def main():
             cells = " | ".join(f"{float(v):.1f} ({100 * float(v) / peak:.0f}%)" for v in vals)
             lines.append(f"| {what} | {m}×{n}×{k} | {cells} |")
         lines.append("")
+    lines += ["Dispatch: a chain of %d matmul kernels of [rows, 8] by [8, 8] (nothing to fuse, "
+              "almost nothing to compute), µs per kernel: the executor's walk, the call and the "
+              "GEMM library's entry (issue 16's goal: at most 2 µs)" % DISPATCH_CHAIN, "",
+              "| rows | " + " | ".join(f"{t} thread(s)" for t, _ in dispatch[0][1]) + " |",
+              "|---:|" + "---:|" * len(dispatch[0][1])]
+    for rows_, per in dispatch:
+        lines.append(f"| {rows_} | " + " | ".join(f"{us:.2f}" for _, us in per) + " |")
+    lines.append("")
     text = "\n".join(lines)
     print(text)
     if args.out:
