@@ -115,9 +115,12 @@ static LogicalResult importQuantizeLinear(NodeImporter &n) {
     return failure();
   Type element = cast<RankedTensorType>(x.getType()).getElementType();
   Type target = n.b.getIntegerType(8, /*isSigned=*/false);
-  if (n.hasInput(2))
-    target = n.inputType(2).getElementType();
-  else if (*outType) {
+  if (n.hasInput(2)) {
+    RankedTensorType zeroPoint = n.inputType(2);
+    if (!zeroPoint) // not defined (found by the onnx fuzz target)
+      return failure();
+    target = zeroPoint.getElementType();
+  } else if (*outType) {
     auto t = n.graph.requireElementType(
         *outType, n.loc, "node '" + n.name + "' (QuantizeLinear): the output");
     if (failed(t))
