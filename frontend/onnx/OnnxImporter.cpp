@@ -39,6 +39,7 @@
 #include "onnx/version_converter/convert.h"
 
 #include <climits>
+#include <set>
 #include <sys/stat.h>
 #include <set>
 #include <cstdlib>
@@ -271,6 +272,55 @@ static bool graphOutputsDefined(const ::onnx::GraphProto &graph,
 /// `is_test`). Where it gives up (it needs shapes it cannot infer, or has
 /// no adapter for an op), the model stays at opset 6 and the importer reads
 /// those attributes itself.
+/// What ONNX's version converter reads of a node's inputs' shapes without
+/// checking them, checked first: Gemm_6_7 takes the first two dimensions of
+/// A and B (a scalar A crashed it; the onnx fuzz target), and the broadcast
+/// adapters line B up with A from `axis`. Empty when the main graph's nodes
+/// fit; ranks only where the file declares them (inputs, initializers,
+/// value_info).
+static std::string converterInputProblem(const ::onnx::GraphProto &g) {
+  std::map<std::string, int64_t> ranks;
+  auto note = [&](const ::onnx::ValueInfoProto &v) {
+    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+      ranks[v.name()] = v.type().tensor_type().shape().dim_size();
+  };
+  for (const auto &v : g.input())
+    note(v);
+  for (const auto &v : g.value_info())
+    note(v);
+  for (const auto &t : g.initializer())
+    ranks[t.name()] = t.dims_size();
+  auto rankOf = [&](const ::onnx::NodeProto &node, int i) -> std::optional<int64_t> {
+    if (i >= node.input_size())
+      return std::nullopt;
+    auto found = ranks.find(node.input(i));
+    return found == ranks.end() ? std::nullopt : std::optional<int64_t>(found->second);
+  };
+  static const std::set<std::string> broadcasting = {"Add", "Sub", "Mul", "Div", "Pow",
+                                                     "And", "Or",  "Xor", "Equal", "Greater",
+                                                     "Less", "PRelu"};
+  for (auto [i, node] : llvm::enumerate(g.node())) {
+    std::string name = node.name().empty() ? node.op_type() + " #" + std::to_string(i)
+                                           : node.name();
+    std::string where = "node '" + name + "' (" + node.op_type() + "): ";
+    if (node.op_type() == "Gemm") {
+      for (int k = 0; k < 2; ++k)
+        if (auto rank = rankOf(node, k); rank && *rank != 2)
+          return where + "input " + std::to_string(k) + " ('" + node.input(k) +
+                 "') has rank " + std::to_string(*rank) + "; Gemm needs a matrix";
+    }
+    if (broadcasting.count(node.op_type())) {
+      auto a = rankOf(node, 0), b = rankOf(node, 1);
+      for (const auto &attr : node.attribute())
+        if (int64_t axis = attr.i() < 0 && a ? attr.i() + *a : attr.i();
+            attr.name() == "axis" && a && b && (axis < 0 || axis + *b > *a))
+          return where + "axis " + std::to_string(attr.i()) + " does not line up input 1 (rank " +
+                 std::to_string(*b) + ") inside input 0 (rank " + std::to_string(*a) + ")";
+    }
+  }
+  return "";
+}
+
 LogicalResult ModelImporter::upgradeLegacyOpset() {
   if (opset >= 7)
     return success();
@@ -301,6 +351,8 @@ LogicalResult ModelImporter::upgradeLegacyOpset() {
   std::string undefined;
   if (!graphOutputsDefined(model.graph(), {}, undefined))
     return emitError(fileLoc) << undefined;
+  if (std::string problem = converterInputProblem(model.graph()); !problem.empty())
+    return emitError(fileLoc) << problem;
   try {
     ::onnx::ModelProto upgraded =
         ::onnx::version_conversion::ConvertVersion(model, 7);
