@@ -98,8 +98,12 @@ Value NodeImporter::rawInput(size_t i) {
 }
 
 RankedTensorType NodeImporter::inputType(size_t i) {
-  if (!hasInput(i))
+  if (!hasInput(i)) {
+    // As rawInput: a Shape node without its input failed without a
+    // message (found by the onnx fuzz target).
+    error() << "input " << i << " is required";
     return {};
+  }
   auto found = graph.tensors.find(node.input(i));
   if (found == graph.tensors.end()) {
     // As input(i) says: importers that ask for the type first (Concat)

@@ -191,7 +191,8 @@ public:
   mlir::Value input(size_t i);
   /// Input `i` as the graph holds it.
   mlir::Value rawInput(size_t i);
-  /// Input `i`'s type (without materialising a constant).
+  /// Input `i`'s type (without materialising a constant); null with an
+  /// error when it is not given or not defined.
   mlir::RankedTensorType inputType(size_t i);
   /// Input `i`'s value when it is known at import time from constants and
   /// shape arithmetic (not from an initializer), else null: ops fold only
