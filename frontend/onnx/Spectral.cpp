@@ -130,6 +130,14 @@ static LogicalResult importDft(NodeImporter &n) {
     return failure();
   if (*axis == rank - 1)
     return n.error() << "axis must not be the last (real/imaginary) dimension";
+  // Dimension 0 is the batch (the signal dimensions are 1 to rank - 2): a
+  // [signal, 1] input with axis 0 made the transform's matmul fail halfway
+  // (found by the onnx fuzz target).
+  if (*axis == 0)
+    return rank < 3 ? n.error() << "input must be [batch, signal..., 1 or 2]: the "
+                                   "DFT's axis cannot be the batch dimension 0"
+                    : n.error() << "axis must be a signal dimension (1 to " << rank - 2
+                                << "), not the batch dimension 0";
   int64_t length = shape[*axis];
   if (n.hasInput(1)) {
     auto l = n.intsInput(1, "dft_length");
