@@ -545,6 +545,13 @@ static LogicalResult importPool(NodeImporter &n) {
   auto xShape = shapeOf(x);
   if (xShape.size() < 3)
     return n.error() << "pooling needs X [N, C, spatial...]";
+  // T is a float type (MaxPool-12 also takes int8/uint8); a boolean X made
+  // the 3-D pooling's sums fail halfway and the importer went on with the
+  // null value (found by the onnx fuzz target).
+  Type xElement = cast<RankedTensorType>(x.getType()).getElementType();
+  if (!isa<FloatType>(xElement) && !(isMax && xElement.isInteger(8)))
+    return n.error() << "X has element type " << xElement << "; pooling takes float tensors"
+                     << (isMax ? " (MaxPool also int8 and uint8)" : "");
   size_t rank = xShape.size() - 2;
   if (!n.hasAttr("kernel_shape"))
     return n.error() << "attribute 'kernel_shape' is required";

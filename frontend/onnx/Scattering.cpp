@@ -240,6 +240,11 @@ static LogicalResult importMaxUnpool(NodeImporter &n) {
   if (!x || !indices || !kernel)
     return failure();
   auto xShape = shapeOf(x);
+  // X is [N, C, spatial...] and the indices have its shape (a rank-1 X
+  // made the spatial rank wrap around; found by the onnx fuzz target).
+  if (xShape.size() < 3 || shapeOf(indices) != xShape)
+    return n.error() << "X must be [N, C, spatial...] and I of X's shape, got X "
+                     << formatShape(xShape) << " and I " << formatShape(shapeOf(indices));
   size_t rank = xShape.size() - 2;
   auto strides = n.intsAttr("strides", SmallVector<int64_t>(rank, 1));
   auto pads = n.intsAttr("pads", SmallVector<int64_t>(2 * rank, 0));
