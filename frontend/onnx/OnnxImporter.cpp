@@ -609,6 +609,11 @@ LogicalResult ModelImporter::bindInputs(ImportResult &result) {
       }
       continue;
     }
+    // Names are unique (a second 'x' of another rank took the first's
+    // shape and indexed past it; found by the onnx fuzz target, in a model
+    // too new for libonnx's checker).
+    if (llvm::any_of(inputs, [&](const auto *other) { return other->name() == input.name(); }))
+      return emitError(fileLoc) << "graph input '" << input.name() << "' is declared twice";
     inputs.push_back(&input);
     const auto &type = input.type();
     if (!type.has_tensor_type())
