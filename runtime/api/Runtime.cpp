@@ -128,11 +128,65 @@ std::string dlpackName(DLDataType t) {
   return s;
 }
 
+/// A run's dynamic dimension (module format 1.3) as dlc_session_run checks
+/// the tensors against it: the N the first dynamic tensor gives, which
+/// every other one must give too.
+struct RunDim {
+  const dlc::format::DynamicDimInfo *dim = nullptr; ///< null: a static module
+  int64_t n = 0;                                    ///< 0 until a tensor gives it
+  const char *firstKind = nullptr;                  ///< that tensor
+  size_t firstIndex = 0;
+  const TensorInfo *first = nullptr;
+};
+
+/// "[2 * N, 3]": a dynamic tensor's shape with its rows per N.
+std::string dynamicShapeString(const TensorInfo &info, const dlc::format::DynamicDimInfo &dim) {
+  const int64_t rows = info.shape[0] / dim.max;
+  std::string s = rows == 1 ? strCat("[", dim.name) : strCat("[", rows, " * ", dim.name);
+  for (size_t d = 1; d < info.shape.size(); ++d)
+    s += strCat(", ", info.shape[d]);
+  return s + "]";
+}
+
+/// Dimension 0 of a dynamic tensor: rows * N for one N in [min, max], that
+/// of the other dynamic tensors of the run.
+Status checkDynamicRows(const std::string &who, const char *kind, size_t index,
+                        const TensorInfo &info, int64_t given, RunDim *run) {
+  const dlc::format::DynamicDimInfo &dim = *run->dim;
+  const int64_t rows = info.shape[0] / dim.max;
+  const std::string shape = dynamicShapeString(info, dim);
+  if (given % rows != 0)
+    return dlc::rt::invalidArgument(who, ": dimension 0 is ", given, ", not a multiple of ",
+                                    rows, " (the shape is ", shape, " for ", dim.name, " in [",
+                                    dim.min, ", ", dim.max, "])");
+  const int64_t n = given / rows;
+  if (n < dim.min || n > dim.max)
+    return dlc::rt::invalidArgument(
+        who, ": dimension 0 is ", given, rows == 1 ? "" : strCat(" = ", rows, " * ", n), ", but ",
+        dim.name, " = ", n, " is outside [", dim.min, ", ", dim.max, "] (the shape is ", shape,
+        ")");
+  if (run->n && n != run->n)
+    return dlc::rt::invalidArgument(
+        who, ": dimension 0 is ", given, ", so ", dim.name, " = ", n, ", but ", run->firstKind,
+        " ", run->firstIndex, " ('", run->first->name, "') has ", dim.name, " = ", run->n,
+        " (every dynamic input and output of a run has the same ", dim.name, ")");
+  if (!run->n) {
+    run->n = n;
+    run->firstKind = kind;
+    run->firstIndex = index;
+    run->first = &info;
+  }
+  return dlc::rt::okStatus();
+}
+
 /// Checks one tensor against the signature; returns its data pointer and
 /// whether it is device memory. `cudaOrdinal` is the session's CUDA device
 /// (kDLCUDA tensors on it are accepted), or -1 for a host-memory device.
+/// `run` (null for state tensors) takes a dynamic tensor's N; `bytes`
+/// (may be null) receives the tensor's size at that N.
 Status checkTensor(const char *kind, size_t index, const TensorInfo &info, const DLTensor *t,
-                   int cudaOrdinal, void **data, bool *onDevice) {
+                   int cudaOrdinal, void **data, bool *onDevice, RunDim *run = nullptr,
+                   uint64_t *bytes = nullptr) {
   std::string who = strCat(kind, " ", index, " ('", info.name, "')");
   if (!t)
     return dlc::rt::invalidArgument(who, ": tensor is NULL");
@@ -152,23 +206,35 @@ Status checkTensor(const char *kind, size_t index, const TensorInfo &info, const
   if (t->ndim < 0 || static_cast<size_t>(t->ndim) != info.shape.size() ||
       (t->ndim > 0 && !t->shape))
     return dlc::rt::invalidArgument(who, ": rank ", t->ndim, " is not ", info.shape.size());
-  for (size_t d = 0; d < info.shape.size(); ++d)
+  // A dynamic tensor's dimension 0 is its rows at the run's N; the rest
+  // are the signature's.
+  const bool dynamic = run && run->dim && info.dynamicDim >= 0;
+  for (size_t d = dynamic ? 1 : 0; d < info.shape.size(); ++d)
     if (t->shape[d] != info.shape[d])
       return dlc::rt::invalidArgument(
           who, ": shape ", dlc::format::shapeString(t->shape, info.shape.size()), " is not ",
-          dlc::format::shapeString(info.shape.data(), info.shape.size()));
+          dynamic ? strCat(dynamicShapeString(info, *run->dim), " for ", run->dim->name, " in [",
+                           run->dim->min, ", ", run->dim->max, "]")
+                  : dlc::format::shapeString(info.shape.data(), info.shape.size()));
+  uint64_t size = info.bytes;
+  if (dynamic) {
+    DLC_RETURN_IF_ERROR(checkDynamicRows(who, kind, index, info, t->shape[0], run));
+    size = info.bytesAt(run->n, run->dim->max);
+  }
   if (t->strides) {
     int64_t expected = 1;
     for (size_t d = info.shape.size(); d-- > 0;) {
-      if (info.shape[d] != 1 && t->strides[d] != expected)
+      if (t->shape[d] != 1 && t->strides[d] != expected)
         return dlc::rt::invalidArgument(
             who, ": strides ", dlc::format::shapeString(t->strides, info.shape.size()),
             " are not compact row-major");
-      expected *= info.shape[d];
+      expected *= t->shape[d];
     }
   }
-  if (!t->data && info.bytes != 0)
+  if (!t->data && size != 0)
     return dlc::rt::invalidArgument(who, ": data is NULL");
+  if (bytes)
+    *bytes = size;
   *data = t->data ? static_cast<uint8_t *>(t->data) + t->byte_offset : nullptr;
   return dlc::rt::okStatus();
 }
@@ -246,7 +312,7 @@ void dlc_status_free(dlc_status_t status) {
     delete status;
 }
 
-const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.2)"; }
+const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.3)"; }
 
 namespace {
 /// The embedder's callback, called through a trampoline (the C type takes a
@@ -349,6 +415,41 @@ dlc_status_t dlc_module_input_info(const dlc_module_t *module, size_t index,
 dlc_status_t dlc_module_output_info(const dlc_module_t *module, size_t index,
                                     dlc_tensor_info_t *out_info) {
   return guarded([&] { return tensorInfo(module, index, false, out_info); });
+}
+
+size_t dlc_module_dynamic_dim_count(const dlc_module_t *module) {
+  return module ? module->module->dynamicDims().size() : 0;
+}
+
+dlc_status_t dlc_module_dynamic_dim_info(const dlc_module_t *module, size_t index,
+                                         const char **name, int64_t *min, int64_t *max) {
+  return guarded([&]() -> Status {
+    if (!module)
+      return dlc::rt::invalidArgument("module is NULL");
+    const auto &dims = module->module->dynamicDims();
+    if (index >= dims.size())
+      return dlc::rt::invalidArgument("dynamic dimension index ", index, " is out of range (",
+                                      dims.size(), ")");
+    if (name)
+      *name = dims[index].name.c_str();
+    if (min)
+      *min = dims[index].min;
+    if (max)
+      *max = dims[index].max;
+    return dlc::rt::okStatus();
+  });
+}
+
+int32_t dlc_module_input_dynamic_dim(const dlc_module_t *module, size_t index) {
+  if (!module || index >= module->module->inputs().size())
+    return -1;
+  return module->module->inputs()[index].dynamicDim;
+}
+
+int32_t dlc_module_output_dynamic_dim(const dlc_module_t *module, size_t index) {
+  if (!module || index >= module->module->outputs().size())
+    return -1;
+  return module->module->outputs()[index].dynamicDim;
 }
 
 void dlc_session_options_init(dlc_session_options_t *options) {
@@ -570,23 +671,31 @@ dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inpu
       size_t index;
     };
     std::vector<Range> ranges;
+    // Format 1.3: dynamic tensors give the run's N by their dimension 0.
+    RunDim run;
+    if (!m.dynamicDims().empty())
+      run.dim = &m.dynamicDims()[0];
     for (size_t i = 0; i < num_inputs; ++i) {
       void *p = nullptr;
+      uint64_t bytes = 0;
       DLC_RETURN_IF_ERROR(checkTensor("input", i, m.inputs()[i], inputs[i],
-                                      session->cudaOrdinal, &p, &session->inputOnDevice[i]));
+                                      session->cudaOrdinal, &p, &session->inputOnDevice[i], &run,
+                                      &bytes));
       session->inputs[i] = p;
       uintptr_t b = reinterpret_cast<uintptr_t>(p);
-      if (m.inputs()[i].bytes)
-        ranges.push_back({b, b + m.inputs()[i].bytes, false, i});
+      if (bytes)
+        ranges.push_back({b, b + bytes, false, i});
     }
     for (size_t i = 0; i < num_outputs; ++i) {
       void *p = nullptr;
+      uint64_t bytes = 0;
       DLC_RETURN_IF_ERROR(checkTensor("output", i, m.outputs()[i], outputs[i],
-                                      session->cudaOrdinal, &p, &session->outputOnDevice[i]));
+                                      session->cudaOrdinal, &p, &session->outputOnDevice[i], &run,
+                                      &bytes));
       session->outputs[i] = p;
       uintptr_t b = reinterpret_cast<uintptr_t>(p);
-      if (m.outputs()[i].bytes)
-        ranges.push_back({b, b + m.outputs()[i].bytes, true, i});
+      if (bytes)
+        ranges.push_back({b, b + bytes, true, i});
     }
     std::sort(ranges.begin(), ranges.end(),
               [](const Range &a, const Range &b) { return a.begin < b.begin; });
@@ -603,9 +712,10 @@ dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *const *inpu
       if (!furthest || r.end > furthest->end)
         furthest = &r;
     }
+    // A module whose dynamic dimension no tensor carries runs at its max.
     return session->session->run(session->inputs.data(), num_inputs, session->outputs.data(),
                                   num_outputs, session->inputOnDevice.get(),
-                                  session->outputOnDevice.get());
+                                  session->outputOnDevice.get(), run.n);
   });
   session->busy.store(false, std::memory_order_release);
   return result;

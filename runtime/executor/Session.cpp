@@ -10,6 +10,7 @@
 #include "runtime/base/Memory.h"
 #include "runtime/hal/DeviceRegistry.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <climits>
@@ -119,6 +120,7 @@ Session::~Session() {
   status_.reset();
   deviceWeights_.reset();
   staging_.reset();
+  dynamicStaging_.reset();
 }
 
 uint64_t Session::arenaSize() const { return arena_ ? arena_->size() : 0; }
@@ -255,9 +257,14 @@ Status Session::resolve() {
   // What each step reads and writes, for the collectives' waits.
   std::vector<std::vector<Access>> accesses;
   bool usesStatus = false;
-  auto access = [&](const fb::BufferRef *r, bool writes) {
-    return Access{ref(r), r->bytes(), writes};
+  auto access = [&](const fb::BufferRef *r, bool writes, bool reads) {
+    return Access{ref(r), r->bytes(), writes, reads};
   };
+  // Format 1.3: a launch whose rows grow with the dynamic dimension runs
+  // only the first N's rows where the stream can (prepareDynamicTensors
+  // may still run it in full).
+  const std::vector<format::DynamicDimInfo> &dynamicDims = m.dynamicDims();
+  const bool rowPrefixes = !dynamicDims.empty() && stream_->runsRowPrefixes();
   for (uint32_t c = 0; c < sizeOf(commands); ++c) {
     Step step{};
     std::vector<Access> touched;
@@ -268,12 +275,16 @@ Status Session::resolve() {
       step.kernel = static_cast<uint32_t>(executableIndex[launch->kernel()]);
       step.firstArg = static_cast<uint32_t>(refs_.size());
       step.argCount = sizeOf(launch->args());
+      const fb::CpuLaunch *cpu = kernel->cpu();
+      if (rowPrefixes && kernel->target() == fb::Target::cpu && cpu && cpu->dynamic_dim() >= 0)
+        step.rowsPerN = cpu->parallel_extent() / dynamicDims[cpu->dynamic_dim()].max;
       for (uint32_t a = 0; a < step.argCount; ++a) {
         usesStatus = usesStatus || launch->args()->Get(a)->space() == fb::BufferSpace::status;
         refs_.push_back(ref(launch->args()->Get(a)));
-        bool writes = a < sizeOf(kernel->args()) &&
-                      kernel->args()->Get(a)->access() != fb::Access::read;
-        touched.push_back(access(launch->args()->Get(a), writes));
+        const fb::Access how =
+            a < sizeOf(kernel->args()) ? kernel->args()->Get(a)->access() : fb::Access::read_write;
+        touched.push_back(access(launch->args()->Get(a), how != fb::Access::read,
+                                 how != fb::Access::write));
       }
     } else if (types->Get(c) == fb::Command::Collective) {
       const fb::Collective *coll = commands->GetAs<fb::Collective>(c);
@@ -281,14 +292,15 @@ Status Session::resolve() {
       step.kernel = coll->sequence();
       step.src = ref(coll->send());
       step.dst = ref(coll->recv());
-      touched = {access(coll->send(), false), access(coll->recv(), true)};
+      // (An all_reduce reads what it writes.)
+      touched = {access(coll->send(), false, true), access(coll->recv(), true, true)};
     } else if (types->Get(c) == fb::Command::Copy) {
       const fb::Copy *copy = commands->GetAs<fb::Copy>(c);
       step.kind = Step::kCopy;
       step.src = ref(copy->src());
       step.dst = ref(copy->dst());
       step.bytes = copy->bytes();
-      touched = {access(copy->src(), false), access(copy->dst(), true)};
+      touched = {access(copy->src(), false, true), access(copy->dst(), true, false)};
     } else {
       continue;
     }
@@ -320,6 +332,7 @@ Status Session::resolve() {
   if (!device_->sharesHostMemory())
     DLC_RETURN_IF_ERROR(prepareDeviceMemory().prepend(label));
   DLC_RETURN_IF_ERROR(allocateState().prepend(label));
+  DLC_RETURN_IF_ERROR(prepareDynamicTensors(accesses).prepend(label));
   if (usesStatus) {
     DLC_RETURN_IF_ERROR(allocateFor(*device_, "the status words", format::kStatusBytes,
                                     kStagingAlignment, &status_)
@@ -386,6 +399,129 @@ Status Session::allocateState() {
   for (uint64_t offset : offsets)
     statePointers_.push_back(base + offset);
   return resetState();
+}
+
+Status Session::prepareDynamicTensors(const std::vector<std::vector<Access>> &accesses) {
+  const format::LoadedModule &m = *module_;
+  if (m.dynamicDims().empty())
+    return okStatus();
+  dynamicMin_ = m.dynamicDims()[0].min;
+  dynamicMax_ = m.dynamicDims()[0].max;
+  runN_ = dynamicMax_;
+  // A launch run in full reads all max rows of what it reads. Where a
+  // scaled launch before it writes those arena bytes, the rows beyond N
+  // would hold an earlier run's values (zeros at first), which its data
+  // checks may refuse: that launch runs in full too, and so on backwards,
+  // so that a launch run in full reads only rows written in this run or
+  // given. A copy passes such rows on: its source counts as read in full
+  // where its destination is (a copy into an output or state, or one the
+  // steps after it do not read in full, may copy rows no one wrote; an
+  // output's rows beyond N are discarded).
+  std::vector<std::pair<uint64_t, uint64_t>> readInFull; // arena [begin, end)
+  auto isArena = [](const Access &a) {
+    return a.ref.space == static_cast<uint8_t>(fb::BufferSpace::arena);
+  };
+  auto inFull = [&](const Access &a) {
+    bool hit = false;
+    for (const auto &r : readInFull)
+      hit = hit || (a.ref.offset < r.second && r.first < a.ref.offset + a.bytes);
+    return hit;
+  };
+  auto addReads = [&](const Access &a) {
+    if (a.reads && a.bytes && isArena(a))
+      readInFull.push_back({a.ref.offset, a.ref.offset + a.bytes});
+  };
+  uint32_t demoted = 0;
+  for (size_t i = steps_.size(); i-- > 0;) {
+    Step &step = steps_[i];
+    const std::vector<Access> &touched = accesses[i];
+    if (step.kind == Step::kCopy) {
+      // touched: {src, dst}
+      const Access &dst = touched[1];
+      if (dst.ref.space == static_cast<uint8_t>(fb::BufferSpace::state) ||
+          (isArena(dst) && inFull(dst)))
+        addReads(touched[0]);
+      continue;
+    }
+    if (step.rowsPerN) {
+      bool feedsFull = false;
+      for (const Access &a : touched)
+        feedsFull = feedsFull || (a.writes && isArena(a) && inFull(a));
+      if (!feedsFull)
+        continue;
+      step.rowsPerN = 0;
+      ++demoted;
+    }
+    for (const Access &a : touched)
+      addReads(a);
+  }
+  // A dynamic input or output is bound in place at N < max only when every
+  // step that touches it runs a row prefix (inPlace[0]: inputs, [1]: outputs).
+  const bool rowPrefixes = stream_->runsRowPrefixes();
+  std::vector<bool> inPlace[2] = {std::vector<bool>(m.inputs().size(), rowPrefixes),
+                                  std::vector<bool>(m.outputs().size(), rowPrefixes)};
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (steps_[i].rowsPerN)
+      continue;
+    for (const Access &a : accesses[i]) {
+      if (a.ref.space == static_cast<uint8_t>(fb::BufferSpace::input))
+        inPlace[0][a.ref.index] = false;
+      else if (a.ref.space == static_cast<uint8_t>(fb::BufferSpace::output))
+        inPlace[1][a.ref.index] = false;
+    }
+  }
+  // A device without host memory stages every input and output already
+  // (prepareDeviceMemory); a run at N < max moves only N's rows through it.
+  const bool hostMemory = device_->sharesHostMemory();
+  uint64_t total = 0;
+  std::string inPlaceNames, stagedNames;
+  for (int output = 0; output < 2; ++output) {
+    const std::vector<format::TensorInfo> &tensors = output ? m.outputs() : m.inputs();
+    stagedDynamic_[output].assign(tensors.size(), false);
+    for (uint32_t i = 0; i < tensors.size(); ++i) {
+      const format::TensorInfo &t = tensors[i];
+      if (t.dynamicDim < 0)
+        continue;
+      std::string &names = inPlace[output][i] ? inPlaceNames : stagedNames;
+      names += strCat(names.empty() ? "" : ", ", output ? "output '" : "input '", t.name, "'");
+      if (inPlace[output][i])
+        continue;
+      stagedDynamic_[output][i] = true;
+      if (!hostMemory)
+        continue;
+      hostStaged_.push_back({output != 0, i, t.bytes / static_cast<uint64_t>(dynamicMax_), total});
+      total = roundUp(total + t.bytes, kStagingAlignment);
+    }
+  }
+  if (total)
+    DLC_RETURN_IF_ERROR(allocateFor(*device_, "the dynamic inputs' and outputs' staging", total,
+                                    kStagingAlignment, &dynamicStaging_));
+  if (logEnabled())
+    log(LogLevel::kInfo,
+        strCat("session on ", device_->name(), ": dynamic dimension '", m.dynamicDims()[0].name,
+               "' in [", dynamicMin_, ", ", dynamicMax_, "]; ", demoted,
+               " launches of its rows run in full for a later one; below ", dynamicMax_,
+               ", in place: ", inPlaceNames.empty() ? "none" : inPlaceNames,
+               "; staged: ", stagedNames.empty() ? "none" : stagedNames));
+  return okStatus();
+}
+
+bool Session::stagesDynamicTensor(bool output, uint32_t index) const {
+  const std::vector<bool> &staged = stagedDynamic_[output ? 1 : 0];
+  return index < staged.size() && staged[index];
+}
+
+Status Session::fillRows(uint8_t *base, uint64_t given, uint64_t total) {
+  // Rows [given, 2 given) from [0, given), then [2 given, 4 given) from
+  // [0, 2 given), ...: log2(max / N) copies, none overlapping its source.
+  if (!given)
+    return okStatus();
+  for (uint64_t filled = given; filled < total;) {
+    const uint64_t bytes = std::min(filled, total - filled);
+    DLC_RETURN_IF_ERROR(stream_->copy(base + filled, base, bytes));
+    filled += bytes;
+  }
+  return okStatus();
 }
 
 Status Session::resetState() {
@@ -482,8 +618,12 @@ Status Session::enqueuePlan() {
         argPointers_[a] = address(refs_[step.firstArg + a]);
       auto started = timeKernels_ ? std::chrono::steady_clock::now()
                                   : std::chrono::steady_clock::time_point();
-      DLC_RETURN_IF_ERROR(
-          stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
+      if (step.rowsPerN && runN_ != dynamicMax_)
+        DLC_RETURN_IF_ERROR(stream_->dispatchRows(*executable_, step.kernel, argPointers_.data(),
+                                                  step.argCount, step.rowsPerN * runN_));
+      else
+        DLC_RETURN_IF_ERROR(
+            stream_->dispatch(*executable_, step.kernel, argPointers_.data(), step.argCount));
       if (timeKernels_) {
         auto ended = std::chrono::steady_clock::now();
         KernelTime &t = kernelTimes_[step.kernel];
@@ -640,12 +780,24 @@ Status Session::collective(uint32_t sequence, uint8_t *send, uint8_t *recv) {
 }
 
 Status Session::run(const void *const *inputs, size_t inputCount, void *const *outputs,
-                    size_t outputCount, const bool *inputOnDevice, const bool *outputOnDevice) {
+                    size_t outputCount, const bool *inputOnDevice, const bool *outputOnDevice,
+                    int64_t dynamicSize) {
   const format::LoadedModule &m = *module_;
   if (inputCount != m.inputs().size() || outputCount != m.outputs().size())
     return invalidArgument("run: ", inputCount, " inputs and ", outputCount,
                            " outputs given, the module has ", m.inputs().size(), " and ",
                            m.outputs().size());
+  // The run's N (format 1.3); a static module has none (0), like a run at
+  // max. `partial`: dynamic tensors hold fewer rows than the plan's.
+  const int64_t n = dynamicSize ? dynamicSize : dynamicMax_;
+  if (dynamicMax_ == 0 && dynamicSize != 0)
+    return invalidArgument("run: N = ", dynamicSize, " given, but the module has no dynamic "
+                           "dimension");
+  if (dynamicMax_ != 0 && (n < dynamicMin_ || n > dynamicMax_))
+    return invalidArgument("run: N = ", n, " of dynamic dimension '", m.dynamicDims()[0].name,
+                           "' is outside [", dynamicMin_, ", ", dynamicMax_, "]");
+  runN_ = n;
+  const bool partial = n != dynamicMax_;
   inputPointers_.assign(inputs, inputs + inputCount);
   outputPointers_.assign(outputs, outputs + outputCount);
   if (status_) {
@@ -656,32 +808,59 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
   }
   // Devices without host memory: inputs in host memory go up first, and
   // outputs in host memory are written to staging, copied down at the end.
+  // At N < max a dynamic tensor always goes through staging (the caller's
+  // rows of N, device memory or not, the plan's rows of max), its rows
+  // beyond N filled with copies of the given ones.
   const bool staged = !device_->sharesHostMemory();
+  auto rowsOf = [&](const format::TensorInfo &t) { return partial && t.dynamicDim >= 0; };
   if (staged) {
     uint8_t *staging = static_cast<uint8_t *>(staging_->devicePointer());
     for (size_t i = 0; i < inputCount; ++i) {
-      if (inputOnDevice && inputOnDevice[i])
+      const format::TensorInfo &t = m.inputs()[i];
+      if (inputOnDevice && inputOnDevice[i] && !rowsOf(t))
         continue;
-      inputPointers_[i] = staging + inputStaging_[i];
-      DLC_RETURN_IF_ERROR(stream_->copy(staging + inputStaging_[i], inputs[i], m.inputs()[i].bytes));
+      uint8_t *p = staging + inputStaging_[i];
+      inputPointers_[i] = p;
+      const uint64_t bytes = t.bytesAt(n, dynamicMax_);
+      DLC_RETURN_IF_ERROR(stream_->copy(p, inputs[i], bytes));
+      if (rowsOf(t))
+        DLC_RETURN_IF_ERROR(fillRows(p, bytes, t.bytes));
     }
     for (size_t o = 0; o < outputCount; ++o)
-      if (!(outputOnDevice && outputOnDevice[o]))
+      if (!(outputOnDevice && outputOnDevice[o]) || rowsOf(m.outputs()[o]))
         outputPointers_[o] = staging + outputStaging_[o];
+  } else if (partial) {
+    // Host memory: the tensors that a launch run in full or a copy touches
+    // go through the session's max rows (prepareDynamicTensors).
+    uint8_t *base = static_cast<uint8_t *>(dynamicStaging_ ? dynamicStaging_->devicePointer()
+                                                           : nullptr);
+    for (const HostStaged &d : hostStaged_) {
+      uint8_t *p = base + d.offset;
+      if (d.output) {
+        outputPointers_[d.index] = p;
+        continue;
+      }
+      inputPointers_[d.index] = p;
+      const uint64_t bytes = d.rowBytes * static_cast<uint64_t>(n);
+      DLC_RETURN_IF_ERROR(stream_->copy(p, inputs[d.index], bytes));
+      DLC_RETURN_IF_ERROR(
+          fillRows(p, bytes, d.rowBytes * static_cast<uint64_t>(dynamicMax_)));
+    }
   }
 
   if (!graphsEnabled_) {
     DLC_RETURN_IF_ERROR(enqueuePlan());
   } else {
-    // The plan's pointers: a graph replays only with the ones it captured.
+    // The plan's pointers and N: a graph replays only with the ones it
+    // captured (N sets the extent of launches that run row prefixes).
     std::vector<const void *> key(inputPointers_.begin(), inputPointers_.end());
     key.insert(key.end(), outputPointers_.begin(), outputPointers_.end());
-    if (graph_ && key == graphKey_) {
+    if (graph_ && key == graphKey_ && n == graphN_) {
       DLC_RETURN_IF_ERROR(stream_->launchGraph(*graph_));
       ++graphReplays_;
       if (logEnabled())
         log(LogLevel::kDebug, strCat("session on ", device_->name(), ": replayed the CUDA graph"));
-    } else if (key == lastKey_) {
+    } else if (key == lastKey_ && n == lastN_) {
       // The second run with these pointers: capture the plan, then replay it.
       graph_.reset();
       DLC_RETURN_IF_ERROR(stream_->beginCapture());
@@ -692,6 +871,7 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
       if (captured.ok()) {
         graph_ = std::move(graph);
         graphKey_ = key;
+        graphN_ = n;
         DLC_RETURN_IF_ERROR(stream_->launchGraph(*graph_));
         ++graphReplays_;
         if (logEnabled())
@@ -709,13 +889,22 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
       DLC_RETURN_IF_ERROR(enqueuePlan());
     }
     lastKey_ = std::move(key);
+    lastN_ = n;
   }
 
-  if (staged)
-    for (size_t o = 0; o < outputCount; ++o)
-      if (!(outputOnDevice && outputOnDevice[o]))
+  if (staged) {
+    for (size_t o = 0; o < outputCount; ++o) {
+      const format::TensorInfo &t = m.outputs()[o];
+      if (!(outputOnDevice && outputOnDevice[o]) || rowsOf(t))
         DLC_RETURN_IF_ERROR(
-            stream_->copy(outputs[o], outputPointers_[o], m.outputs()[o].bytes));
+            stream_->copy(outputs[o], outputPointers_[o], t.bytesAt(n, dynamicMax_)));
+    }
+  } else if (partial) {
+    for (const HostStaged &d : hostStaged_)
+      if (d.output)
+        DLC_RETURN_IF_ERROR(stream_->copy(outputs[d.index], outputPointers_[d.index],
+                                          d.rowBytes * static_cast<uint64_t>(n)));
+  }
   DLC_RETURN_IF_ERROR(stream_->synchronize());
   return status_ ? readStatus() : okStatus();
 }

@@ -14,6 +14,19 @@
 // the op, its source location, the kernel and the value (the oracle's
 // wording). The words are zeroed again, so the next run starts clean.
 //
+// Dynamic dimensions (module format 1.3): a module written for N = max runs
+// at any N in [min, max] (`run`'s last argument). Dynamic inputs and outputs
+// then hold shape[0] / max * N rows. On a stream that runs row prefixes (the
+// CPU), a launch whose rows grow with N runs over only the first N's rows,
+// unless a later launch run in full reads its result in the arena; every
+// other launch runs in full, over all max rows. So a dynamic tensor is
+// bound in place (the caller's smaller buffer) only when every launch that
+// binds it runs a prefix and no copy touches it; otherwise the session
+// stages it in a buffer of max rows of its own: an input's rows beyond N are
+// filled with copies of the given rows (a launch run in full reads valid
+// data), and an output's first N rows are copied back. At N = max nothing
+// is staged: a run is exactly that of a static module.
+//
 // A session is used by one thread at a time; any number of sessions may share
 // one LoadedModule.
 //
@@ -62,9 +75,21 @@ public:
   /// already is device memory. Repeated runs with the same device pointers
   /// replay a CUDA Graph of the plan, captured on the second such run
   /// (DLC_CUDA_GRAPHS=0 turns this off).
+  ///
+  /// `dynamicSize` is the run's N of the module's dynamic dimension (format
+  /// 1.3), in [min, max]; 0 means max (and is the only value for a module
+  /// without one). Dynamic inputs and outputs then hold
+  /// module().inputs()[i].bytesAt(N, max) bytes; the caller has checked
+  /// that their shapes agree on N (the C API does).
   Status run(const void *const *inputs, size_t inputCount, void *const *outputs,
              size_t outputCount, const bool *inputOnDevice = nullptr,
-             const bool *outputOnDevice = nullptr);
+             const bool *outputOnDevice = nullptr, int64_t dynamicSize = 0);
+
+  /// Format 1.3, for tests and logs: whether a run at N < max stages
+  /// dynamic input (or output) `index` through a session buffer of max rows
+  /// rather than binding the caller's memory in place. False for a static
+  /// tensor.
+  bool stagesDynamicTensor(bool output, uint32_t index) const;
 
   /// This process's rank of the module's mesh and the mesh's size (0 and 1
   /// for a module without one). A module partitioned for N ranks runs
@@ -104,6 +129,9 @@ private:
   /// one 8-byte copy on CUDA.
   Status readStatus();
   std::string checkFailure(const int64_t *words) const;
+  /// Fills bytes [given, total) of `base` with copies of [0, given) on the
+  /// stream, doubling: the rows beyond N of a staged dynamic input.
+  Status fillRows(uint8_t *base, uint64_t given, uint64_t total);
 
   /// A BufferRef with its space and index, ready to add to a base pointer.
   struct Ref {
@@ -122,6 +150,7 @@ private:
     Ref ref;
     uint64_t bytes;
     bool writes;
+    bool reads;
   };
   struct Step {
     enum Kind : uint8_t { kLaunch, kCopy, kCollective } kind;
@@ -131,12 +160,23 @@ private:
     uint32_t argCount = 0;
     Ref src{}, dst{};
     uint64_t bytes = 0;
+    /// kLaunch of a kernel whose rows grow with the dynamic dimension, on a
+    /// stream that runs row prefixes: its parallel extent per N (at N < max
+    /// it runs [0, rowsPerN * N)); 0: it always runs in full.
+    int64_t rowsPerN = 0;
   };
 
   /// For each collective step, the first later step that touches what it
   /// reads or writes (the plan waits for it there), so that the steps in
   /// between overlap it.
   void findCollectiveWaits(const std::vector<std::vector<Access>> &accesses);
+  /// Format 1.3, after the steps are resolved (a launch's rowsPerN set
+  /// where its rows grow with N and the stream runs row prefixes): runs in
+  /// full every scaled launch that writes arena bytes a later step reads
+  /// in full; decides, per dynamic input and output, whether a run at
+  /// N < max binds it in place (every step that touches it runs a row
+  /// prefix) or stages it; allocates the staging of host devices.
+  Status prepareDynamicTensors(const std::vector<std::vector<Access>> &accesses);
 
   std::shared_ptr<const format::LoadedModule> module_;
   std::unique_ptr<hal::Device> device_;
@@ -162,8 +202,24 @@ private:
   // of the previous run.
   std::unique_ptr<hal::Graph> graph_;
   std::vector<const void *> graphKey_, lastKey_;
+  int64_t graphN_ = 0, lastN_ = 0; ///< the N of the dynamic dimension they ran at
   bool graphsEnabled_ = false;
   uint64_t graphReplays_ = 0;
+  // Format 1.3: the dynamic dimension's range (all 0 for a static module)
+  // and the current run's N.
+  int64_t dynamicMin_ = 0, dynamicMax_ = 0, runN_ = 0;
+  // Per input and output: staged at N < max (stagesDynamicTensor).
+  std::vector<bool> stagedDynamic_[2];
+  // Host devices: the dynamic tensors staged at N < max, each at `offset`
+  // of dynamicStaging_ (max rows; `rowBytes` bytes per N).
+  struct HostStaged {
+    bool output;
+    uint32_t index;
+    uint64_t rowBytes;
+    uint64_t offset;
+  };
+  std::vector<HostStaged> hostStaged_;
+  std::unique_ptr<hal::Buffer> dynamicStaging_;
   // Scratch for run(): base pointers per space, argument pointers per launch.
   std::vector<const void *> inputPointers_;
   std::vector<void *> outputPointers_, argPointers_;

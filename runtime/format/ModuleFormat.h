@@ -39,7 +39,9 @@ constexpr uint16_t kFormatMajor = 1;
 /// 1.1: state tensors; 1.2: data checks (Module.checks, BufferSpace status).
 /// A 1.1 reader refuses a module that binds the status space (an unknown
 /// buffer space), so no module runs without its checks being read.
-constexpr uint16_t kFormatMinor = 2;
+/// 1.3: dynamic dimensions (Module.dynamic_dims): a 1.2 reader runs such a
+/// module at the dimension's largest size only, which is correct.
+constexpr uint16_t kFormatMinor = 3;
 
 constexpr uint64_t kPreludeSize = 64;
 constexpr uint64_t kHeaderOffset = kPreludeSize;

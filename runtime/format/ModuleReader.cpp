@@ -80,6 +80,7 @@ struct Facts {
   const fb::Module *root = nullptr;
   std::vector<TensorInfo> inputs, outputs, weights;
   std::vector<StateInfo> state;
+  std::vector<DynamicDimInfo> dynamicDims;
   int weightSection = -1;
 };
 
@@ -114,6 +115,8 @@ private:
 
   Status checkShape(const void *where, const std::string &who, fb::DType dtype,
                     const flatbuffers::Vector<int64_t> *shape, TensorInfo *info) const;
+  Status checkDynamicDims();
+  Status checkDynamicIndex(const void *where, const std::string &who, int32_t index) const;
   Status checkTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSpec>> *specs,
                       const char *list, std::vector<TensorInfo> *out) const;
   Status checkWeights();
@@ -292,6 +295,35 @@ Status Checker::checkShape(const void *where, const std::string &who, fb::DType 
   return rt::okStatus();
 }
 
+Status Checker::checkDynamicDims() {
+  const auto *dims = facts_->root->dynamic_dims();
+  for (uint32_t i = 0; i < sizeOf(dims); ++i) {
+    const fb::DynamicDim *d = dims->Get(i);
+    DynamicDimInfo info{d->name()->str(), d->min(), d->max()};
+    std::string who = strCat("dynamic_dims[", i, "] ('", info.name, "')");
+    // The executor picks one N per run for every dynamic tensor and launch;
+    // more than one dimension would need a shape per tensor (not yet).
+    if (i > 0)
+      return headerError(d, who, ": a second dynamic dimension (this runtime runs modules "
+                                 "with at most one)");
+    if (info.name.empty())
+      return headerError(d, who, ": empty name");
+    if (info.min < 1 || info.min > info.max)
+      return headerError(d, who, ": range [", info.min, ", ", info.max,
+                         "] is not 1 <= min <= max");
+    facts_->dynamicDims.push_back(std::move(info));
+  }
+  return rt::okStatus();
+}
+
+Status Checker::checkDynamicIndex(const void *where, const std::string &who,
+                                  int32_t index) const {
+  if (index < -1 || (index >= 0 && static_cast<size_t>(index) >= facts_->dynamicDims.size()))
+    return headerError(where, who, ": dynamic dimension ", index, " is out of range (",
+                       facts_->dynamicDims.size(), " dynamic dimensions; -1 for none)");
+  return rt::okStatus();
+}
+
 Status Checker::checkTensors(
     const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSpec>> *specs, const char *list,
     std::vector<TensorInfo> *out) const {
@@ -306,6 +338,17 @@ Status Checker::checkTensors(
     if (!names.insert(info.name).second)
       return headerError(t, who, ": a second ", list, " of this name");
     DLC_RETURN_IF_ERROR(checkShape(t, who, t->dtype(), t->shape(), &info));
+    DLC_RETURN_IF_ERROR(checkDynamicIndex(t, who, t->dynamic_dim()));
+    if (t->dynamic_dim() >= 0) {
+      // Its rows at N = n are shape[0] / max * n: a whole number per N.
+      const DynamicDimInfo &dim = facts_->dynamicDims[t->dynamic_dim()];
+      if (info.shape.empty() || info.shape[0] <= 0 || info.shape[0] % dim.max != 0)
+        return headerError(t, who, ": shape ", shapeString(info.shape.data(), info.shape.size()),
+                           " grows with dynamic dimension '", dim.name,
+                           "', but its dimension 0 is not a positive multiple of its max ",
+                           dim.max);
+      info.dynamicDim = t->dynamic_dim();
+    }
     out->push_back(std::move(info));
   }
   return rt::okStatus();
@@ -429,6 +472,15 @@ Status Checker::checkKernels() const {
                              " is not positive");
         if (launch->grain() < 1)
           return headerError(launch, who, ": grain ", launch->grain(), " is not positive");
+        DLC_RETURN_IF_ERROR(checkDynamicIndex(launch, who, launch->dynamic_dim()));
+        if (launch->dynamic_dim() >= 0) {
+          // At N = n the executor runs [0, parallel_extent / max * n).
+          const DynamicDimInfo &dim = facts_->dynamicDims[launch->dynamic_dim()];
+          if (launch->parallel_extent() % dim.max != 0)
+            return headerError(launch, who, ": parallel extent ", launch->parallel_extent(),
+                               " grows with dynamic dimension '", dim.name,
+                               "', but is not a multiple of its max ", dim.max);
+        }
       }
     } else {
       const fb::CudaLaunch *launch = k->cuda();
@@ -681,6 +733,7 @@ Status Checker::checkSemantics() {
   if (m->format_version() != facts_->prelude.major)
     return headerError(m, "format_version ", m->format_version(),
                        " differs from the prelude's ", facts_->prelude.major);
+  DLC_RETURN_IF_ERROR(checkDynamicDims());
   DLC_RETURN_IF_ERROR(checkTensors(m->inputs(), "inputs", &facts_->inputs));
   DLC_RETURN_IF_ERROR(checkTensors(m->outputs(), "outputs", &facts_->outputs));
   DLC_RETURN_IF_ERROR(checkWeights());
@@ -692,6 +745,10 @@ Status Checker::checkSemantics() {
   if (sizeOf(m->plans()) != ranks)
     return headerError(m, sizeOf(m->plans()), " plans for a mesh of ", ranks,
                        ranks == 1 ? " device" : " devices");
+  // A run's N scales the one plan; ranks would each need theirs scaled.
+  if (!facts_->dynamicDims.empty() && sizeOf(m->plans()) != 1)
+    return headerError(m, sizeOf(m->plans()), " plans in a module with dynamic dimension '",
+                       facts_->dynamicDims[0].name, "' (such a module has exactly one)");
   for (uint32_t r = 0; r < sizeOf(m->plans()); ++r)
     DLC_RETURN_IF_ERROR(checkPlan(r, m->plans()->Get(r)));
   return rt::okStatus();
@@ -725,6 +782,7 @@ Status LoadedModule::init() {
   outputs_ = std::move(facts.outputs);
   weights_ = std::move(facts.weights);
   state_ = std::move(facts.state);
+  dynamicDims_ = std::move(facts.dynamicDims);
   if (facts.weightSection >= 0)
     weightSection_ = sectionData(static_cast<uint32_t>(facts.weightSection));
   if (rt::logEnabled())

@@ -38,11 +38,32 @@ namespace dlc::format {
 using rt::Status;
 
 /// A tensor of the signature or a weight, with its byte size computed.
+/// `shape` and `bytes` are those at a dynamic dimension's max.
 struct TensorInfo {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   uint64_t bytes = 0;
+  /// Format 1.3, inputs and outputs: the index of the dynamic dimension
+  /// (LoadedModule::dynamicDims) its outermost extent grows with, or -1.
+  int32_t dynamicDim = -1;
+
+  /// A dynamic tensor at N = n of a dimension whose largest size is `max`:
+  /// shape[0] / max * n rows (the reader checked that shape[0] is a
+  /// multiple of max), and their bytes. A static tensor's are its own.
+  int64_t rowsAt(int64_t n, int64_t max) const {
+    return dynamicDim >= 0 ? shape[0] / max * n : (shape.empty() ? 1 : shape[0]);
+  }
+  uint64_t bytesAt(int64_t n, int64_t max) const {
+    return dynamicDim < 0 ? bytes : bytes / static_cast<uint64_t>(max) * static_cast<uint64_t>(n);
+  }
+};
+
+/// A dimension each run chooses (format 1.3, module.fbs DynamicDim): the
+/// module is written for N = max and runs at any N in [min, max].
+struct DynamicDimInfo {
+  std::string name;
+  int64_t min = 1, max = 1;
 };
 
 /// A state tensor (format 1.1): its initial value is zeros, or the weight
@@ -69,6 +90,9 @@ public:
   const std::vector<TensorInfo> &outputs() const { return outputs_; }
   const std::vector<TensorInfo> &weights() const { return weights_; }
   const std::vector<StateInfo> &state() const { return state_; }
+  /// Format 1.3: the dimensions a run chooses (at most one in this
+  /// runtime); empty for a module of static shapes.
+  const std::vector<DynamicDimInfo> &dynamicDims() const { return dynamicDims_; }
   /// The bytes of weight `i` (64-byte aligned in memory).
   ByteSpan weightData(uint32_t i) const;
   /// The bytes of Module.sections[i].
@@ -90,6 +114,7 @@ private:
   const fb::Module *root_ = nullptr;
   std::vector<TensorInfo> inputs_, outputs_, weights_;
   std::vector<StateInfo> state_;
+  std::vector<DynamicDimInfo> dynamicDims_;
   ByteSpan weightSection_;
 };
 

@@ -42,6 +42,11 @@ uint32_t ModuleWriter::addCheck(CheckDesc check) {
   return static_cast<uint32_t>(checks_.size() - 1);
 }
 
+uint32_t ModuleWriter::addDynamicDim(DynamicDimDesc dim) {
+  dynamicDims_.push_back(std::move(dim));
+  return static_cast<uint32_t>(dynamicDims_.size() - 1);
+}
+
 uint32_t ModuleWriter::addState(StateDesc state) {
   state_.push_back(std::move(state));
   return static_cast<uint32_t>(state_.size() - 1);
@@ -78,7 +83,8 @@ namespace {
 using Builder = flatbuffers::FlatBufferBuilder;
 
 flatbuffers::Offset<fb::TensorSpec> buildTensor(Builder &b, const TensorDesc &t) {
-  return fb::CreateTensorSpecDirect(b, t.name.c_str(), wireDType(t.dtype), &t.shape);
+  return fb::CreateTensorSpecDirect(b, t.name.c_str(), wireDType(t.dtype), &t.shape,
+                                    t.dynamicDim);
 }
 
 flatbuffers::Offset<flatbuffers::Vector<const fb::BufferRef *>>
@@ -201,7 +207,7 @@ Status ModuleWriter::layOut(std::vector<uint8_t> *out, bool verify, bool release
     std::vector<flatbuffers::Offset<fb::KernelArg>> args;
     for (const KernelArgDesc &a : k.args)
       args.push_back(fb::CreateKernelArgDirect(b, a.name.c_str(), a.access, a.bytes));
-    auto cpu = fb::CreateCpuLaunch(b, k.parallelExtent, k.grain);
+    auto cpu = fb::CreateCpuLaunch(b, k.parallelExtent, k.grain, k.dynamicDim);
     fb::Dim3 grid(k.grid[0], k.grid[1], k.grid[2]), block(k.block[0], k.block[1], k.block[2]);
     auto cuda = fb::CreateCudaLaunch(b, &grid, &block, k.dynamicSharedMemory);
     kernels.push_back(fb::CreateKernelDirect(b, k.name.c_str(), k.target, k.source.c_str(),
@@ -241,11 +247,15 @@ Status ModuleWriter::layOut(std::vector<uint8_t> *out, bool verify, bool release
     checks.push_back(fb::CreateCheckDirect(b, c.kind, c.kernel, c.op.c_str(),
                                            c.location.c_str(), c.bound, c.axis));
 
+  std::vector<flatbuffers::Offset<fb::DynamicDim>> dynamicDims;
+  for (const DynamicDimDesc &d : dynamicDims_)
+    dynamicDims.push_back(fb::CreateDynamicDimDirect(b, d.name.c_str(), d.min, d.max));
+
   const uint16_t major = overrides_.setFormatMajor ? overrides_.formatMajor : kFormatMajor;
   auto root = fb::CreateModuleDirect(b, major, name_.c_str(), producer_.c_str(), &inputs, &outputs,
                                      &weights, &kernels, &plans, &mesh, &collectives,
                                      collectivesHash(collectives_), &sectionTable, &state,
-                                     &checks);
+                                     &checks, dynamicDims_.empty() ? nullptr : &dynamicDims);
   b.Finish(root, fb::ModuleIdentifier());
 
   // Layout: prelude, header, then each section 64-aligned.

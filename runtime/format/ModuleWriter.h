@@ -48,6 +48,9 @@ struct TensorDesc {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// Format 1.3: the dynamic dimension (addDynamicDim) its outermost
+  /// extent grows with, or -1.
+  int32_t dynamicDim = -1;
 };
 
 struct KernelArgDesc {
@@ -66,6 +69,8 @@ struct KernelDesc {
   // target cpu
   int64_t parallelExtent = 1;
   int64_t grain = 1;
+  /// Format 1.3: the dynamic dimension its rows grow with, or -1.
+  int32_t dynamicDim = -1;
   // target cuda
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
@@ -137,6 +142,12 @@ struct PlanDesc {
   std::vector<CommandDesc> commands;
 };
 
+/// A dimension chosen at run time (module.fbs DynamicDim).
+struct DynamicDimDesc {
+  std::string name;
+  int64_t min = 1, max = 1;
+};
+
 struct MeshAxisDesc {
   std::string name;
   uint32_t size = 1;
@@ -166,6 +177,9 @@ public:
   /// Checks are numbered in the order added: the index a kernel's source
   /// stores (plus 1) in the status words.
   uint32_t addCheck(CheckDesc check);
+  /// A dimension each run chooses (format 1.3): tensors and CPU kernels
+  /// name it by the returned index.
+  uint32_t addDynamicDim(DynamicDimDesc dim);
 
   /// Lays out the file. With `verify`, runs verifyModuleBytes on the result
   /// and returns its error (INVALID_MODULE) for a module that would not load.
@@ -205,6 +219,7 @@ private:
   std::vector<KernelDesc> kernels_;
   std::vector<PlanDesc> plans_;
   std::vector<CheckDesc> checks_;
+  std::vector<DynamicDimDesc> dynamicDims_;
   std::vector<MeshAxisDesc> mesh_;
   std::vector<CollectiveDesc> collectives_;
   Overrides overrides_;

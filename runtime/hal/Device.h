@@ -98,6 +98,19 @@ public:
   /// Runs kernel `kernel` of `executable` with `args` (argCount pointers).
   virtual Status dispatch(const Executable &executable, uint32_t kernel, void *const *args,
                           uint32_t argCount) = 0;
+  /// Runs only the first `extent` iterations of a CPU kernel's parallel
+  /// extent, in chunks of the kernel's grain (those of a kernel compiled
+  /// with that extent): a dynamic dimension's rows at N < max (module
+  /// format 1.3). Where runsRowPrefixes() is false, runs the whole launch,
+  /// as dispatch().
+  virtual Status dispatchRows(const Executable &executable, uint32_t kernel, void *const *args,
+                              uint32_t argCount, int64_t extent) {
+    (void)extent;
+    return dispatch(executable, kernel, args, argCount);
+  }
+  /// Whether dispatchRows runs only the prefix it is given (the CPU); when
+  /// false, every launch runs in full and reads and writes all max rows.
+  virtual bool runsRowPrefixes() const { return false; }
   virtual Status copy(void *dst, const void *src, uint64_t bytes) = 0;
   virtual Status record(Event &event) = 0;
   /// Later work on this stream waits for `event`.
@@ -130,6 +143,11 @@ struct DeviceLimits {
 struct DeviceOptions {
   uint32_t numThreads = 0;         ///< CPU: 0 = defaultDeviceThreads() (base/HostCores.h)
   uint64_t maxMemoryBytes = 0;     ///< 0 = the device's memory
+  /// TEST-ONLY, cuda-emu: report sharesHostMemory() false (its memory is
+  /// still host memory), so that the executor's path for a device with
+  /// memory of its own (weights uploaded, inputs and outputs staged) runs
+  /// without a GPU.
+  bool emulateDeviceMemory = false;
 };
 
 class Device {

@@ -3,7 +3,8 @@
  * Usage: dlc-runtime-check FILE.dlcm [--device DEVICE]
  *
  * Loads the module (every file check: identifier, version, FlatBuffers
- * verifier, checksums, indices/offsets/shapes) and prints its signature;
+ * verifier, checksums, indices/offsets/shapes) and prints its signature
+ * (with its dynamic dimensions, module format 1.3: shapes at max);
  * with --device, also creates a session (the device checks, loading the
  * kernels). Exit codes as the dlc tools: 0 valid, 2 bad file or usage,
  * 3 runtime fault (device unavailable, over its memory), 70 internal.
@@ -27,11 +28,19 @@ static const char *dtypeName(DLDataType t) {
   return "?";
 }
 
-static void printTensor(const char *kind, size_t i, const dlc_tensor_info_t *info) {
+/* A dynamic tensor (dim >= 0) also shows its rows per N: "(dimension 0: 2 * N)". */
+static void printTensor(const dlc_module_t *module, const char *kind, size_t i,
+                        const dlc_tensor_info_t *info, int32_t dim) {
   printf("  %s %zu '%s': %s[", kind, i, info->name, dtypeName(info->dtype));
   for (int32_t d = 0; d < info->ndim; ++d)
     printf("%s%lld", d ? ", " : "", (long long)info->shape[d]);
-  printf("]\n");
+  printf("]");
+  const char *name = NULL;
+  int64_t max = 0;
+  if (dim >= 0 && info->ndim > 0 &&
+      !dlc_module_dynamic_dim_info(module, (size_t)dim, &name, NULL, &max) && max > 0)
+    printf(" (dimension 0: %lld * %s)", (long long)(info->shape[0] / max), name);
+  printf("\n");
 }
 
 static int fail(dlc_status_t status) {
@@ -63,15 +72,22 @@ int main(int argc, char **argv) {
     return fail(status);
   printf("module '%s': %zu inputs, %zu outputs\n", dlc_module_name(module),
          dlc_module_input_count(module), dlc_module_output_count(module));
+  for (size_t i = 0; i < dlc_module_dynamic_dim_count(module); ++i) {
+    const char *name = NULL;
+    int64_t min = 0, max = 0;
+    dlc_module_dynamic_dim_info(module, i, &name, &min, &max);
+    printf("  dynamic dimension %zu '%s': [%lld, %lld]\n", i, name, (long long)min,
+           (long long)max);
+  }
   for (size_t i = 0; i < dlc_module_input_count(module); ++i) {
     dlc_tensor_info_t info;
     dlc_module_input_info(module, i, &info);
-    printTensor("input", i, &info);
+    printTensor(module, "input", i, &info, dlc_module_input_dynamic_dim(module, i));
   }
   for (size_t i = 0; i < dlc_module_output_count(module); ++i) {
     dlc_tensor_info_t info;
     dlc_module_output_info(module, i, &info);
-    printTensor("output", i, &info);
+    printTensor(module, "output", i, &info, dlc_module_output_dynamic_dim(module, i));
   }
   if (device) {
     dlc_session_t *session = NULL;

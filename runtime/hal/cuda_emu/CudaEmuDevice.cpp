@@ -106,7 +106,8 @@ private:
 
 class EmuDevice final : public Device {
 public:
-  EmuDevice(unsigned threads, uint64_t maxMemory) : threads_(threads) {
+  EmuDevice(unsigned threads, uint64_t maxMemory, bool deviceMemory)
+      : threads_(threads), deviceMemory_(deviceMemory) {
     limits_.maxAllocationBytes = maxMemory;
     limits_.concurrency = threads;
   }
@@ -114,6 +115,7 @@ public:
   const std::string &name() const override { return name_; }
   const DeviceLimits &limits() const override { return limits_; }
   TargetKind targetKind() const override { return TargetKind::kCuda; }
+  bool sharesHostMemory() const override { return !deviceMemory_; }
   bool acceptsBinary(BinaryFormat format, const std::string &arch) const override {
     return format == BinaryFormat::kSharedObject && arch == hostArchitecture();
   }
@@ -183,6 +185,7 @@ public:
 private:
   std::string name_ = "cuda-emu";
   unsigned threads_;
+  bool deviceMemory_; ///< DeviceOptions::emulateDeviceMemory
   DeviceLimits limits_;
 };
 
@@ -197,7 +200,7 @@ Status createCudaEmuDevice(const DeviceOptions &options, std::unique_ptr<Device>
   uint64_t memory = options.maxMemoryBytes ? options.maxMemoryBytes : physicalMemoryBytes();
   if (memory == 0)
     memory = uint64_t(1) << 40;
-  *out = std::make_unique<EmuDevice>(threads, memory);
+  *out = std::make_unique<EmuDevice>(threads, memory, options.emulateDeviceMemory);
   if (logEnabled())
     log(LogLevel::kInfo, strCat("cuda-emu device: blocks on ", threads, " threads"));
   return okStatus();

@@ -255,7 +255,7 @@ TEST(ApiLoad, StatusHelpersAcceptNull) {
   dlc_status_free(nullptr);
   dlc_module_release(nullptr);
   dlc_session_destroy(nullptr);
-  EXPECT_NE(std::string(dlc_runtime_version()).find("module format 1.2"), std::string::npos);
+  EXPECT_NE(std::string(dlc_runtime_version()).find("module format 1.3"), std::string::npos);
 }
 
 TEST(ApiLoad, LogCallbackHearsLoads) {
@@ -407,4 +407,194 @@ TEST(ApiOutOfMemory, SessionNamesTheBufferAndTheMemoryAvailable) {
   dlc_session_destroy(session);
   dlc_module_release(module);
 #endif
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic dimensions (module format 1.3)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The "dynamic" module (TestModules.h: x f32[2N, 3], s f32[N], b f32[3]
+/// -> y f32[2N, 3], N in [1, 8]) through the C API.
+class ApiDynamic : public ::testing::Test {
+public:
+  void SetUp() override { open("dynamic"); }
+  void TearDown() override { close(); }
+  void open(const std::string &name) {
+    Bytes b = variant(name);
+    ASSERT_EQ(dlc_module_load_memory(b.data(), b.size(), &module), nullptr);
+    ASSERT_EQ(dlc_session_create(module, "cpu", nullptr, &session), nullptr);
+  }
+  void close() {
+    dlc_session_destroy(session);
+    dlc_module_release(module);
+    session = nullptr;
+    module = nullptr;
+  }
+  /// Tensors of N = n's rows (x, s, y with the given dimension 0 when not 0).
+  void shapes(int64_t n, int64_t x0 = 0, int64_t s0 = 0, int64_t y0 = 0) {
+    xShape = {x0 ? x0 : 2 * n, 3};
+    sShape = {s0 ? s0 : n};
+    yShape = {y0 ? y0 : 2 * n, 3};
+    // Room for the largest dimension 0 a test gives, and a guard after y.
+    x.assign(64 * 3, 0);
+    s.assign(64, 0);
+    y.assign(64 * 3, kGuard);
+    for (int64_t i = 0; i < 2 * n * 3; ++i)
+      x[i] = float(i % 5 + 1);
+    for (int64_t i = 0; i < n; ++i)
+      s[i] = float(i);
+  }
+  dlc_status_t run() {
+    DLTensor tx = tensor(x.data(), xShape), ts = tensor(s.data(), sShape),
+             tb = tensor(b.data(), bShape), ty = tensor(y.data(), yShape);
+    const DLTensor *in[] = {&tx, &ts, &tb};
+    const DLTensor *out[] = {&ty};
+    return dlc_session_run(session, in, 3, out, 1);
+  }
+  ::testing::AssertionResult matches(int64_t n) const {
+    for (int64_t i = 0; i < 2 * n * 3; ++i)
+      if (y[i] != dlc::testing::dynamicReference(x, s, b, i))
+        return ::testing::AssertionFailure() << "N = " << n << ": y[" << i << "] = " << y[i];
+    for (size_t i = 2 * n * 3; i < y.size(); ++i)
+      if (y[i] != kGuard)
+        return ::testing::AssertionFailure() << "N = " << n << ": y[" << i << "] written";
+    return ::testing::AssertionSuccess();
+  }
+
+  static constexpr float kGuard = -777;
+  dlc_module_t *module = nullptr;
+  dlc_session_t *session = nullptr;
+  std::vector<int64_t> xShape, sShape, bShape{3}, yShape;
+  std::vector<float> x, s, b{1, 2, 3}, y;
+};
+
+} // namespace
+
+TEST_F(ApiDynamic, Queries) {
+  ASSERT_EQ(dlc_module_dynamic_dim_count(module), 1u);
+  const char *name = nullptr;
+  int64_t min = 0, max = 0;
+  ASSERT_EQ(dlc_module_dynamic_dim_info(module, 0, &name, &min, &max), nullptr);
+  EXPECT_STREQ(name, "N");
+  EXPECT_EQ(min, 1);
+  EXPECT_EQ(max, 8);
+  EXPECT_EQ(dlc_module_dynamic_dim_info(module, 0, nullptr, nullptr, nullptr), nullptr);
+  EXPECT_NE(describe(dlc_module_dynamic_dim_info(module, 1, &name, &min, &max))
+                .find("dynamic dimension index 1 is out of range (1)"),
+            std::string::npos);
+  EXPECT_EQ(dlc_module_input_dynamic_dim(module, 0), 0);
+  EXPECT_EQ(dlc_module_input_dynamic_dim(module, 1), 0);
+  EXPECT_EQ(dlc_module_input_dynamic_dim(module, 2), -1);
+  EXPECT_EQ(dlc_module_input_dynamic_dim(module, 3), -1);
+  EXPECT_EQ(dlc_module_output_dynamic_dim(module, 0), 0);
+  EXPECT_EQ(dlc_module_output_dynamic_dim(nullptr, 0), -1);
+  EXPECT_EQ(dlc_module_dynamic_dim_count(nullptr), 0u);
+  // The signature reports the shapes at max.
+  dlc_tensor_info_t info;
+  ASSERT_EQ(dlc_module_input_info(module, 0, &info), nullptr);
+  EXPECT_EQ(info.shape[0], 16);
+  EXPECT_EQ(info.size_bytes, 16u * 3 * 4);
+  // A static module has none.
+  Bytes add = variant("add");
+  dlc_module_t *m = nullptr;
+  ASSERT_EQ(dlc_module_load_memory(add.data(), add.size(), &m), nullptr);
+  EXPECT_EQ(dlc_module_dynamic_dim_count(m), 0u);
+  EXPECT_EQ(dlc_module_input_dynamic_dim(m, 0), -1);
+  dlc_module_release(m);
+  // The C++ wrapper.
+  Bytes b2 = variant("dynamic");
+  dlc::Module wrapped = dlc::Module::loadMemory(b2.data(), b2.size());
+  ASSERT_EQ(wrapped.dynamicDimCount(), 1u);
+  EXPECT_EQ(wrapped.dynamicDim(0).name, "N");
+  EXPECT_EQ(wrapped.dynamicDim(0).max, 8);
+  EXPECT_EQ(wrapped.inputDynamicDim(1), 0);
+  EXPECT_EQ(wrapped.outputDynamicDim(0), 0);
+  EXPECT_THROW(wrapped.dynamicDim(1), dlc::Error);
+}
+
+TEST_F(ApiDynamic, RunsAtEveryNWritingOnlyItsRows) {
+  for (const char *name : {"dynamic", "dynamic-unscaled", "dynamic-copy"}) {
+    close();
+    open(name);
+    for (int64_t n : {1, 3, 8, 2}) {
+      shapes(n);
+      dlc_status_t st = run();
+      ASSERT_EQ(st, nullptr) << name << ", N = " << n << ": " << describe(st);
+      EXPECT_TRUE(matches(n)) << name;
+    }
+  }
+}
+
+TEST_F(ApiDynamic, ShapesOfNoOneNAreRefusedNamingTheTensorAndTheRange) {
+  struct Case {
+    int64_t n, x0, s0, y0;
+    const char *message;
+  };
+  const Case cases[] = {
+      {3, 5, 0, 0,
+       "input 0 ('x'): dimension 0 is 5, not a multiple of 2 (the shape is [2 * N, 3] for N in "
+       "[1, 8])"},
+      {3, 18, 0, 0, "input 0 ('x'): dimension 0 is 18 = 2 * 9, but N = 9 is outside [1, 8] "
+                    "(the shape is [2 * N, 3])"},
+      {3, 0, 9, 0, "input 1 ('s'): dimension 0 is 9, but N = 9 is outside [1, 8] (the shape "
+                   "is [N])"},
+      {3, 0, 0, -2, "output 0 ('y'): dimension 0 is -2 = 2 * -1, but N = -1 is outside [1, 8]"},
+      {1, 0, 0, 0, nullptr}, // (a valid run between the refusals)
+      {3, 0, 4, 0,
+       "input 1 ('s'): dimension 0 is 4, so N = 4, but input 0 ('x') has N = 3 (every dynamic "
+       "input and output of a run has the same N)"},
+      {3, 0, 0, 8, "output 0 ('y'): dimension 0 is 8, so N = 4, but input 0 ('x') has N = 3"},
+  };
+  for (const Case &c : cases) {
+    shapes(c.n, c.x0, c.s0, c.y0);
+    dlc_status_t st = run();
+    if (!c.message) {
+      EXPECT_EQ(st, nullptr) << describe(st);
+      continue;
+    }
+    EXPECT_EQ(dlc_status_code(st), DLC_INVALID_ARGUMENT);
+    std::string d = describe(st);
+    EXPECT_NE(d.find(c.message), std::string::npos) << d;
+  }
+  // N = 0: no rows.
+  shapes(1, 0, 0, 0);
+  xShape[0] = 0;
+  std::string d = describe(run());
+  EXPECT_NE(d.find("input 0 ('x'): dimension 0 is 0 = 2 * 0, but N = 0 is outside [1, 8]"),
+            std::string::npos)
+      << d;
+  // The other dimensions are the signature's.
+  shapes(3);
+  xShape[1] = 4;
+  d = describe(run());
+  EXPECT_NE(d.find("input 0 ('x'): shape [6, 4] is not [2 * N, 3] for N in [1, 8]"),
+            std::string::npos)
+      << d;
+  // A static input keeps its shape.
+  shapes(3);
+  bShape = {6};
+  d = describe(run());
+  EXPECT_NE(d.find("input 2 ('b'): shape [6] is not [3]"), std::string::npos) << d;
+}
+
+// The overlap check sizes dynamic tensors at the run's N: an output right
+// after N's rows of an input does not overlap it.
+TEST_F(ApiDynamic, OutputsMayFollowTheGivenRows) {
+  shapes(2);
+  std::vector<float> both(2 * 2 * 3 * 2 + 16, kGuard);
+  for (int i = 0; i < 12; ++i)
+    both[i] = x[i];
+  DLTensor tx = tensor(both.data(), xShape), ts = tensor(s.data(), sShape),
+           tb = tensor(b.data(), bShape), ty = tensor(both.data() + 12, yShape);
+  const DLTensor *in[] = {&tx, &ts, &tb};
+  const DLTensor *out[] = {&ty};
+  ASSERT_EQ(dlc_session_run(session, in, 3, out, 1), nullptr);
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ(both[12 + i], dlc::testing::dynamicReference(x, s, b, i)) << i;
+  EXPECT_EQ(both[24], kGuard);
+  ty = tensor(both.data() + 11, yShape);
+  std::string d = describe(dlc_session_run(session, in, 3, out, 1));
+  EXPECT_NE(d.find("input 0 and output 0 overlap"), std::string::npos) << d;
 }

@@ -222,5 +222,156 @@ TEST(ModuleWriter, WriteFileThenReadFile) {
   std::remove(path.c_str());
 }
 
+
+//===----------------------------------------------------------------------===//
+// Dynamic dimensions (format 1.3)
+//===----------------------------------------------------------------------===//
+
+Bytes dynamicBytes(const testing::DynamicTweaks &t = {}) {
+  ModuleWriter w;
+  EXPECT_TRUE(testing::buildDynamicModule(8, t, &w).ok());
+  Bytes bytes;
+  Status s = w.serialize(&bytes);
+  EXPECT_TRUE(s.ok()) << s.toString();
+  return bytes;
+}
+
+TEST(ModuleReader, ReadsDynamicDimensions) {
+  Bytes b = dynamicBytes();
+  std::shared_ptr<const LoadedModule> m;
+  Status s = readModuleMemory(rt::ByteSpan(b.data(), b.size()), &m, "dynamic.dlcm");
+  ASSERT_TRUE(s.ok()) << s.toString();
+  ASSERT_EQ(m->dynamicDims().size(), 1u);
+  EXPECT_EQ(m->dynamicDims()[0].name, "N");
+  EXPECT_EQ(m->dynamicDims()[0].min, 1);
+  EXPECT_EQ(m->dynamicDims()[0].max, 8);
+  ASSERT_EQ(m->inputs().size(), 3u);
+  EXPECT_EQ(m->inputs()[0].dynamicDim, 0);
+  EXPECT_EQ(m->inputs()[1].dynamicDim, 0);
+  EXPECT_EQ(m->inputs()[2].dynamicDim, -1);
+  EXPECT_EQ(m->outputs()[0].dynamicDim, 0);
+  // x f32[16, 3] at N = 3: 6 rows, 72 bytes; the static b is itself.
+  const TensorInfo &x = m->inputs()[0], &bias = m->inputs()[2];
+  EXPECT_EQ(x.rowsAt(3, 8), 6);
+  EXPECT_EQ(x.bytesAt(3, 8), 72u);
+  EXPECT_EQ(x.bytesAt(8, 8), x.bytes);
+  EXPECT_EQ(bias.rowsAt(3, 8), 3);
+  EXPECT_EQ(bias.bytesAt(3, 8), 12u);
+  EXPECT_EQ(m->root().kernels()->Get(0)->cpu()->dynamic_dim(), 0);
+  // A static module has none, and its tensors are static.
+  Bytes add = mlpBytes();
+  ASSERT_TRUE(readModuleMemory(rt::ByteSpan(add.data(), add.size()), &m).ok());
+  EXPECT_TRUE(m->dynamicDims().empty());
+  EXPECT_EQ(m->inputs()[0].dynamicDim, -1);
+}
+
+/// The message a module is refused with (empty when it is accepted).
+std::string refusal(const Bytes &b) {
+  Status s = verifyModuleBytes(rt::ByteSpan(b.data(), b.size()), "m.dlcm");
+  EXPECT_TRUE(s.ok() || s.code() == rt::StatusCode::kInvalidModule) << s.toString();
+  return s.ok() ? "" : s.message();
+}
+
+/// The dynamic module with `edit` applied to its header, resealed.
+template <typename Edit> Bytes editedDynamic(Edit edit) {
+  Bytes b = dynamicBytes();
+  edit(fb::GetMutableModule(b.data() + kHeaderOffset));
+  testing::resealHeader(b);
+  return b;
+}
+
+TEST(ModuleReader, RefusesDynamicDimensionsItCannotRun) {
+  const std::string located = "m.dlcm: section 'header' at byte ";
+  struct Case {
+    Bytes bytes;
+    const char *message;
+  };
+  std::vector<Case> cases;
+  cases.push_back({editedDynamic([](fb::Module *m) {
+                     EXPECT_TRUE(m->mutable_dynamic_dims()->GetMutableObject(0)->mutate_min(9));
+                   }),
+                   "dynamic_dims[0] ('N'): range [9, 8] is not 1 <= min <= max"});
+  cases.push_back({editedDynamic([](fb::Module *m) {
+                     EXPECT_TRUE(m->mutable_dynamic_dims()->GetMutableObject(0)->mutate_min(0));
+                   }),
+                   "dynamic_dims[0] ('N'): range [0, 8] is not 1 <= min <= max"});
+  cases.push_back({editedDynamic([](fb::Module *m) {
+                     EXPECT_TRUE(m->mutable_dynamic_dims()->GetMutableObject(0)->mutate_max(5));
+                   }),
+                   "inputs[0] ('x'): shape [16, 3] grows with dynamic dimension 'N', but its "
+                   "dimension 0 is not a positive multiple of its max 5"});
+  cases.push_back({editedDynamic([](fb::Module *m) {
+                     EXPECT_TRUE(m->mutable_inputs()->GetMutableObject(2)->mutate_dynamic_dim(1));
+                   }),
+                   "inputs[2] ('b'): dynamic dimension 1 is out of range (1 dynamic dimensions; "
+                   "-1 for none)"});
+  cases.push_back({editedDynamic([](fb::Module *m) {
+                     EXPECT_TRUE(
+                         m->mutable_outputs()->GetMutableObject(0)->mutate_dynamic_dim(-2));
+                   }),
+                   "outputs[0] ('y'): dynamic dimension -2 is out of range"});
+  cases.push_back({editedDynamic([](fb::Module *m) {
+                     auto *cpu = m->mutable_kernels()->GetMutableObject(0)->mutable_cpu();
+                     EXPECT_TRUE(cpu->mutate_dynamic_dim(3));
+                   }),
+                   "kernels[0] ('rows'): dynamic dimension 3 is out of range"});
+  cases.push_back({editedDynamic([](fb::Module *m) {
+                     auto *cpu = m->mutable_kernels()->GetMutableObject(0)->mutable_cpu();
+                     EXPECT_TRUE(cpu->mutate_parallel_extent(12));
+                   }),
+                   "kernels[0] ('rows'): parallel extent 12 grows with dynamic dimension 'N', "
+                   "but is not a multiple of its max 8"});
+  // Modules the writer builds wrong on purpose.
+  auto written = [](auto build) {
+    ModuleWriter w;
+    build(w);
+    Bytes b;
+    EXPECT_TRUE(w.serialize(&b, /*verify=*/false).ok());
+    return b;
+  };
+  cases.push_back({written([](ModuleWriter &w) {
+                     EXPECT_TRUE(testing::buildDynamicModule(8, {}, &w).ok());
+                     w.addDynamicDim({"M", 1, 4});
+                   }),
+                   "dynamic_dims[1] ('M'): a second dynamic dimension (this runtime runs "
+                   "modules with at most one)"});
+  cases.push_back({written([](ModuleWriter &w) {
+                     EXPECT_TRUE(testing::buildAddModule(4, &w).ok());
+                     w.addDynamicDim({"", 1, 4});
+                   }),
+                   "dynamic_dims[0] (''): empty name"});
+  cases.push_back({written([](ModuleWriter &w) {
+                     EXPECT_TRUE(testing::buildAddModule(4, &w).ok());
+                     w.addDynamicDim({"N", 1, 4});
+                     w.addInput({"r", DType::F32, {}, 0});
+                   }),
+                   "inputs[2] ('r'): shape [] grows with dynamic dimension 'N', but its "
+                   "dimension 0 is not a positive multiple of its max 4"});
+  cases.push_back({written([](ModuleWriter &w) {
+                     EXPECT_TRUE(testing::buildAddModule(4, &w).ok());
+                     w.addDynamicDim({"N", 1, 4});
+                     w.addOutput({"z", DType::F32, {0, 3}, 0});
+                   }),
+                   "outputs[1] ('z'): shape [0, 3] grows with dynamic dimension 'N'"});
+  cases.push_back({written([](ModuleWriter &w) {
+                     EXPECT_TRUE(testing::buildDynamicModule(8, {}, &w).ok());
+                     w.setMesh({{"data", 2}});
+                     w.addPlan(PlanDesc());
+                   }),
+                   "2 plans in a module with dynamic dimension 'N' (such a module has exactly "
+                   "one)"});
+  for (const Case &c : cases) {
+    std::string message = refusal(c.bytes);
+    EXPECT_EQ(message.rfind(located, 0), 0u) << message;
+    EXPECT_NE(message.find(c.message), std::string::npos) << message;
+  }
+  // The writer refuses them too (it runs the same checks).
+  ModuleWriter w;
+  ASSERT_TRUE(testing::buildAddModule(4, &w).ok());
+  w.addDynamicDim({"N", 4, 2});
+  Bytes b;
+  EXPECT_EQ(w.serialize(&b).code(), rt::StatusCode::kInvalidModule);
+}
+
 } // namespace
 } // namespace dlc::format

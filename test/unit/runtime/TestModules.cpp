@@ -136,6 +136,36 @@ std::string testKernelSource(int64_t k, int64_t n) {
        "      y[r * N + j] = v > 0 ? v : 0;\n"
        "    }\n"
        "}\n"
+       "// y[r, :] = 2 x[r, :] + b + s[r / K] over rows [begin, end) of N columns:\n"
+       "// K rows of x and y per element of s (a dynamic dimension's rows). A 0\n"
+       "// in x fails data check 0 (value: the row), so that a run that reads\n"
+       "// rows nobody gave (zeros) fails.\n"
+       "void dlc_test_rows(void *const *buf, int64_t begin, int64_t end) {\n"
+       "  const float *x = static_cast<const float *>(buf[0]);\n"
+       "  const float *s = static_cast<const float *>(buf[1]);\n"
+       "  const float *b = static_cast<const float *>(buf[2]);\n"
+       "  float *y = static_cast<float *>(buf[3]);\n"
+       "  int64_t *status = static_cast<int64_t *>(buf[4]);\n"
+       "  for (int64_t r = begin; r < end; ++r)\n"
+       "    for (int64_t j = 0; j < N; ++j) {\n"
+       "      float v = x[r * N + j];\n"
+       "      int64_t expected = 0;\n"
+       "      if (v == 0 && __atomic_compare_exchange_n(status, &expected, 1, false,\n"
+       "                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {\n"
+       "        status[1] = r;\n"
+       "        status[2] = r * N + j;\n"
+       "      }\n"
+       "      y[r * N + j] = 2 * v + b[j] + s[r / K];\n"
+       "    }\n"
+       "}\n"
+       "// cuda-emu's launch stub for dlc_test_rows (hal/cuda_emu/dlc_emu_launch.h:\n"
+       "// the launch starts with unsigned grid[3], block[3]; args[i] points at\n"
+       "// parameter i): one row per thread of the grid.\n"
+       "void dlc_emu_launch_dlc_test_rows(const unsigned *launch, void **args) {\n"
+       "  void *buf[5];\n"
+       "  for (int i = 0; i < 5; ++i) buf[i] = *static_cast<void **>(args[i]);\n"
+       "  dlc_test_rows(buf, 0, int64_t(launch[0]) * launch[3]);\n"
+       "}\n"
        "}\n";
   return s.str();
 }
@@ -226,6 +256,78 @@ Status buildGatherModule(int64_t n, ModuleWriter *w) {
   return rt::okStatus();
 }
 
+Status buildDynamicModule(int64_t max, const DynamicTweaks &t, ModuleWriter *w) {
+  constexpr int64_t kRowsPerN = 2, kColumns = 3;
+  Bytes so;
+  const std::string source = testKernelSource(kRowsPerN, kColumns);
+  DLC_RETURN_IF_ERROR(compileSharedObject(source, &so));
+  const int64_t rows = kRowsPerN * max;
+  const uint64_t yBytes = static_cast<uint64_t>(rows * kColumns) * 4,
+                 sBytes = static_cast<uint64_t>(max) * 4, bBytes = kColumns * 4;
+  w->setName("dynamic");
+  const int32_t n = static_cast<int32_t>(w->addDynamicDim({"N", 1, max}));
+  w->addInput({"x", DType::F32, {rows, kColumns}, n});
+  w->addInput({"s", DType::F32, {max}, n});
+  w->addInput({"b", DType::F32, {kColumns}});
+  w->addOutput({"y", DType::F32, {rows, kColumns}, n});
+  uint32_t bin = w->addBinary("kernels.so", fb::BinaryFormat::shared_object,
+                              format::hostArchitecture(), std::move(so));
+  format::KernelDesc k;
+  k.name = "rows";
+  k.entry = "dlc_test_rows";
+  k.source = source;
+  k.binaries = {bin};
+  k.args = {{"x", fb::Access::read, yBytes},
+            {"s", fb::Access::read, sBytes},
+            {"b", fb::Access::read, bBytes},
+            {"y", fb::Access::write, yBytes},
+            {"status", fb::Access::read_write, format::kStatusBytes}};
+  if (t.cudaEmu) {
+    // Its shared_object binary is what cuda-emu runs (the stub above).
+    k.target = fb::Target::cuda;
+    k.grid = {static_cast<uint32_t>(rows), 1, 1};
+  } else {
+    k.parallelExtent = rows;
+    k.grain = t.grain;
+    k.dynamicDim = t.scaled ? n : -1;
+  }
+  uint32_t kernel = w->addKernel(k);
+  format::CheckDesc check;
+  check.kind = fb::CheckKind::division_by_zero;
+  check.kernel = kernel;
+  check.op = "dlc.div";
+  check.location = "model.dlg:2:5";
+  w->addCheck(check);
+  format::PlanDesc plan;
+  const bool viaArena = t.copyOut || t.chained;
+  const BufferRef y = viaArena ? format::arenaRef(0, yBytes) : format::outputRef(0, 0, yBytes);
+  if (viaArena)
+    plan.arenaSize = yBytes;
+  plan.commands.push_back(format::LaunchDesc{
+      kernel, {format::inputRef(0, 0, yBytes), format::inputRef(1, 0, sBytes),
+               format::inputRef(2, 0, bBytes), y, format::statusRef()}});
+  if (t.copyOut)
+    plan.commands.push_back(format::CopyDesc{y, format::outputRef(0, 0, yBytes), yBytes});
+  if (t.chained) {
+    // The same code, its rows not scaled: it reads all max rows of the
+    // arena, so the runtime must run the first launch in full as well.
+    k.name = "rows_full";
+    k.source.clear();
+    k.dynamicDim = -1;
+    uint32_t full = w->addKernel(k);
+    plan.commands.push_back(format::LaunchDesc{
+        full, {y, format::inputRef(1, 0, sBytes), format::inputRef(2, 0, bBytes),
+               format::outputRef(0, 0, yBytes), format::statusRef()}});
+  }
+  w->addPlan(plan);
+  return rt::okStatus();
+}
+
+float dynamicReference(const std::vector<float> &x, const std::vector<float> &s,
+                       const std::vector<float> &b, int64_t i) {
+  return 2 * x[i] + b[i % 3] + s[i / 3 / 2];
+}
+
 float mlpWeight(int64_t i) { return static_cast<float>((3 * i) % 7 - 3); }
 float mlpBias(int64_t j) { return static_cast<float>(j % 3 - 1); }
 
@@ -302,7 +404,8 @@ const std::vector<std::string> &variantNames() {
       "weight-offset-max", "section-past-end", "kernel-index", "args-mismatch",
       "empty-entry", "arena-ref-past-end", "write-to-input", "unknown-command",
       "missing-symbol", "huge-arena", "library-call", "gather", "status-ref-offset",
-      "check-kernel-index", "gib-arena"};
+      "check-kernel-index", "gib-arena", "dynamic", "dynamic-unscaled", "dynamic-copy",
+      "dynamic-emu", "dynamic-chained"};
   return names;
 }
 
@@ -318,6 +421,21 @@ Status buildVariant(const std::string &name, Bytes *out) {
   }
   if (name == "gather") {
     DLC_RETURN_IF_ERROR(buildGatherModule(6, &w));
+    return w.serialize(out);
+  }
+  if (name.rfind("dynamic", 0) == 0) {
+    DynamicTweaks t;
+    if (name == "dynamic-unscaled")
+      t.scaled = false;
+    else if (name == "dynamic-copy")
+      t.copyOut = true;
+    else if (name == "dynamic-emu")
+      t.cudaEmu = true;
+    else if (name == "dynamic-chained")
+      t.chained = true;
+    else if (name != "dynamic")
+      return rt::notFound("no test module named '", name, "'");
+    DLC_RETURN_IF_ERROR(buildDynamicModule(kDynamicMax, t, &w));
     return w.serialize(out);
   }
   // The data checks' channel bound wrong.

@@ -46,6 +46,27 @@ float mlpWeight(int64_t i);
 Status buildGatherModule(int64_t n, format::ModuleWriter *writer);
 float mlpBias(int64_t j);
 
+/// A module with a dynamic dimension (format 1.3) N in [1, max]: inputs
+/// x f32[2 max, 3] and s f32[max] (dynamic: 2 rows and 1 per N) and
+/// b f32[3]; output y f32[2 max, 3] (dynamic); y[r, :] = 2 x[r, :] + b +
+/// s[r / 2] (dynamicReference). One kernel over the 2 max rows that checks
+/// its data: a 0 in x fails check 0 (a division_by_zero), so a run whose
+/// launch reads rows nobody gave fails.
+struct DynamicTweaks {
+  bool scaled = true;   ///< the launch's rows grow with N (CpuLaunch.dynamic_dim)
+  bool copyOut = false; ///< the kernel writes the arena, a Copy moves it to y
+  bool cudaEmu = false; ///< a cuda kernel with a cuda-emu launch stub instead
+  /// The kernel writes the arena, and a second launch of it, not scaled,
+  /// computes y from that: y = rows(rows(x, s, b), s, b).
+  bool chained = false;
+  int64_t grain = 1;
+};
+constexpr int64_t kDynamicMax = 8; ///< the dynamic-* variants' max
+Status buildDynamicModule(int64_t max, const DynamicTweaks &tweaks, format::ModuleWriter *writer);
+/// y's element i (flat) from the inputs of a run.
+float dynamicReference(const std::vector<float> &x, const std::vector<float> &s,
+                       const std::vector<float> &b, int64_t i);
+
 /// Recomputes the header's CRC and the prelude (after a test edited the
 /// header in place), so that the edit reaches the semantic checks.
 void resealHeader(Bytes &bytes);
@@ -62,6 +83,10 @@ void resealHeader(Bytes &bytes);
 ///   gather                         valid, with a data check
 ///   status-ref-offset check-kernel-index
 ///                                  its status words or check made invalid
+///   dynamic dynamic-unscaled dynamic-copy dynamic-emu dynamic-chained
+///                                  valid: buildDynamicModule (max 8), its
+///                                  launch scaled, not, writing through a
+///                                  copy, for cuda-emu, and chained
 Status buildVariant(const std::string &name, Bytes *out);
 const std::vector<std::string> &variantNames();
 

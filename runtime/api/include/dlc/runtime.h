@@ -57,7 +57,7 @@ extern "C" {
 #endif
 
 /* Bumped when a function's meaning changes; additions keep it. */
-#define DLC_RUNTIME_API_VERSION 1 /* 1.1: state */
+#define DLC_RUNTIME_API_VERSION 1 /* 1.1: state; 1.3: dynamic dimensions */
 
 /* DLPack 0.6 has no boolean type code; this is the value later DLPack
  * versions gave kDLBool. The runtime reports i1 tensors as
@@ -99,7 +99,7 @@ DLC_API int dlc_status_exit_code(dlc_status_t status);
 /* Accepts NULL. */
 DLC_API void dlc_status_free(dlc_status_t status);
 
-/* "0.1.0 (module format 1.2)" */
+/* "0.1.0 (module format 1.3)" */
 DLC_API const char *dlc_runtime_version(void);
 
 /*===----------------------------------------------------------------------===
@@ -153,6 +153,36 @@ DLC_API dlc_status_t dlc_module_output_info(const dlc_module_t *module, size_t i
                                             dlc_tensor_info_t *out_info);
 
 /*===----------------------------------------------------------------------===
+ * Dynamic dimensions (module format 1.3)
+ *
+ * A module compiled for a range of sizes of one dimension (`dlc compile
+ * --dim N=1..64`, such as the batch) serves any N in [min, max] with one
+ * session. Its dynamic inputs and outputs are those whose dimension 0 grows
+ * with N: dlc_module_input_info / output_info report their shape at max,
+ * where dimension 0 is rows * max; a run passes them with dimension 0 =
+ * rows * N for one N in [min, max], the same N for all of them (the other
+ * dimensions as reported). dlc_session_run takes N from the tensors and
+ * refuses, with DLC_INVALID_ARGUMENT naming the tensor, a dimension 0 that
+ * is not a multiple of rows, an N outside [min, max], or two tensors of
+ * different N. Outputs get exactly their N's rows: nothing is written past
+ * them. On the CPU, kernels whose rows grow with N run over the first N's
+ * rows only; the rest of the plan runs at max.
+ *===----------------------------------------------------------------------===*/
+
+/* 0 for a module of static shapes; at most 1 in this runtime. */
+DLC_API size_t dlc_module_dynamic_dim_count(const dlc_module_t *module);
+/* Dimension `index`'s name (owned by the module), and its smallest and
+ * largest size; any output may be NULL. */
+DLC_API dlc_status_t dlc_module_dynamic_dim_info(const dlc_module_t *module, size_t index,
+                                                 const char **name, int64_t *min,
+                                                 int64_t *max);
+/* The dynamic dimension input (output) `index`'s dimension 0 grows with,
+ * or -1 for a static tensor (and for a NULL module or an index out of
+ * range). Its rows per N are info.shape[0] / max. */
+DLC_API int32_t dlc_module_input_dynamic_dim(const dlc_module_t *module, size_t index);
+DLC_API int32_t dlc_module_output_dynamic_dim(const dlc_module_t *module, size_t index);
+
+/*===----------------------------------------------------------------------===
  * Sessions
  *===----------------------------------------------------------------------===*/
 
@@ -184,7 +214,8 @@ DLC_API dlc_status_t dlc_session_create(dlc_module_t *module, const char *device
 DLC_API void dlc_session_destroy(dlc_session_t *session);
 
 /* Runs the module once. inputs[i] must match input i exactly: dtype, ndim,
- * shape, a CPU device (kDLCPU; on a "cuda:N" session also kDLCUDA memory of
+ * shape (a dynamic input's dimension 0: its rows at the run's N, see
+ * "Dynamic dimensions" above), a CPU device (kDLCPU; on a "cuda:N" session also kDLCUDA memory of
  * device N, used in place), compact row-major strides (or NULL
  * strides), non-NULL data unless empty. outputs[i] likewise, and the runtime
  * writes its result into outputs[i]->data. Outputs must not overlap each other

@@ -92,6 +92,23 @@ public:
     return info;
   }
 
+  /// A dimension each run chooses (module format 1.3; dlc/runtime.h).
+  struct DynamicDim {
+    std::string name;
+    int64_t min = 1, max = 1;
+  };
+  size_t dynamicDimCount() const { return dlc_module_dynamic_dim_count(module_); }
+  DynamicDim dynamicDim(size_t i) const {
+    const char *name = nullptr;
+    DynamicDim d;
+    check(dlc_module_dynamic_dim_info(module_, i, &name, &d.min, &d.max));
+    d.name = name;
+    return d;
+  }
+  /// The dynamic dimension input (output) i grows with, or -1.
+  int32_t inputDynamicDim(size_t i) const { return dlc_module_input_dynamic_dim(module_, i); }
+  int32_t outputDynamicDim(size_t i) const { return dlc_module_output_dynamic_dim(module_, i); }
+
 private:
   explicit Module(dlc_module_t *m) : module_(m) {}
   dlc_module_t *module_;
