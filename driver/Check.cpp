@@ -45,18 +45,22 @@ static int64_t byteSize(RankedTensorType type) {
 /// the header's bounds) and its signature.
 static ExitCode checkModule(const CommonOptions &options, MLIRContext &context,
                             llvm::raw_ostream &os) {
-  if (ExitCode c = refuseDimsForModule(context, options))
-    return c;
   LoadedModule module;
   std::string error;
   if (ExitCode c = LoadedModule::fromFile(options.modelPath, module, error))
     return fail(context, c, error);
+  if (ExitCode c = chooseDynamicExtent(context, options, {}, module))
+    return c;
   auto print = [&](const char *title, const std::vector<ModuleTensorInfo> &tensors) {
     os << title << ":\n";
     for (const ModuleTensorInfo &t : tensors)
       os << "  " << t.name << ": " << dtypeName(t.dtype) << formatShape(t.shape) << "\n";
   };
   os << "module " << module.name() << " (" << options.modelPath << "): valid\n";
+  if (auto dim = module.dynamicDim())
+    os << "dynamic dimension: " << dim->name << " in " << dim->min << ".." << dim->max
+       << " (chosen per run; shapes at " << dim->name << "="
+       << (options.dims.count(dim->name) ? options.dims.at(dim->name) : dim->max) << ")\n";
   print("inputs", module.inputs());
   print("outputs", module.outputs());
   return kExitSuccess;

@@ -35,6 +35,9 @@ struct CommonOptions {
   std::map<std::string, int64_t> dims;
   /// Whether --dim was given at all (a .dlcm's shapes are fixed: an error).
   bool dimsGiven = false;
+  /// `--dim N=1..64` (dlc compile): one module for every N in the range
+  /// (module format 1.3); `dims` holds N's largest size.
+  std::map<std::string, std::pair<int64_t, int64_t>> dimRanges;
 };
 
 /// A model's inputs on the command line: every input from a file

@@ -18,6 +18,7 @@
 #include "driver/PlanReport.h"
 #include "driver/Progress.h"
 #include "passes/TileRules.h"
+#include "passes/analysis/DynamicRows.h"
 #include "passes/analysis/Liveness.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -27,6 +28,42 @@
 using namespace mlir;
 
 namespace dlc {
+
+/// `--dim N=MIN..MAX`: marks `atMax` (the model built at N = MAX) as
+/// serving every N of the range (passes/analysis/DynamicRows.h), after
+/// building the model a second time at another N to compare.
+static LogicalResult markDynamicDim(const CommonOptions &options, const CompileOptions &compile,
+                                    MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                                    func::FuncOp atMax, ExitCode &code) {
+  code = kExitBadInput;
+  if (options.dimRanges.size() != 1)
+    return fail(context, kExitBadInput,
+                "--dim: a module has one dimension chosen at run time; give a size to the "
+                "others"), failure();
+  const auto &[name, bounds] = *options.dimRanges.begin();
+  DynamicDimRange range{name, bounds.first, bounds.second};
+  std::string option = "--dim " + name + "=" + std::to_string(range.min) + ".." +
+                       std::to_string(range.max);
+  if (compile.train || !compile.mesh.mesh.empty())
+    return fail(context, kExitBadInput,
+                option + ": a range is for inference modules on one device (not with --train "
+                         "or --mesh)"), failure();
+  if (range.min == range.max)
+    return success(); // one size: an ordinary module
+  // The second size: below MAX, and 2 or more where the range allows, so
+  // that no dimension becomes 1 (broadcasting may build other ops there).
+  int64_t probe = range.max - 1 >= 2 ? range.max - 1 : range.min;
+  dlg::BuildOptions build;
+  build.dims = options.dims;
+  build.dims[name] = probe;
+  auto other = loadModel(options.modelPath, context, sourceMgr, build, code);
+  if (!other)
+    return failure();
+  if (failed(markDynamicRows(atMax, entryGraph(*other->built.module), range, probe)))
+    return failure();
+  code = kExitSuccess;
+  return success();
+}
 
 /// The model as `compile` asks for it: built at --dim, its parameters
 /// from --params, and with --train the train step as the entry graph.
@@ -51,6 +88,9 @@ static std::optional<LoadedModel> loadForCompile(const CommonOptions &options,
     code = kExitBadInput;
     return std::nullopt;
   }
+  if (!options.dimRanges.empty() && failed(markDynamicDim(options, compile, context, sourceMgr,
+                                                          entryGraph(module), code)))
+    return std::nullopt;
   return model;
 }
 

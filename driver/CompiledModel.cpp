@@ -62,6 +62,50 @@ ExitCode refuseDimsForModule(MLIRContext &context, const CommonOptions &options)
                   "' is a compiled module, whose shapes are fixed (dlc check lists them)");
 }
 
+ExitCode chooseDynamicExtent(MLIRContext &context, const CommonOptions &options,
+                                    const std::map<std::string, oracle::Tensor> &given,
+                                    LoadedModule &module) {
+  auto dim = module.dynamicDim();
+  if (!dim)
+    return refuseDimsForModule(context, options);
+  std::string range = std::to_string(dim->min) + ".." + std::to_string(dim->max);
+  for (const auto &[name, size] : options.dims)
+    if (name != dim->name)
+      return fail(context, kExitBadInput,
+                  "--dim " + name + ": '" + options.modelPath +
+                      "' is a compiled module; its one dimension chosen at run time is " +
+                      dim->name + " (" + range + ")");
+  int64_t extent = 0;
+  if (auto it = options.dims.find(dim->name); it != options.dims.end()) {
+    extent = it->second;
+  } else {
+    // From the given inputs: a dynamic input's outermost dimension is
+    // rows-per-unit times N.
+    std::vector<ModuleTensorInfo> atMax = module.inputs();
+    module.setDynamicExtent(1);
+    std::vector<ModuleTensorInfo> atOne = module.inputs();
+    module.setDynamicExtent(0);
+    for (size_t i = 0; i < atMax.size(); ++i) {
+      auto t = given.find(atMax[i].name);
+      if (t == given.end() || atMax[i].shape.empty() || atMax[i].shape == atOne[i].shape ||
+          t->second.shape.empty())
+        continue;
+      int64_t perUnit = atOne[i].shape[0];
+      if (t->second.shape[0] % perUnit == 0)
+        extent = t->second.shape[0] / perUnit;
+      break;
+    }
+    if (extent == 0)
+      extent = dim->max;
+  }
+  if (extent < dim->min || extent > dim->max)
+    return fail(context, kExitBadInput,
+                "--dim " + dim->name + "=" + std::to_string(extent) + ": '" + options.modelPath +
+                    "' was compiled for " + dim->name + " in " + range);
+  module.setDynamicExtent(extent);
+  return kExitSuccess;
+}
+
 ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &compile,
                           const std::map<std::string, oracle::Tensor> &given,
                           MLIRContext &context, llvm::SourceMgr &sourceMgr, CompiledModel &out) {
@@ -72,8 +116,6 @@ ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &
                 "device '" + compile.device +
                     "' is not available: use --device cpu (the default), cuda-emu or cuda[:N]");
   if (out.isModule) {
-    if (ExitCode code = refuseDimsForModule(context, options))
-      return code;
     if (!compile.params.empty())
       return fail(context, kExitBadInput,
                   "--params replaces a model's parameter values before it is compiled: "
@@ -86,6 +128,8 @@ ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &
     std::string error;
     if (ExitCode code = LoadedModule::fromFile(options.modelPath, out.module, error))
       return fail(context, code, error);
+    if (ExitCode code = chooseDynamicExtent(context, options, given, out.module))
+      return code;
     out.inputs = out.module.inputs();
     out.outputs = out.module.outputs();
     return kExitSuccess;

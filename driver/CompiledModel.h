@@ -56,6 +56,14 @@ struct CompileForDevice {
 /// shapes were fixed when it was compiled.
 ExitCode refuseDimsForModule(mlir::MLIRContext &context, const CommonOptions &options);
 
+/// A module compiled for a range of one dimension (`dlc compile --dim
+/// N=1..64`) runs at the size --dim gives, else the size the given inputs
+/// have, else its largest: sets it on `module`. Any other module refuses
+/// --dim (refuseDimsForModule).
+ExitCode chooseDynamicExtent(mlir::MLIRContext &context, const CommonOptions &options,
+                             const std::map<std::string, oracle::Tensor> &given,
+                             LoadedModule &module);
+
 /// Loads or compiles `options.modelPath` for `compile.device`; the shapes
 /// of `given` bind symbolic dimensions. A .dlcm refuses --dim and --params.
 ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &compile,

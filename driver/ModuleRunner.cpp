@@ -74,8 +74,16 @@ static DType dtypeOf(DLDataType t) {
   return DType::I1;
 }
 
-static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs) {
+/// The module's inputs or outputs, a dynamic tensor's outermost dimension
+/// at `extent` of its dynamic dimension (0: the largest).
+static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs, int64_t extent) {
   std::vector<ModuleTensorInfo> result;
+  int64_t max = 0;
+  if (dlc_module_dynamic_dim_count(m) > 0) {
+    const char *name = nullptr;
+    int64_t min = 0;
+    dlc_status_free(dlc_module_dynamic_dim_info(m, 0, &name, &min, &max));
+  }
   size_t n = outputs ? dlc_module_output_count(m) : dlc_module_input_count(m);
   for (size_t i = 0; i < n; ++i) {
     dlc_tensor_info_t info;
@@ -84,6 +92,9 @@ static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs) {
     dlc_status_free(s);
     result.push_back({info.name, dtypeOf(info.dtype),
                       std::vector<int64_t>(info.shape, info.shape + info.ndim)});
+    int32_t dim = outputs ? dlc_module_output_dynamic_dim(m, i) : dlc_module_input_dynamic_dim(m, i);
+    if (dim >= 0 && extent > 0 && max > 0 && !result.back().shape.empty())
+      result.back().shape[0] = result.back().shape[0] / max * extent;
   }
   return result;
 }
@@ -91,10 +102,20 @@ static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs) {
 std::string LoadedModule::name() const { return dlc_module_name(handle(module)); }
 
 std::vector<ModuleTensorInfo> LoadedModule::inputs() const {
-  return infos(handle(module), false);
+  return infos(handle(module), false, dynamicExtent);
 }
 std::vector<ModuleTensorInfo> LoadedModule::outputs() const {
-  return infos(handle(module), true);
+  return infos(handle(module), true, dynamicExtent);
+}
+
+std::optional<LoadedModule::DynamicDim> LoadedModule::dynamicDim() const {
+  if (dlc_module_dynamic_dim_count(handle(module)) == 0)
+    return std::nullopt;
+  const char *name = nullptr;
+  DynamicDim d;
+  dlc_status_free(dlc_module_dynamic_dim_info(handle(module), 0, &name, &d.min, &d.max));
+  d.name = name ? name : "";
+  return d;
 }
 
 ExitCode LoadedModule::run(const std::string &device,
@@ -202,57 +223,62 @@ ExitCode LoadedModule::sessionOn(const std::string &device, std::string &error) 
 }
 
 /// The DLTensors of a module's inputs then outputs, over `inputs` and
-/// `outputs` (sized here from the signature).
-static ExitCode describeTensors(dlc_module_t *m, const std::vector<HostTensor> &inputs,
+/// `outputs` (sized here from the signature at `extent` of its dynamic
+/// dimension); `shapes` holds the shapes they point to.
+static ExitCode describeTensors(dlc_module_t *m, int64_t extent,
+                                const std::vector<HostTensor> &inputs,
                                 std::vector<HostTensor> &outputs, std::vector<DLTensor> &tensors,
-                                std::string &error) {
-  size_t numIn = dlc_module_input_count(m), numOut = dlc_module_output_count(m);
-  if (inputs.size() != numIn) {
-    error = "the module takes " + std::to_string(numIn) + " inputs, " +
+                                std::vector<std::vector<int64_t>> &shapes, std::string &error) {
+  std::vector<ModuleTensorInfo> in = infos(m, false, extent), out = infos(m, true, extent);
+  if (inputs.size() != in.size()) {
+    error = "the module takes " + std::to_string(in.size()) + " inputs, " +
             std::to_string(inputs.size()) + " were given";
     return kExitBadInput;
   }
-  auto describe = [&](const dlc_tensor_info_t &info, void *data) {
+  shapes.clear();
+  for (const ModuleTensorInfo &t : in)
+    shapes.push_back(t.shape);
+  for (const ModuleTensorInfo &t : out)
+    shapes.push_back(t.shape);
+  auto info = [&](size_t k) {
+    dlc_tensor_info_t i;
+    dlc_status_free(k < in.size() ? dlc_module_input_info(m, k, &i)
+                                  : dlc_module_output_info(m, k - in.size(), &i));
+    return i;
+  };
+  auto describe = [&](size_t k, void *data) {
     DLTensor t{};
     t.data = data;
     t.device = {kDLCPU, 0};
-    t.ndim = info.ndim;
-    t.dtype = info.dtype;
-    t.shape = const_cast<int64_t *>(info.shape);
+    t.ndim = static_cast<int32_t>(shapes[k].size());
+    t.dtype = info(k).dtype;
+    t.shape = shapes[k].data();
     return t;
   };
-  outputs.clear();
-  tensors.clear();
-  tensors.reserve(numIn + numOut);
-  for (size_t i = 0; i < numIn; ++i) {
-    dlc_tensor_info_t info;
-    dlc_status_free(dlc_module_input_info(m, i, &info));
-    tensors.push_back(describe(info, const_cast<uint8_t *>(inputs[i].data())));
-  }
   // An output the process cannot hold is refused by name before anything
   // is allocated (a failed allocation would end dlc with no name).
   const rt::AvailableMemory available = rt::availableMemory();
-  for (size_t i = 0; i < numOut; ++i) {
-    dlc_tensor_info_t info;
-    dlc_status_free(dlc_module_output_info(m, i, &info));
-    if (!available.source.empty() && info.size_bytes > available.bytes) {
-      error = "out of memory: output '" + std::string(info.name) + "' needs " +
-              std::to_string(info.size_bytes) + " bytes, " + std::to_string(available.bytes) +
-              " bytes available (" + available.source + ")";
+  for (size_t o = 0; o < out.size(); ++o) {
+    dlc_tensor_info_t i = info(in.size() + o);
+    uint64_t bytes = (i.dtype.bits + 7) / 8;
+    for (int64_t d : out[o].shape)
+      bytes *= static_cast<uint64_t>(d);
+    if (!available.source.empty() && bytes > available.bytes) {
+      error = "out of memory: output '" + out[o].name + "' needs " + std::to_string(bytes) +
+              " bytes, " + std::to_string(available.bytes) + " bytes available (" +
+              available.source + ")";
       return kExitRuntimeFault;
     }
   }
-  for (size_t i = 0; i < numOut; ++i) {
-    dlc_tensor_info_t info;
-    dlc_status_free(dlc_module_output_info(m, i, &info));
-    outputs.emplace_back(dtypeOf(info.dtype),
-                         std::vector<int64_t>(info.shape, info.shape + info.ndim));
-  }
-  for (size_t i = 0; i < numOut; ++i) {
-    dlc_tensor_info_t info;
-    dlc_status_free(dlc_module_output_info(m, i, &info));
-    tensors.push_back(describe(info, outputs[i].mutableData()));
-  }
+  outputs.clear();
+  for (const ModuleTensorInfo &t : out)
+    outputs.emplace_back(t.dtype, t.shape);
+  tensors.clear();
+  tensors.reserve(in.size() + out.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    tensors.push_back(describe(i, const_cast<uint8_t *>(inputs[i].data())));
+  for (size_t o = 0; o < out.size(); ++o)
+    tensors.push_back(describe(in.size() + o, outputs[o].mutableData()));
   return kExitSuccess;
 }
 
@@ -261,7 +287,9 @@ ExitCode LoadedModule::run(const std::string &device, const std::vector<HostTens
   if (ExitCode c = sessionOn(device, error))
     return c;
   std::vector<DLTensor> tensors;
-  if (ExitCode c = describeTensors(handle(module), inputs, outputs, tensors, error))
+  std::vector<std::vector<int64_t>> shapes;
+  if (ExitCode c = describeTensors(handle(module), dynamicExtent, inputs, outputs, tensors, shapes,
+                                   error))
     return c;
   std::vector<const DLTensor *> in, out;
   for (size_t i = 0; i < tensors.size(); ++i)
@@ -276,7 +304,8 @@ ExitCode LoadedModule::prepare(const std::string &device, const std::vector<Host
                                std::vector<HostTensor> &outputs, std::string &error) {
   if (ExitCode c = sessionOn(device, error))
     return c;
-  if (ExitCode c = describeTensors(handle(module), inputs, outputs, prepared, error))
+  if (ExitCode c = describeTensors(handle(module), dynamicExtent, inputs, outputs, prepared,
+                                   preparedShapes, error))
     return c;
   preparedInputs.clear();
   preparedOutputs.clear();

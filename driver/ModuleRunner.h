@@ -16,6 +16,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,19 @@ public:
 
   /// The module's name ("" when it has none).
   std::string name() const;
+  /// The signature at the size of the dynamic dimension later runs use.
   std::vector<ModuleTensorInfo> inputs() const;
   std::vector<ModuleTensorInfo> outputs() const;
+  /// A module compiled for a range of one dimension (`dlc compile --dim
+  /// N=1..64`, module format 1.3): its name and range.
+  struct DynamicDim {
+    std::string name;
+    int64_t min = 1, max = 1;
+  };
+  std::optional<DynamicDim> dynamicDim() const;
+  /// The size of the dynamic dimension later runs use (its largest until
+  /// set): inputs() and outputs() give the shapes at it.
+  void setDynamicExtent(int64_t n) { dynamicExtent = n; }
 
   /// Runs once on `device` with inputs in signature order.
   ExitCode run(const std::string &device,
@@ -95,7 +107,9 @@ private:
   ExitCode sessionOn(const std::string &device, std::string &error) const;
 
   bool timeKernels = false;
+  int64_t dynamicExtent = 0; ///< 0: the dimension's largest size
   std::vector<DLTensor> prepared;
+  std::vector<std::vector<int64_t>> preparedShapes;
   std::vector<const DLTensor *> preparedInputs, preparedOutputs;
   void *module = nullptr; ///< dlc_module_t
   /// dlc_session_t of the last run's device, reused by the next run there.

@@ -136,9 +136,6 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     return fail(context, kExitBadInput,
                 "--stage selects the IR of --device reference (the oracle); "
                 "--device " + run.device + " runs the compiled kernels");
-  if (isModule)
-    if (ExitCode code = refuseDimsForModule(context, options))
-      return code;
   if (run.stage != "graph" && run.stage != "fused")
     return fail(context, kExitBadInput,
                 "--stage must be graph or fused, not '" + run.stage + "'");
@@ -169,6 +166,8 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
     ExitCode code = LoadedModule::fromFile(options.modelPath, compiled, error);
     if (code != kExitSuccess)
       return fail(context, code, error);
+    if (ExitCode c = chooseDynamicExtent(context, options, given, compiled))
+      return c;
     inputSpecs = compiled.inputs();
     outputSpecs = compiled.outputs();
   } else {

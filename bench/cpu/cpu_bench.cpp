@@ -1,8 +1,9 @@
 //===- cpu_bench.cpp - timings for bench/cpu/bench_cpu.py -----------------===//
 //
-//   dlc-bench-cpu run M.dlcm [THREADS] [ITERATIONS]
+//   dlc-bench-cpu run M.dlcm [THREADS] [ITERATIONS] [N]
 //       a session on "cpu" with THREADS workers, random inputs, 10 warm-up
-//       runs, then ITERATIONS timed runs: prints "median_ms p10_ms p90_ms".
+//       runs, then ITERATIONS timed runs: prints "median_ms p10_ms p90_ms"
+//       (a module compiled for a range of N at N, default its largest).
 //   dlc-bench-cpu gemm [THREADS]
 //       single-precision GEMM GFLOP/s of OpenBLAS and oneDNN for the bench
 //       models' shapes and a large square one: each library with THREADS
@@ -43,10 +44,14 @@ static double seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-static int runModule(const char *path, unsigned threads, int iterations) {
+static int runModule(const char *path, unsigned threads, int iterations, int64_t extent) {
   dlc::Module module = dlc::Module::loadFile(path);
   dlc::Session session(module, "cpu", threads);
+  // A module for a range of sizes (dlc compile --dim N=1..64) runs at
+  // `extent`: its dynamic tensors' dimension 0 scaled from the largest N.
+  const int64_t max = module.dynamicDimCount() ? module.dynamicDim(0).max : 0;
   std::vector<std::vector<uint8_t>> storage;
+  std::vector<std::vector<int64_t>> shapes;
   std::vector<DLTensor> tensors;
   size_t n = module.inputCount() + module.outputCount();
   tensors.reserve(n);
@@ -55,6 +60,13 @@ static int runModule(const char *path, unsigned threads, int iterations) {
   for (size_t i = 0; i < n; ++i) {
     bool input = i < module.inputCount();
     dlc_tensor_info_t info = input ? module.input(i) : module.output(i - module.inputCount());
+    shapes.emplace_back(info.shape, info.shape + info.ndim);
+    int32_t dynamic = input ? module.inputDynamicDim(i)
+                            : module.outputDynamicDim(i - module.inputCount());
+    if (dynamic >= 0 && extent > 0 && max > 0) {
+      info.size_bytes = info.size_bytes / static_cast<uint64_t>(max) * extent;
+      shapes.back()[0] = shapes.back()[0] / max * extent;
+    }
     storage.emplace_back(std::max<uint64_t>(info.size_bytes, 4));
     if (input && info.dtype.code == kDLFloat && info.dtype.bits == 32) {
       float *f = reinterpret_cast<float *>(storage.back().data());
@@ -66,9 +78,10 @@ static int runModule(const char *path, unsigned threads, int iterations) {
     t.device = {kDLCPU, 0};
     t.ndim = info.ndim;
     t.dtype = info.dtype;
-    t.shape = const_cast<int64_t *>(info.shape);
     tensors.push_back(t);
   }
+  for (size_t i = 0; i < n; ++i)
+    tensors[i].shape = shapes[i].data();
   std::vector<const DLTensor *> in, out;
   for (size_t i = 0; i < n; ++i)
     (i < module.inputCount() ? in : out).push_back(&tensors[i]);
@@ -224,7 +237,7 @@ int main(int argc, char **argv) {
     std::string what = argc > 1 ? argv[1] : "";
     if (what == "run" && argc >= 3)
       return runModule(argv[2], argc > 3 ? std::atoi(argv[3]) : 0,
-                       argc > 4 ? std::atoi(argv[4]) : 100);
+                       argc > 4 ? std::atoi(argv[4]) : 100, argc > 5 ? std::atoll(argv[5]) : 0);
     if (what == "gemm")
       return runGemm(argc > 2 ? std::atoi(argv[2]) : 1);
     if (what == "peak")
@@ -233,6 +246,6 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "dlc-bench-cpu: %s\n", e.what());
     return e.exitCode();
   }
-  std::fprintf(stderr, "usage: dlc-bench-cpu run M.dlcm [THREADS] [ITERATIONS] | gemm [THREADS] | peak [THREADS]\n");
+  std::fprintf(stderr, "usage: dlc-bench-cpu run M.dlcm [THREADS] [ITERATIONS] [N] | gemm [THREADS] | peak [THREADS]\n");
   return 2;
 }

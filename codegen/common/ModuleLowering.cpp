@@ -4,6 +4,7 @@
 
 #include "ir/DlcDialect.h"
 #include "ir/ParamSpec.h"
+#include "passes/analysis/DynamicRows.h"
 #include "passes/analysis/State.h"
 #include "passes/analysis/Liveness.h"
 #include "support/Mesh.h"
@@ -11,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 #include <cstring>
@@ -115,6 +117,11 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
                           "run the dlc-compile pipeline first");
   m.arenaSize = arena.getInt();
   m.arenaAlignment = kArenaAlignment;
+  // Values whose rows grow with the dynamic dimension: the marked inputs,
+  // then every kernel result computed from one.
+  llvm::DenseSet<Value> dynamicValues;
+  if (auto range = dynamicDimOf(func))
+    m.dynamicDim = format::DynamicDimDesc{range->name, range->min, range->max};
 
   // Arguments: inputs, or state (with its initial value as a weight unless
   // it starts at zero). Results: outputs, or new state.
@@ -128,6 +135,10 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
     if (state.empty()) {
       refs[arg] = format::inputRef(m.inputs.size(), 0, bytes);
       m.inputs.push_back(describe(nameOf(func, i, false), arg.getType()));
+      if (m.dynamicDim && func.getArgAttr(i, kDynamicRowsAttr)) {
+        m.inputs.back().dynamicDim = 0;
+        dynamicValues.insert(arg);
+      }
       names[arg] = m.inputs.back().name + " (input)";
       continue;
     }
@@ -170,6 +181,8 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
       continue;
     outputIndex[j] = m.outputs.size();
     m.outputs.push_back(describe(nameOf(func, j, true), func.getResultTypes()[j]));
+    if (m.dynamicDim && func.getResultAttr(j, kDynamicRowsAttr))
+      m.outputs.back().dynamicDim = 0;
     Value v = ret->getOperand(j);
     Operation *def = v.getDefiningOp();
     if (def && !isa<ParamOp, ConstantOp>(def) && !outputOf.count(v) &&
@@ -245,6 +258,14 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
     }
     LoweredKernel k;
     k.view = viewKernel(&op);
+    k.dynamicRows = llvm::any_of(op.getOperands(),
+                                 [&](Value v) { return dynamicValues.contains(v); });
+    if (k.dynamicRows)
+      dynamicValues.insert(op.result_begin(), op.result_end());
+    k.dynamicResults = k.dynamicRows && llvm::all_of(k.view.results, [](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && def->hasAttr(kDynamicRowsAttr);
+    });
     for (Value operand : op.getOperands()) {
       auto found = refs.find(operand);
       if (found == refs.end())
@@ -309,6 +330,8 @@ void dlc::codegen::describeModule(LoweredModule &m,
     w.addWeight(t, std::move(m.weightBytes[i])); // a model's weights are copied once
   for (const auto &s : m.state)
     w.addState(s);
+  if (m.dynamicDim)
+    w.addDynamicDim(*m.dynamicDim);
 }
 
 void dlc::codegen::addPlans(const LoweredModule &m,

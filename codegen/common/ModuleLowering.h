@@ -42,6 +42,12 @@ struct LoweredKernel {
   std::vector<format::KernelArgDesc> args;
   /// For comments: "x (input)", "w1 (param)", "%3 (kernel 2)".
   std::vector<std::string> argNames;
+  /// It reads a value whose rows grow with the module's dynamic dimension
+  /// (passes/analysis/DynamicRows.h), so its results do too.
+  bool dynamicRows = false;
+  /// Every result it yields is an op marked as growing with the
+  /// dimension: its rows may run as a prefix (if it splits them so).
+  bool dynamicResults = false;
 };
 
 /// A collective of a partitioned function, executed by the runtime
@@ -78,6 +84,9 @@ struct LoweredModule {
   uint32_t arenaAlignment = 0;
   /// Every parameter's value, by name (for `--save-params`).
   ParamStore params;
+  /// `dlc compile --dim N=MIN..MAX`: the dimension each run chooses; the
+  /// inputs, outputs and kernels whose rows grow with it say so.
+  std::optional<format::DynamicDimDesc> dynamicDim;
 };
 
 /// Fails (with an error emitted at the op) for a function the pipeline did
@@ -88,8 +97,8 @@ struct LoweredModule {
 mlir::FailureOr<LoweredModule> lowerModule(mlir::func::FuncOp func, bool keepParams = true);
 
 /// Gives `writer` what every target's module has of `m`: its name,
-/// signature, weights (their bytes moved out of `m`) and state (kernels and
-/// the plan are the target's).
+/// signature, weights (their bytes moved out of `m`), state and dynamic
+/// dimension (kernels and the plan are the target's).
 void describeModule(LoweredModule &m, format::ModuleWriter &writer);
 
 /// Adds the module's plans: per rank of its mesh (one without a mesh), the

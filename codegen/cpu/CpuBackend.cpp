@@ -121,6 +121,30 @@ FailureOr<std::string> dlc::codegen::emitCpuSource(func::FuncOp func) {
   return source;
 }
 
+/// Per kernel, the dynamic dimension its launch may run the first rows of
+/// (module.fbs CpuLaunch.dynamic_dim), or -1 to run it whole. A kernel
+/// whose rows grow with the dimension runs a prefix when it splits its
+/// rows with the dimension outermost. One that cannot runs whole, reading
+/// rows beyond the run's N: the runtime fills an input's with valid rows,
+/// but an intermediate's hold whatever the arena held. That is harmless
+/// (those rows are discarded) unless the kernel checks its data, which
+/// could then fail on garbage: then no launch of the module runs a prefix.
+static std::vector<int32_t> rowScaling(const LoweredModule &m, const Emitted &emitted) {
+  std::vector<int32_t> dims(m.kernels.size(), -1);
+  if (!m.dynamicDim)
+    return dims;
+  for (auto [i, k] : llvm::enumerate(m.kernels)) {
+    const EmittedKernel &e = emitted.kernels[i];
+    if (!k.dynamicRows)
+      continue;
+    if (k.dynamicResults && e.outerRows > 0 && e.outerRows % m.dynamicDim->max == 0)
+      dims[i] = 0;
+    else if (e.checks)
+      return std::vector<int32_t>(m.kernels.size(), -1);
+  }
+  return dims;
+}
+
 FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
                                                   CpuFailure &failure,
                                                   std::string &message, bool keepParams) {
@@ -144,6 +168,7 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
   describeModule(m, w);
   uint32_t binary = w.addBinary("kernels.so", fb::BinaryFormat::shared_object,
                                 format::hostArchitecture(), std::move(so));
+  std::vector<int32_t> dynamicDims = rowScaling(m, emitted);
   std::vector<format::LaunchDesc> launches;
   for (auto [i, k] : llvm::enumerate(m.kernels)) {
     const EmittedKernel &e = emitted.kernels[i];
@@ -154,6 +179,7 @@ FailureOr<CpuModule> dlc::codegen::buildCpuModule(func::FuncOp func,
     desc.args = k.args;
     desc.parallelExtent = e.parallelExtent;
     desc.grain = e.grain;
+    desc.dynamicDim = dynamicDims[i];
     std::vector<format::BufferRef> refs = k.refs;
     if (e.checks) {
       desc.args.push_back({"status", fb::Access::read_write, format::kStatusBytes});

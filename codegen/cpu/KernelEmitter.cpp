@@ -387,6 +387,7 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   emitted.header = head.text();
   emitted.definition = text.text();
   emitted.parallelExtent = analysis.rows;
+  emitted.outerRows = analysis.parallelDims > 0 ? analysis.rowShape.front() : 0;
   emitted.grain = analysis.rows > 1
                       ? std::max<int64_t>(1, (1 << 16) / workPerRow())
                       : 1;

@@ -71,7 +71,9 @@ static cl::OptionCategory measureCategory("Measurement");
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.dlg|.onnx|.dlcm>"),
                                       ALL_VERBS);
 static cl::list<std::string>
-    dims("dim", cl::desc("Size of a symbolic dimension (.dlg, .onnx), e.g. --dim N=64"),
+    dims("dim", cl::desc("Size of a symbolic dimension (.dlg, .onnx), e.g. --dim N=64; "
+                         "dlc compile also takes a range, --dim N=1..64: one module "
+                         "for every N in it"),
          cl::value_desc("NAME=SIZE"), cl::cat(modelCategory), ALL_VERBS);
 static cl::opt<std::string> paramsFile(
     "params",
@@ -373,25 +375,31 @@ static cl::opt<std::string> fakeStep("fake-step", cl::Hidden,
                                      cl::cat(trainCategory), cl::sub(trainVerb));
 
 /// `NAME=SIZE` arguments of --dim as a map; false after printing an error.
-static bool parseDims(std::map<std::string, int64_t> &out) {
+static bool parseDims(std::map<std::string, int64_t> &out,
+                      std::map<std::string, std::pair<int64_t, int64_t>> &ranges) {
   for (const std::string &arg : dims) {
     size_t eq = arg.find('=');
-    long long size = -1;
-    if (eq != std::string::npos && eq > 0 &&
-        !llvm::StringRef(arg).substr(eq + 1).getAsInteger(10, size) &&
-        size >= 0) {
-      std::string name = arg.substr(0, eq);
-      auto [it, inserted] = out.try_emplace(name, size);
-      if (!inserted && it->second != size) {
-        llvm::errs() << "dlc: error: --dim " << name << " is given twice, as "
-                     << it->second << " and " << size << "\n";
-        return false;
-      }
-      continue;
+    llvm::StringRef value = eq == std::string::npos ? "" : llvm::StringRef(arg).substr(eq + 1);
+    // NAME=SIZE, or NAME=MIN..MAX (a range: dlc compile's one module for all).
+    auto [first, last] = value.split("..");
+    bool range = value.contains("..");
+    long long low = -1, high = -1;
+    bool parsed = eq != std::string::npos && eq > 0 && !first.getAsInteger(10, low) && low >= 0 &&
+                  (!range || (!last.getAsInteger(10, high) && high >= 1 && low >= 1 && low <= high));
+    if (!parsed) {
+      llvm::errs() << "dlc: error: --dim expects NAME=SIZE with a size of at least 0, or "
+                      "NAME=MIN..MAX with 1 <= MIN <= MAX, got '" << arg << "'\n";
+      return false;
     }
-    llvm::errs() << "dlc: error: --dim expects NAME=SIZE with a size of at "
-                    "least 0, got '" << arg << "'\n";
-    return false;
+    std::string name = arg.substr(0, eq);
+    int64_t size = range ? high : low;
+    auto [it, inserted] = out.try_emplace(name, size);
+    if (!inserted && (it->second != size || range || ranges.count(name))) {
+      llvm::errs() << "dlc: error: --dim " << name << " is given twice\n";
+      return false;
+    }
+    if (range)
+      ranges[name] = {low, high};
   }
   return true;
 }
@@ -524,8 +532,15 @@ int main(int argc, char **argv) {
   CommonOptions common;
   common.modelPath = modelPath;
   common.dimsGiven = !dims.empty();
-  if (!parseDims(common.dims))
+  if (!parseDims(common.dims, common.dimRanges))
     return kExitBadInput;
+  if (!common.dimRanges.empty() && verb != &compileVerb) {
+    llvm::errs() << "dlc: error: --dim " << common.dimRanges.begin()->first
+                 << "=MIN..MAX is for dlc compile (one module for every size in the "
+                    "range); run the module it writes with --dim "
+                 << common.dimRanges.begin()->first << "=SIZE\n";
+    return kExitBadInput;
+  }
 
   mlir::MLIRContext context;
   dlg::loadBuilderDialects(context);
@@ -614,6 +629,9 @@ int main(int argc, char **argv) {
     train.resume = resume;
     train.logJson = logJson;
     train.deterministic = deterministic;
+    // Kernels split rows as on any thread count (runtime/hal/cpu/Denormals.h).
+    if (deterministic)
+      setenv("DLC_DETERMINISTIC", "1", 1);
     if (maxSteps.getNumOccurrences())
       train.maxSteps = maxSteps;
     train.dropLast = dropLast;
