@@ -203,7 +203,7 @@ private:
 class CpuDevice final : public Device {
 public:
   CpuDevice(uint32_t threads, uint64_t maxMemory)
-      : pool_(threads, flushDenormalsByDefault()) {
+      : pool_(threads, flushDenormalsByDefault(), fixedChunksByDefault()) {
     limits_.maxAllocationBytes = maxMemory;
     limits_.concurrency = pool_.threadCount();
   }

@@ -30,6 +30,15 @@ inline bool flushDenormalsByDefault() {
   return !(mode && std::strcmp(mode, "keep") == 0);
 }
 
+/// Whether kernels split their rows the same way whatever the number of
+/// threads (ThreadPool's fixedChunks): DLC_DETERMINISTIC=1, which `dlc
+/// train --deterministic` sets, so that 1, 2 and 4 ranks (each with its
+/// share of the cores) compute bit for bit the same.
+inline bool fixedChunksByDefault() {
+  const char *mode = std::getenv("DLC_DETERMINISTIC");
+  return mode && std::strcmp(mode, "1") == 0;
+}
+
 /// Sets FTZ and DAZ on this thread for its lifetime; the previous mode comes
 /// back at the end of the scope.
 class ScopedFlushDenormals {

@@ -31,8 +31,8 @@ namespace {
 constexpr int kSpinRounds = 1 << 12;
 } // namespace
 
-ThreadPool::ThreadPool(uint32_t threads, bool flushDenormals)
-    : flushDenormals_(flushDenormals) {
+ThreadPool::ThreadPool(uint32_t threads, bool flushDenormals, bool fixedChunks)
+    : flushDenormals_(flushDenormals), fixedChunks_(fixedChunks) {
   for (uint32_t i = 1; i < std::max<uint32_t>(threads, 1); ++i)
     workers_.emplace_back([this] { workerLoop(); });
 }
@@ -61,7 +61,7 @@ void ThreadPool::parallelFor(int64_t extent, int64_t grain,
     return;
   ScopedFlushDenormals mode(flushDenormals_);
   grain = std::max<int64_t>(grain, 1);
-  const int64_t chunk = chunkSize(extent, grain, threadCount());
+  const int64_t chunk = chunkSize(extent, grain, fixedChunks_ ? kFixedChunks : threadCount());
   const int64_t chunkCount = (extent + chunk - 1) / chunk;
   if (chunkCount == 1 || workers_.empty()) {
     for (int64_t begin = 0; begin < extent; begin += chunk)

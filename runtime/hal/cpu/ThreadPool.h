@@ -15,9 +15,14 @@ namespace dlc::rt::hal::cpu {
 /// of 1 starts no thread). parallelFor is called by one thread at a time.
 /// With `flushDenormals`, every chunk runs with denormal floats flushed to
 /// zero (Denormals.h); the calling thread's mode is restored on return.
+/// With `fixedChunks`, a range splits into the same chunks whatever the
+/// number of threads (kFixedChunks of them at most), so that results do not
+/// depend on it: a GEMM library may round a block of rows differently by
+/// its height (oneDNN's AVX2 kernels do), and a kernel calls it per chunk.
 class ThreadPool {
 public:
-  explicit ThreadPool(uint32_t threads, bool flushDenormals = true);
+  static constexpr uint32_t kFixedChunks = 8;
+  explicit ThreadPool(uint32_t threads, bool flushDenormals = true, bool fixedChunks = false);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
@@ -26,7 +31,8 @@ public:
 
   /// Calls fn(begin, end) over chunks that partition [0, extent): each chunk
   /// starts at a multiple of `grain` and holds at least `grain` iterations
-  /// except the last; at most threadCount() chunks, run concurrently.
+  /// except the last; at most threadCount() chunks (kFixedChunks with
+  /// fixedChunks), run concurrently.
   /// Returns when all have returned. extent >= 1, grain >= 1.
   void parallelFor(int64_t extent, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &fn);
@@ -39,6 +45,7 @@ private:
   void runChunks();
 
   bool flushDenormals_;
+  bool fixedChunks_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;

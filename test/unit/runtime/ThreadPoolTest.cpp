@@ -47,6 +47,20 @@ TEST(ThreadPool, ChunksPartitionTheRangeOnGrainBoundaries) {
   }
 }
 
+// DLC_DETERMINISTIC=1 (fixedChunks): the same chunks on every thread
+// count, so that kernels calling a GEMM per chunk compute the same bits.
+TEST(ThreadPool, FixedChunksDoNotDependOnTheThreadCount) {
+  ThreadPool one(1, true, true), two(2, true, true), five(5, true, true);
+  for (int64_t extent : {1, 7, 64, 1000, 1001})
+    for (int64_t grain : {1, 4, 16}) {
+      auto c = chunks(one, extent, grain);
+      EXPECT_EQ(c, chunks(two, extent, grain)) << extent << "/" << grain;
+      EXPECT_EQ(c, chunks(five, extent, grain)) << extent << "/" << grain;
+      EXPECT_LE(c.size(), ThreadPool::kFixedChunks);
+      EXPECT_EQ(c.back().second, extent);
+    }
+}
+
 TEST(ThreadPool, ManyJobsInARowEachRunEveryIteration) {
   ThreadPool pool(4);
   std::atomic<int64_t> sum{0};
