@@ -178,6 +178,10 @@ class Module:
         self.inputs = [TensorInfo(i) for i in handle.inputs]
         self.outputs = [TensorInfo(i) for i in handle.outputs]
         self.state = [TensorInfo(i) for i in handle.state]
+        # {name: (min, max)} of a module compiled for a range of sizes
+        # (dlc.compile(..., dims={"N": (1, 64)})): it runs any N in it, the
+        # inputs' rows choosing; `inputs`/`outputs` give the shapes at max.
+        self.dynamic_dims = {name: (lo, hi) for name, lo, hi in handle.dynamic_dims}
 
     @property
     def name(self):

@@ -48,7 +48,8 @@ def compile(model, dims=None, target="cpu", output=None, flags=(), params=None, 
 
     model   the path of a .dlg or .onnx file, an ONNX model's bytes, or an
             onnx.ModelProto
-    dims    sizes of the symbolic dimensions, e.g. {"N": 64}
+    dims    sizes of the symbolic dimensions, e.g. {"N": 64}, or one range,
+            {"N": (1, 64)}: one module for every N in it
     target  "cpu" (the default) or "cuda:sm_80,sm_90"
     params  every parameter's value from a .safetensors or .npz file
     train   the graph's train step instead (its `train` block: loss and
@@ -75,7 +76,9 @@ def compile(model, dims=None, target="cpu", output=None, flags=(), params=None, 
         out = os.fspath(output) if output is not None else os.path.join(folder, "model.dlcm")
         command = [compiler, "compile", path, "-o", out, "--target", target]
         for name, size in (dims or {}).items():
-            command += ["--dim", "%s=%d" % (name, size)]
+            # A (min, max) pair: one module for every size in the range.
+            value = ("%d..%d" % tuple(size)) if isinstance(size, (tuple, list)) else "%d" % size
+            command += ["--dim", "%s=%s" % (name, value)]
         if params is not None:
             command += ["--params", os.fspath(params)]
         if train:

@@ -107,6 +107,17 @@ public:
   std::vector<Info> state() const {
     return infos(dlc_module_state_count(module_), dlc_module_state_info);
   }
+  /// (name, min, max) of each dimension chosen per run (format 1.3).
+  std::vector<std::tuple<std::string, int64_t, int64_t>> dynamicDims() const {
+    std::vector<std::tuple<std::string, int64_t, int64_t>> dims;
+    for (size_t i = 0; i < dlc_module_dynamic_dim_count(module_); ++i) {
+      const char *name = nullptr;
+      int64_t min = 0, max = 0;
+      check(dlc_module_dynamic_dim_info(module_, i, &name, &min, &max));
+      dims.emplace_back(name ? name : "", min, max);
+    }
+    return dims;
+  }
 
 private:
   template <typename Query> std::vector<Info> infos(size_t count, Query query) const {
@@ -150,23 +161,32 @@ DLTensor toDLTensor(const InArray &array) {
 struct HostBuffer {
   void *data = nullptr;
   std::vector<size_t> shape;
+  std::vector<int64_t> dims; ///< what tensor.shape points to
   DLTensor tensor;
 };
 
-HostBuffer allocate(const dlc_tensor_info_t &info) {
+/// `outer`: dimension 0 when it is not the info's (a dynamic output at the
+/// run's N), else -1.
+HostBuffer allocate(const dlc_tensor_info_t &info, int64_t outer = -1) {
   HostBuffer buffer;
-  size_t bytes = (static_cast<size_t>(info.size_bytes) + 63) / 64 * 64;
+  buffer.dims.assign(info.shape, info.shape + info.ndim);
+  uint64_t sizeBytes = info.size_bytes;
+  if (outer >= 0 && info.ndim > 0 && info.shape[0] > 0) {
+    sizeBytes = sizeBytes / static_cast<uint64_t>(info.shape[0]) * static_cast<uint64_t>(outer);
+    buffer.dims[0] = outer;
+  }
+  size_t bytes = (static_cast<size_t>(sizeBytes) + 63) / 64 * 64;
   buffer.data = std::aligned_alloc(64, bytes ? bytes : 64);
   if (!buffer.data)
     throw std::bad_alloc();
   std::memset(buffer.data, 0, bytes);
-  buffer.shape.assign(info.shape, info.shape + info.ndim);
+  buffer.shape.assign(buffer.dims.begin(), buffer.dims.end());
   std::memset(&buffer.tensor, 0, sizeof buffer.tensor);
   buffer.tensor.data = buffer.data;
   buffer.tensor.device.device_type = kDLCPU;
   buffer.tensor.ndim = info.ndim;
   buffer.tensor.dtype = info.dtype;
-  buffer.tensor.shape = const_cast<int64_t *>(info.shape);
+  buffer.tensor.shape = buffer.dims.data(); // heap memory: stays put when moved
   return buffer;
 }
 
@@ -223,11 +243,28 @@ public:
     in.reserve(inputs.size());
     for (const InArray &a : inputs)
       in.push_back(toDLTensor(a));
+    // A module for a range of N (format 1.3) runs at the N of the inputs'
+    // rows; its dynamic outputs get that many rows (the runtime checks that
+    // every input agrees).
+    int64_t max = 0, n = 0;
+    if (dlc_module_dynamic_dim_count(module_) > 0)
+      check(dlc_module_dynamic_dim_info(module_, 0, nullptr, nullptr, &max));
+    for (size_t i = 0; max > 0 && i < in.size() && i < dlc_module_input_count(module_); ++i) {
+      dlc_tensor_info_t info;
+      check(dlc_module_input_info(module_, i, &info));
+      int64_t perN = info.ndim > 0 ? info.shape[0] / max : 0;
+      if (dlc_module_input_dynamic_dim(module_, i) >= 0 && perN > 0 && in[i].ndim > 0 &&
+          in[i].shape[0] % perN == 0) {
+        n = in[i].shape[0] / perN;
+        break;
+      }
+    }
     Buffers out;
     for (size_t i = 0; i < numOutputs; ++i) {
       dlc_tensor_info_t info;
       check(dlc_module_output_info(module_, i, &info));
-      out.list.push_back(allocate(info));
+      bool dynamic = n > 0 && dlc_module_output_dynamic_dim(module_, i) >= 0 && info.ndim > 0;
+      out.list.push_back(allocate(info, dynamic ? info.shape[0] / max * n : -1));
     }
     std::vector<const DLTensor *> inPtrs, outPtrs;
     for (DLTensor &t : in)
@@ -320,7 +357,8 @@ NB_MODULE(_dlc, m) {
       .def_prop_ro("name", &Module::name)
       .def_prop_ro("inputs", &Module::inputs)
       .def_prop_ro("outputs", &Module::outputs)
-      .def_prop_ro("state", &Module::state);
+      .def_prop_ro("state", &Module::state)
+      .def_prop_ro("dynamic_dims", &Module::dynamicDims);
 
   nb::class_<Session>(m, "_Session")
       .def(nb::init<const Module &, const std::string &, uint32_t, uint64_t>(),

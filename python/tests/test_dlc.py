@@ -240,6 +240,19 @@ def test_corrupt_module_is_an_error(mnist, tmp_path):
     assert e.value.code == "NOT_FOUND"
 
 
+def test_module_for_a_range_of_sizes(mnist, x):
+    ranged = dlc.compile(MNIST, dims={"N": (1, 8)})
+    assert ranged.dynamic_dims == {"N": (1, 8)}
+    assert mnist.dynamic_dims == {}
+    assert ranged.inputs[0].shape == (8, 784)
+    for n in (1, 3, 4):
+        y = ranged(x[:n])
+        assert y.shape == (n, 10)
+        np.testing.assert_allclose(y, mnist(x)[:n], rtol=1e-5, atol=1e-6)
+    with pytest.raises(dlc.Error, match=r"outside \[1, 8\]"):
+        ranged(np.zeros((9, 784), np.float32))
+
+
 def test_sessions(mnist, x):
     ref = mnist(x)
     one = mnist.session(threads=1)
