@@ -153,18 +153,10 @@ public:
 
   Status dispatch(const Executable &executable, uint32_t kernel, void *const *args,
                   uint32_t argCount) override {
-    const auto &exe = static_cast<const CpuExecutable &>(executable);
-    if (kernel >= exe.kernels_.size())
-      return internalError("kernel ", kernel, " is not in the executable");
-    const CpuExecutable::Kernel &k = exe.kernels_[kernel];
-    if (argCount != k.argCount)
-      return internalError("kernel ", kernel, " takes ", k.argCount, " buffers, got ", argCount);
-    KernelEntry entry = k.entry;
-    pool_.parallelFor(k.extent, k.grain,
-                      [entry, args](int64_t begin, int64_t end) { entry(args, begin, end); });
-    return okStatus();
+    return dispatchRows(executable, kernel, args, argCount, -1);
   }
 
+  /// `extent` -1: the kernel's whole parallel extent.
   Status dispatchRows(const Executable &executable, uint32_t kernel, void *const *args,
                       uint32_t argCount, int64_t extent) override {
     const auto &exe = static_cast<const CpuExecutable &>(executable);
@@ -173,6 +165,8 @@ public:
     const CpuExecutable::Kernel &k = exe.kernels_[kernel];
     if (argCount != k.argCount)
       return internalError("kernel ", kernel, " takes ", k.argCount, " buffers, got ", argCount);
+    if (extent == -1)
+      extent = k.extent;
     if (extent < 1 || extent > k.extent)
       return internalError("kernel ", kernel, ": ", extent, " rows of its extent ", k.extent);
     // The full launch's grain: the chunks a module compiled for this extent gets.
