@@ -150,24 +150,25 @@ std::string dynamicShapeString(const TensorInfo &info, const dlc::format::Dynami
 
 /// Dimension 0 of a dynamic tensor: rows * N for one N in [min, max], that
 /// of the other dynamic tensors of the run.
-Status checkDynamicRows(const std::string &who, const char *kind, size_t index,
-                        const TensorInfo &info, int64_t given, RunDim *run) {
+template <typename Who>
+Status checkDynamicRows(const Who &who, const char *kind, size_t index, const TensorInfo &info,
+                        int64_t given, RunDim *run) {
   const dlc::format::DynamicDimInfo &dim = *run->dim;
   const int64_t rows = info.shape[0] / dim.max;
-  const std::string shape = dynamicShapeString(info, dim);
+  auto shape = [&] { return dynamicShapeString(info, dim); };
   if (given % rows != 0)
-    return dlc::rt::invalidArgument(who, ": dimension 0 is ", given, ", not a multiple of ",
-                                    rows, " (the shape is ", shape, " for ", dim.name, " in [",
+    return dlc::rt::invalidArgument(who(), ": dimension 0 is ", given, ", not a multiple of ",
+                                    rows, " (the shape is ", shape(), " for ", dim.name, " in [",
                                     dim.min, ", ", dim.max, "])");
   const int64_t n = given / rows;
   if (n < dim.min || n > dim.max)
     return dlc::rt::invalidArgument(
-        who, ": dimension 0 is ", given, rows == 1 ? "" : strCat(" = ", rows, " * ", n), ", but ",
-        dim.name, " = ", n, " is outside [", dim.min, ", ", dim.max, "] (the shape is ", shape,
+        who(), ": dimension 0 is ", given, rows == 1 ? "" : strCat(" = ", rows, " * ", n), ", but ",
+        dim.name, " = ", n, " is outside [", dim.min, ", ", dim.max, "] (the shape is ", shape(),
         ")");
   if (run->n && n != run->n)
     return dlc::rt::invalidArgument(
-        who, ": dimension 0 is ", given, ", so ", dim.name, " = ", n, ", but ", run->firstKind,
+        who(), ": dimension 0 is ", given, ", so ", dim.name, " = ", n, ", but ", run->firstKind,
         " ", run->firstIndex, " ('", run->first->name, "') has ", dim.name, " = ", run->n,
         " (every dynamic input and output of a run has the same ", dim.name, ")");
   if (!run->n) {
@@ -187,32 +188,33 @@ Status checkDynamicRows(const std::string &who, const char *kind, size_t index,
 Status checkTensor(const char *kind, size_t index, const TensorInfo &info, const DLTensor *t,
                    int cudaOrdinal, void **data, bool *onDevice, RunDim *run = nullptr,
                    uint64_t *bytes = nullptr) {
-  std::string who = strCat(kind, " ", index, " ('", info.name, "')");
+  // Built only for an error: run() checks every tensor on every call.
+  auto who = [&] { return strCat(kind, " ", index, " ('", info.name, "')"); };
   if (!t)
-    return dlc::rt::invalidArgument(who, ": tensor is NULL");
+    return dlc::rt::invalidArgument(who(), ": tensor is NULL");
   *onDevice = t->device.device_type == kDLCUDA;
   if (*onDevice && cudaOrdinal < 0)
-    return dlc::rt::invalidArgument(who, ": a kDLCUDA tensor, but the session's device uses "
+    return dlc::rt::invalidArgument(who(), ": a kDLCUDA tensor, but the session's device uses "
                                          "host memory (pass kDLCPU tensors)");
   if (*onDevice && t->device.device_id != cudaOrdinal)
-    return dlc::rt::invalidArgument(who, ": on CUDA device ", t->device.device_id,
+    return dlc::rt::invalidArgument(who(), ": on CUDA device ", t->device.device_id,
                                     ", the session is on cuda:", cudaOrdinal);
   if (t->device.device_type != kDLCPU && !*onDevice)
-    return dlc::rt::invalidArgument(who, ": device type ", static_cast<int>(t->device.device_type),
+    return dlc::rt::invalidArgument(who(), ": device type ", static_cast<int>(t->device.device_type),
                                     " is not kDLCPU", cudaOrdinal >= 0 ? " or kDLCUDA" : "");
   if (!dtypeMatches(info.dtype, t->dtype))
-    return dlc::rt::invalidArgument(who, ": dtype ", dlpackName(t->dtype), " is not ",
+    return dlc::rt::invalidArgument(who(), ": dtype ", dlpackName(t->dtype), " is not ",
                                     dlc::dtypeName(info.dtype));
   if (t->ndim < 0 || static_cast<size_t>(t->ndim) != info.shape.size() ||
       (t->ndim > 0 && !t->shape))
-    return dlc::rt::invalidArgument(who, ": rank ", t->ndim, " is not ", info.shape.size());
+    return dlc::rt::invalidArgument(who(), ": rank ", t->ndim, " is not ", info.shape.size());
   // A dynamic tensor's dimension 0 is its rows at the run's N; the rest
   // are the signature's.
   const bool dynamic = run && run->dim && info.dynamicDim >= 0;
   for (size_t d = dynamic ? 1 : 0; d < info.shape.size(); ++d)
     if (t->shape[d] != info.shape[d])
       return dlc::rt::invalidArgument(
-          who, ": shape ", dlc::format::shapeString(t->shape, info.shape.size()), " is not ",
+          who(), ": shape ", dlc::format::shapeString(t->shape, info.shape.size()), " is not ",
           dynamic ? strCat(dynamicShapeString(info, *run->dim), " for ", run->dim->name, " in [",
                            run->dim->min, ", ", run->dim->max, "]")
                   : dlc::format::shapeString(info.shape.data(), info.shape.size()));
@@ -226,13 +228,13 @@ Status checkTensor(const char *kind, size_t index, const TensorInfo &info, const
     for (size_t d = info.shape.size(); d-- > 0;) {
       if (t->shape[d] != 1 && t->strides[d] != expected)
         return dlc::rt::invalidArgument(
-            who, ": strides ", dlc::format::shapeString(t->strides, info.shape.size()),
+            who(), ": strides ", dlc::format::shapeString(t->strides, info.shape.size()),
             " are not compact row-major");
       expected *= t->shape[d];
     }
   }
   if (!t->data && size != 0)
-    return dlc::rt::invalidArgument(who, ": data is NULL");
+    return dlc::rt::invalidArgument(who(), ": data is NULL");
   if (bytes)
     *bytes = size;
   *data = t->data ? static_cast<uint8_t *>(t->data) + t->byte_offset : nullptr;
