@@ -387,7 +387,12 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   emitted.header = head.text();
   emitted.definition = text.text();
   emitted.parallelExtent = analysis.rows;
-  emitted.outerRows = analysis.parallelDims > 0 ? analysis.rowShape.front() : 0;
+  // Leading row dimensions of 1 leave the next one outermost in memory.
+  for (int64_t extent : analysis.rowShape)
+    if (extent != 1) {
+      emitted.outerRows = extent;
+      break;
+    }
   emitted.grain = analysis.rows > 1
                       ? std::max<int64_t>(1, (1 << 16) / workPerRow())
                       : 1;

@@ -36,8 +36,8 @@ struct EmittedKernel {
   std::string definition;
   int64_t parallelExtent = 1;
   int64_t grain = 1;
-  /// The extent of the outermost dimension of the rows (the results'
-  /// dimension 0), or 0 for a kernel that does not split (one row).
+  /// The extent of the outermost dimension of the rows other than 1 (the
+  /// results' outermost in memory), or 0 for a kernel that does not split.
   int64_t outerRows = 0;
   bool usesBlas = false;
   /// The kernel checks its data (DataChecks.h): its last argument is the

@@ -10,7 +10,7 @@
 #include "ir/ShardingRule.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 
@@ -45,22 +45,30 @@ public:
       return fail("changes its type with " + range.name);
     if (a.getRank() == 0)
       return fail("is a scalar that depends on " + range.name);
-    for (int64_t d = 1; d < a.getRank(); ++d)
-      if (a.getDimSize(d) != b.getDimSize(d))
-        return fail("has " + range.name + " in dimension " + Twine(d) + ", not outermost");
-    int64_t atTop = a.getDimSize(0), atOther = b.getDimSize(0);
+    // N's dimension: the first that differs; only dimensions of 1 may come
+    // before it (they leave its rows the outermost in memory).
+    int64_t axis = 0;
+    while (axis < a.getRank() && a.getDimSize(axis) == b.getDimSize(axis))
+      ++axis;
+    for (int64_t d = 0; d < a.getRank(); ++d)
+      if ((d < axis && a.getDimSize(d) != 1) || (d > axis && a.getDimSize(d) != b.getDimSize(d)))
+        return fail("has " + range.name + " in dimension " + Twine(d < axis ? axis : d) +
+                    ", not outermost");
+    int64_t atTop = a.getDimSize(axis), atOther = b.getDimSize(axis);
     if (atTop % range.max != 0 || atTop / range.max * probe != atOther)
       return fail("has an outermost dimension of " + Twine(atTop) + " at " + range.name + "=" +
                   Twine(range.max) + " and " + Twine(atOther) + " at " + range.name + "=" +
                   Twine(probe) + ", not a multiple of " + range.name);
-    dependent.insert(atMax);
+    dependent[atMax] = axis;
     return success();
   }
 
   /// Whether the op keeps the rows of N apart (DynamicRows.h).
   LogicalResult checkOp(Operation *op) {
-    bool operandDepends = llvm::any_of(op->getOperands(), [&](Value v) { return dependent.contains(v); });
-    bool resultDepends = llvm::any_of(op->getResults(), [&](Value v) { return dependent.contains(v); });
+    bool operandDepends =
+        llvm::any_of(op->getOperands(), [&](Value v) { return dependent.contains(v); });
+    bool resultDepends =
+        llvm::any_of(op->getResults(), [&](Value v) { return dependent.contains(v); });
     if (!operandDepends && !resultDepends)
       return success();
     auto fail = [&](const Twine &why) {
@@ -86,29 +94,39 @@ public:
     dlc::ShardingRule rule = ruled.getShardingRule();
     if (rule.operands.size() != op->getNumOperands() || rule.results.size() != op->getNumResults())
       return fail("has a sharding rule that does not match its operands");
-    // The factor of the dependent results' outermost dimension.
+    // The factor of the dependent results' dimension of N.
     int64_t factor = -1;
     for (auto [r, result] : llvm::enumerate(op->getResults())) {
       if (!dependent.contains(result))
         continue;
-      int64_t f = rule.results[r].empty() ? -1 : rule.results[r][0];
+      size_t axis = dependent.lookup(result);
+      int64_t f = axis < rule.results[r].size() ? rule.results[r][axis] : -1;
       if (f < 0 || (factor >= 0 && f != factor))
         return fail("computes each row of " + range.name + " from other rows (its outermost "
                     "result dimension cannot be split)");
       factor = f;
     }
-    auto usesFactor = [&](ArrayRef<int64_t> dims, size_t from) {
-      return llvm::is_contained(dims.drop_front(std::min(from, dims.size())), factor);
+    // Whether `factor` is in `dims` elsewhere than at `axis` (-1: anywhere).
+    auto usesFactor = [&](ArrayRef<int64_t> dims, int64_t axis) {
+      for (auto [d, f] : llvm::enumerate(dims))
+        if (f == factor && static_cast<int64_t>(d) != axis)
+          return true;
+      return false;
+    };
+    auto axisOf = [&](Value v) -> int64_t {
+      auto it = dependent.find(v);
+      return it == dependent.end() ? -1 : it->second;
     };
     for (auto [r, result] : llvm::enumerate(op->getResults()))
-      if (usesFactor(rule.results[r], dependent.contains(result) ? 1 : 0))
+      if (usesFactor(rule.results[r], axisOf(result)))
         return fail("moves " + range.name + " inward in a result");
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       ArrayRef<int64_t> dims = rule.operands[i];
-      if (dependent.contains(operand)) {
-        if (dims.empty() || dims[0] != factor || usesFactor(dims, 1))
+      if (int64_t axis = axisOf(operand); axis >= 0) {
+        if (axis >= static_cast<int64_t>(dims.size()) || dims[axis] != factor ||
+            usesFactor(dims, axis))
           return fail("reads operand " + Twine(i) + " across rows of " + range.name);
-      } else if (usesFactor(dims, 0)) {
+      } else if (usesFactor(dims, -1)) {
         return fail("indexes operand " + Twine(i) + " by the rows of " + range.name);
       }
     }
@@ -117,7 +135,9 @@ public:
 
   const dlc::DynamicDimRange &range;
   int64_t probe;
-  llvm::DenseSet<Value> dependent;
+  /// The values that depend on N, and the dimension N is in (only
+  /// dimensions of 1 before it).
+  llvm::DenseMap<Value, int64_t> dependent;
 };
 
 SmallVector<Operation *> opsOf(func::FuncOp func) {
@@ -167,6 +187,21 @@ LogicalResult dlc::markDynamicRows(func::FuncOp atMax, func::FuncOp atProbe,
   for (Operation *op : opsAtMax)
     if (failed(c.checkOp(op)))
       return failure();
+  // The module's inputs and outputs carry N in dimension 0 (module.fbs
+  // DynamicDim); inside, dimensions of 1 may come first.
+  Operation *ret = atMax.getBody().front().getTerminator();
+  for (BlockArgument arg : atMax.getArguments())
+    if (c.dependent.lookup(arg) > 0)
+      return atMax.emitError() << c.option() << ": input " << arg.getArgNumber() << " has "
+                               << range.name << " in dimension " << c.dependent.lookup(arg)
+                               << "; the inputs and outputs of a module for a range have it "
+                                  "in dimension 0";
+  for (auto [j, v] : llvm::enumerate(ret->getOperands()))
+    if (c.dependent.lookup(v) > 0)
+      return atMax.emitError() << c.option() << ": output " << j << " has " << range.name
+                               << " in dimension " << c.dependent.lookup(v)
+                               << "; the inputs and outputs of a module for a range have it "
+                                  "in dimension 0";
 
   MLIRContext *context = atMax.getContext();
   Builder b(context);
@@ -182,7 +217,6 @@ LogicalResult dlc::markDynamicRows(func::FuncOp atMax, func::FuncOp atProbe,
   for (BlockArgument arg : atMax.getArguments())
     if (c.dependent.contains(arg))
       atMax.setArgAttr(arg.getArgNumber(), kDynamicRowsAttr, b.getUnitAttr());
-  Operation *ret = atMax.getBody().front().getTerminator();
   for (auto [j, v] : llvm::enumerate(ret->getOperands()))
     if (c.dependent.contains(v))
       atMax.setResultAttr(j, kDynamicRowsAttr, b.getUnitAttr());

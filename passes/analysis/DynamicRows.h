@@ -11,7 +11,9 @@
 // The analysis proves it on two builds of the model, at max and at a
 // second size: the graphs must have the same ops; a value whose type
 // differs between them depends on N, and must have N (times a constant) as
-// its outermost dimension and nothing else changed; and every op touching
+// its outermost dimension, or only dimensions of 1 before it (the rows are
+// still outermost in memory; the inputs and outputs have it first), and
+// nothing else changed; and every op touching
 // such a value must keep rows apart, which its sharding rule says
 // (ir/ShardingRule.h): splitting the outermost dimension of its dependent
 // results into blocks must split the outermost dimension of its dependent

@@ -30,6 +30,12 @@ def compile_module(model, name, dims, target="cpu"):
     return out
 
 
+def random_input(name, shape):
+    if name == "tokens":  # char_lm's byte ids: an embedding's checked indices
+        return rng.integers(0, 128, shape).astype(np.int32)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
 def run(module, inputs, output, device="cpu", dims=()):
     args = ["run", module, f"--device={device}", *[f"--dim={d}" for d in dims]]
     for name, array in inputs.items():
@@ -68,6 +74,9 @@ cases = [
     (example("gpt2_block"), "B", ["T=16"], lambda n: {"x": (n, 16, 768)}, "y", 4, [1, 3, 4]),
     (onnx_mlp(os.path.join(tmp, "mlp.onnx")), "batch", [], lambda n: {"x": (n, 16)}, "y", 32,
      [1, 5, 32]),
+    # Embeddings (data checks), and heads laid out [1, N, heads, T, 16].
+    (os.path.join(os.path.dirname(example("lenet")), "char_lm", "char_lm.dlg"), "N", [],
+     lambda n: {"tokens": (n, 64)}, "logits", 8, [1, 3, 8]),
 ]
 for model, dim, others, shapes, output, top, sizes in cases:
     label = os.path.basename(model)
@@ -75,7 +84,7 @@ for model, dim, others, shapes, output, top, sizes in cases:
     info = dlc("check", dynamic)
     assert f"dynamic dimension: {dim} in 1..{top}" in info, info
     for n in sizes:
-        inputs = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes(n).items()}
+        inputs = {k: random_input(k, s) for k, s in shapes(n).items()}
         fixed = compile_module(model, f"{label}-{n}", [f"{dim}={n}", *others])
         want = run(fixed, inputs, output)
         got = run(dynamic, inputs, output)
@@ -113,6 +122,15 @@ msg = dlc("run", dynamic, f"--input=x=@{os.path.join(tmp, 'bad.npy')}", expect=2
 assert "x" in msg, msg
 msg = dlc("run", example("mnist_mlp"), "--dim=N=1..4", "--random-inputs", expect=2)
 assert "is for dlc compile" in msg, msg
+
+# An index out of range at N=3 is the same located data error as in a
+# module compiled for 3 (the rows beyond N, padding or not, check nothing).
+char_lm = os.path.join(tmp, "char_lm.dlg-dyn.dlcm")
+bad = np.zeros((3, 64), np.int32)
+bad[2, 5] = 200
+np.save(os.path.join(tmp, "tokens.npy"), bad)
+msg = dlc("run", char_lm, f"--input=tokens=@{os.path.join(tmp, 'tokens.npy')}", expect=3)
+assert "char_lm.dlg:" in msg and "200" in msg, msg
 
 # A model whose rows of N mix cannot serve a range: the op is named.
 mixed = os.path.join(tmp, "mixed.dlg")
