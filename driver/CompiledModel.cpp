@@ -63,8 +63,8 @@ ExitCode refuseDimsForModule(MLIRContext &context, const CommonOptions &options)
 }
 
 ExitCode chooseDynamicExtent(MLIRContext &context, const CommonOptions &options,
-                                    const std::map<std::string, oracle::Tensor> &given,
-                                    LoadedModule &module) {
+                             const std::map<std::string, oracle::Tensor> &given,
+                             LoadedModule &module) {
   auto dim = module.dynamicDim();
   if (!dim)
     return refuseDimsForModule(context, options);
@@ -80,17 +80,12 @@ ExitCode chooseDynamicExtent(MLIRContext &context, const CommonOptions &options,
     extent = it->second;
   } else {
     // From the given inputs: a dynamic input's outermost dimension is
-    // rows-per-unit times N.
-    std::vector<ModuleTensorInfo> atMax = module.inputs();
-    module.setDynamicExtent(1);
-    std::vector<ModuleTensorInfo> atOne = module.inputs();
-    module.setDynamicExtent(0);
-    for (size_t i = 0; i < atMax.size(); ++i) {
-      auto t = given.find(atMax[i].name);
-      if (t == given.end() || atMax[i].shape.empty() || atMax[i].shape == atOne[i].shape ||
-          t->second.shape.empty())
+    // rows-per-unit times N (the module's shapes are at N = max).
+    for (const ModuleTensorInfo &input : module.inputs()) {
+      auto t = given.find(input.name);
+      if (!input.dynamic || t == given.end() || t->second.shape.empty())
         continue;
-      int64_t perUnit = atOne[i].shape[0];
+      int64_t perUnit = input.shape[0] / dim->max;
       if (t->second.shape[0] % perUnit == 0)
         extent = t->second.shape[0] / perUnit;
       break;

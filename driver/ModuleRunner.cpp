@@ -79,11 +79,8 @@ static DType dtypeOf(DLDataType t) {
 static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs, int64_t extent) {
   std::vector<ModuleTensorInfo> result;
   int64_t max = 0;
-  if (dlc_module_dynamic_dim_count(m) > 0) {
-    const char *name = nullptr;
-    int64_t min = 0;
-    dlc_status_free(dlc_module_dynamic_dim_info(m, 0, &name, &min, &max));
-  }
+  if (dlc_module_dynamic_dim_count(m) > 0)
+    dlc_status_free(dlc_module_dynamic_dim_info(m, 0, nullptr, nullptr, &max));
   size_t n = outputs ? dlc_module_output_count(m) : dlc_module_input_count(m);
   for (size_t i = 0; i < n; ++i) {
     dlc_tensor_info_t info;
@@ -92,9 +89,11 @@ static std::vector<ModuleTensorInfo> infos(dlc_module_t *m, bool outputs, int64_
     dlc_status_free(s);
     result.push_back({info.name, dtypeOf(info.dtype),
                       std::vector<int64_t>(info.shape, info.shape + info.ndim)});
-    int32_t dim = outputs ? dlc_module_output_dynamic_dim(m, i) : dlc_module_input_dynamic_dim(m, i);
-    if (dim >= 0 && extent > 0 && max > 0 && !result.back().shape.empty())
-      result.back().shape[0] = result.back().shape[0] / max * extent;
+    ModuleTensorInfo &t = result.back();
+    t.dynamic = max > 0 && !t.shape.empty() &&
+                (outputs ? dlc_module_output_dynamic_dim(m, i) : dlc_module_input_dynamic_dim(m, i)) >= 0;
+    if (t.dynamic && extent > 0)
+      t.shape[0] = t.shape[0] / max * extent;
   }
   return result;
 }

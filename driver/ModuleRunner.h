@@ -26,6 +26,8 @@ struct ModuleTensorInfo {
   std::string name;
   DType dtype;
   std::vector<int64_t> shape;
+  /// Dimension 0 grows with the module's dynamic dimension (format 1.3).
+  bool dynamic = false;
 };
 
 class LoadedModule {
