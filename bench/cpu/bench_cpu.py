@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""dlc on the CPU against ONNX Runtime on the MLP (N=1 and 64), LeNet and the GPT-2 block.
+"""dlc on the CPU against ONNX Runtime: the MLP (N=1 and 64), LeNet, the GPT-2 block,
+ResNet-50 (N=1 and 8), a BERT-base encoder layer and GPT-2 small (T=128).
 
-Each model is compiled by `dlc compile -o` and timed by `dlc-bench-cpu run`
+Each model (examples/, or bench/models/generate.py's text) is compiled by
+`dlc compile -o` and timed by `dlc-bench-cpu run`
 (the runtime's C++ API); the same model is built as an ONNX graph here, with
 the parameters `dlc run --save-params` wrote, checked against dlc's output on
 the same input, and timed in ONNX Runtime with the same number of threads.
@@ -11,15 +13,17 @@ single measurements swing): the table gives the median of the repeats and the
 range of the dlc/ORT ratio over them. Throughput is samples per second at the
 median latency. Then GEMM GFLOP/s of OpenBLAS and oneDNN (each with its own
 threads, and each single-threaded on threads splitting M, as dlc kernels run
-it) against the machine's peak: a tight loop of independent AVX-512 FMAs on
+it) against the machine's peak: a tight loop of independent FMAs of the widest
+vectors the CPU has (AVX-512 or AVX2) on
 the same number of threads (`dlc-bench-cpu peak`). Last, the cost of
 dispatching a kernel: a chain of tiny matmul kernels, per kernel.
 
-    bench/cpu/bench_cpu.py [--build build] [--threads 2] [--runs 100] [--repeat 5] [--out bench/results/cpu.md]
+    bench/cpu/bench_cpu.py [--build build] [--threads 2] [--runs 100] [--repeat 5] [--only M,..] [--out bench/results/cpu.md]
 """
 import argparse
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,10 +35,20 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = [("mnist_mlp", {"N": 1}, "x", (1, 784), "logits", 1),
-          ("mnist_mlp", {"N": 64}, "x", (64, 784), "logits", 64),
-          ("lenet", {"N": 64}, "x", (64, 1, 28, 28), "logits", 64),
-          ("gpt2_block", {"B": 1, "T": 128}, "x", (1, 128, 768), "y", 1)]
+sys.path.insert(0, os.path.join(ROOT, "bench", "models"))
+import generate  # noqa: E402  (bench/models/generate.py: the larger models' .dlg text)
+
+# (name, .dlg: a file under examples/ or generated lines, dims, input, input
+# shape, input dtype, output, samples per run)
+MODELS = [("mnist_mlp", None, {"N": 1}, "x", (1, 784), np.float32, "logits", 1),
+          ("mnist_mlp", None, {"N": 64}, "x", (64, 784), np.float32, "logits", 64),
+          ("lenet", None, {"N": 64}, "x", (64, 1, 28, 28), np.float32, "logits", 64),
+          ("gpt2_block", None, {"B": 1, "T": 128}, "x", (1, 128, 768), np.float32, "y", 1),
+          ("resnet50", generate.resnet50, {"N": 1}, "x", (1, 3, 224, 224), np.float32, "logits", 1),
+          ("resnet50", generate.resnet50, {"N": 8}, "x", (8, 3, 224, 224), np.float32, "logits", 8),
+          ("bert_layer", generate.bert_layer, {"B": 1}, "x", (1, 128, 768), np.float32, "y", 1),
+          ("gpt2_small", lambda: generate.gpt2_small(seq=128), {"B": 1}, "ids", (1, 128),
+           np.int32, "logits", 1)]
 
 
 def run(cmd):
@@ -78,53 +92,155 @@ def lenet_graph(p, shape):
     return nodes, [numpy_helper.from_array(np.array([n, 400], np.int64), "flat_shape")]
 
 
-def gpt2_graph(p, shape):
-    b, t, d = shape
-    consts = [numpy_helper.from_array(np.array([b, t, 12, 64], np.int64), "heads_shape"),
-              numpy_helper.from_array(np.array([b, t, 768], np.int64), "merged_shape"),
-              numpy_helper.from_array(np.tril(np.ones((t, t), bool)), "mask"),
-              numpy_helper.from_array(np.array(0.125, np.float32), "scale"),
-              numpy_helper.from_array(np.array(-1e9, np.float32), "neg"),
-              numpy_helper.from_array(np.array(0.5, np.float32), "half"),
-              numpy_helper.from_array(np.array(1.0, np.float32), "one"),
-              numpy_helper.from_array(np.array(0.044715, np.float32), "cubic"),
-              numpy_helper.from_array(np.array(np.sqrt(2 / np.pi), np.float32), "c")]
+def const(name, value, dtype=np.float32):
+    return numpy_helper.from_array(np.array(value, dtype), name)
+
+
+def transformer_consts(b, t, causal):
+    """The shapes, scalars and mask the transformer builders below share."""
+    consts = [const("heads_shape", [b, t, 12, 64], np.int64),
+              const("merged_shape", [b, t, 768], np.int64),
+              const("scale", 0.125), const("half", 0.5), const("one", 1.0),
+              const("cubic", 0.044715), const("c", np.sqrt(2 / np.pi))]
+    if causal:
+        consts += [numpy_helper.from_array(np.tril(np.ones((t, t), bool)), "mask"),
+                   const("neg", -1e9)]
+    return consts
+
+
+def layer_norm(nodes, x, p, out, eps):
+    nodes.append(helper.make_node("LayerNormalization", [x, p + "_g", p + "_b"], [out],
+                                  axis=-1, epsilon=eps))
+
+
+def attention(nodes, p, h, out, causal):
+    """Multi-head self-attention of h with parameters p + w_q ... b_o, as
+    bench/models/generate.py's attention_heads (12 heads of 64)."""
     mk = helper.make_node
-    nodes = [mk("LayerNormalization", ["x", "ln_1_g", "ln_1_b"], ["h"], axis=-1, epsilon=1e-5)]
     for name in "qkv":
-        linear(nodes, "h", f"w_{name}", f"b_{name}", f"{name}_lin")
-        nodes += [mk("Reshape", [f"{name}_lin", "heads_shape"], [f"{name}_r"]),
-                  mk("Transpose", [f"{name}_r"], [name], perm=[0, 2, 1, 3])]
-    nodes += [mk("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
-              mk("MatMul", ["q", "kt"], ["s0"]), mk("Mul", ["s0", "scale"], ["s"]),
-              mk("Where", ["mask", "s", "neg"], ["masked"]),
-              mk("Softmax", ["masked"], ["probs"], axis=-1),
-              mk("MatMul", ["probs", "v"], ["heads"]),
-              mk("Transpose", ["heads"], ["ht"], perm=[0, 2, 1, 3]),
-              mk("Reshape", ["ht", "merged_shape"], ["merged"])]
-    linear(nodes, "merged", "w_o", "b_o", "attn")
-    nodes += [mk("Add", ["x", "attn"], ["r"]),
-              mk("LayerNormalization", ["r", "ln_2_g", "ln_2_b"], ["h2"], axis=-1, epsilon=1e-5)]
-    linear(nodes, "h2", "w_fc", "b_fc", "f")
-    # GELU, tanh approximation: 0.5 f (1 + tanh(c (f + 0.044715 f^3)))
-    nodes += [mk("Mul", ["f", "f"], ["f2"]), mk("Mul", ["f2", "f"], ["f3"]),
-              mk("Mul", ["f3", "cubic"], ["f3c"]), mk("Add", ["f", "f3c"], ["inner0"]),
-              mk("Mul", ["inner0", "c"], ["inner"]), mk("Tanh", ["inner"], ["th"]),
-              mk("Add", ["th", "one"], ["th1"]), mk("Mul", ["f", "th1"], ["g0"]),
-              mk("Mul", ["g0", "half"], ["g"])]
-    linear(nodes, "g", "w_proj", "b_proj", "m")
-    nodes.append(mk("Add", ["r", "m"], ["y"]))
-    return nodes, consts
+        linear(nodes, h, f"{p}w_{name}", f"{p}b_{name}", f"{p}{name}_lin")
+        nodes += [mk("Reshape", [f"{p}{name}_lin", "heads_shape"], [f"{p}{name}_r"]),
+                  mk("Transpose", [f"{p}{name}_r"], [p + name], perm=[0, 2, 1, 3])]
+    nodes += [mk("Transpose", [p + "k"], [p + "kt"], perm=[0, 1, 3, 2]),
+              mk("MatMul", [p + "q", p + "kt"], [p + "s0"]),
+              mk("Mul", [p + "s0", "scale"], [p + "s"])]
+    scores = p + "s"
+    if causal:
+        nodes.append(mk("Where", ["mask", p + "s", "neg"], [p + "masked"]))
+        scores = p + "masked"
+    nodes += [mk("Softmax", [scores], [p + "probs"], axis=-1),
+              mk("MatMul", [p + "probs", p + "v"], [p + "heads"]),
+              mk("Transpose", [p + "heads"], [p + "ht"], perm=[0, 2, 1, 3]),
+              mk("Reshape", [p + "ht", "merged_shape"], [p + "merged"])]
+    linear(nodes, p + "merged", p + "w_o", p + "b_o", out)
 
 
-GRAPHS = {"mnist_mlp": mlp_graph, "lenet": lenet_graph, "gpt2_block": gpt2_graph}
+def mlp(nodes, p, h, out):
+    """768 -> 3072 -> 768 with GELU's tanh approximation, written out as
+    0.5 f (1 + tanh(c (f + 0.044715 f^3))) (as exporters of opset 17 do)."""
+    mk = helper.make_node
+    linear(nodes, h, p + "w_fc", p + "b_fc", p + "f")
+    f = p + "f"
+    nodes += [mk("Mul", [f, f], [p + "f2"]), mk("Mul", [p + "f2", f], [p + "f3"]),
+              mk("Mul", [p + "f3", "cubic"], [p + "f3c"]), mk("Add", [f, p + "f3c"], [p + "inner0"]),
+              mk("Mul", [p + "inner0", "c"], [p + "inner"]), mk("Tanh", [p + "inner"], [p + "th"]),
+              mk("Add", [p + "th", "one"], [p + "th1"]), mk("Mul", [f, p + "th1"], [p + "g0"]),
+              mk("Mul", [p + "g0", "half"], [p + "g"])]
+    linear(nodes, p + "g", p + "w_proj", p + "b_proj", out)
 
 
-def onnx_model(name, params, in_name, shape, out_name):
+def gpt2_block(nodes, p, x, out):
+    """Pre-LN: r = x + attn(ln_1(x)); out = r + mlp(ln_2(r))."""
+    mk = helper.make_node
+    layer_norm(nodes, x, p + "ln_1", p + "n1", 1e-5)
+    attention(nodes, p, p + "n1", p + "attn", causal=True)
+    nodes.append(mk("Add", [x, p + "attn"], [p + "r"]))
+    layer_norm(nodes, p + "r", p + "ln_2", p + "n2", 1e-5)
+    mlp(nodes, p, p + "n2", p + "m")
+    nodes.append(mk("Add", [p + "r", p + "m"], [out]))
+
+
+def gpt2_graph(p, shape):
+    nodes = []
+    gpt2_block(nodes, "", "x", "y")
+    return nodes, transformer_consts(shape[0], shape[1], causal=True)
+
+
+def gpt2_small_graph(p, shape):
+    b, t = shape
+    mk = helper.make_node
+    nodes = [mk("Gather", ["wte", "ids"], ["tok"]), mk("Add", ["tok", "wpe"], ["e"])]
+    x = "e"
+    for i in range(12):
+        gpt2_block(nodes, f"h{i}_", x, f"h{i}")
+        x = f"h{i}"
+    layer_norm(nodes, x, "ln_f", "hf", 1e-5)
+    # The tied head multiplies by wte transposed: given as its own initializer
+    # (what ONNX Runtime's constant folding of a Transpose would make).
+    nodes.append(mk("MatMul", ["hf", "wte_t"], ["logits"]))
+    return nodes, transformer_consts(b, t, causal=True) + [
+        numpy_helper.from_array(np.ascontiguousarray(p["wte"].T), "wte_t")]
+
+
+def bert_layer_graph(p, shape):
+    """Post-LN: x1 = ln_1(x + attn(x)); y = ln_2(x1 + mlp(x1))."""
+    mk = helper.make_node
+    nodes = []
+    attention(nodes, "l0_", "x", "attn", causal=False)
+    nodes.append(mk("Add", ["x", "attn"], ["r1"]))
+    layer_norm(nodes, "r1", "l0_ln_1", "x1", 1e-12)
+    mlp(nodes, "l0_", "x1", "m")
+    nodes.append(mk("Add", ["x1", "m"], ["r2"]))
+    layer_norm(nodes, "r2", "l0_ln_2", "y", 1e-12)
+    return nodes, transformer_consts(shape[0], shape[1], causal=False)
+
+
+def resnet50_graph(p, shape):
+    """As bench/models/generate.py's resnet50: convolutions with bias (batch
+    norm folded in), ReLU, max pooling, bottlenecks with residual adds,
+    global average pooling and the classifier."""
+    mk = helper.make_node
+    nodes = []
+
+    def conv(name, x, k, stride=1, pad=0, relu=True):
+        out = name + ("_pre" if relu else "")
+        nodes.append(mk("Conv", [x, name + "_w", name + "_b"], [out], kernel_shape=[k, k],
+                        strides=[stride, stride], pads=[pad] * 4))
+        if relu:
+            nodes.append(mk("Relu", [out], [name]))
+        return name
+
+    conv("conv1", "x", 7, stride=2, pad=3)
+    nodes.append(mk("MaxPool", ["conv1"], ["pool1"], kernel_shape=[3, 3], strides=[2, 2],
+                    pads=[1, 1, 1, 1]))
+    x = "pool1"
+    for stage, (blocks, stride) in enumerate([(3, 1), (4, 2), (6, 2), (3, 2)], start=1):
+        for block in range(blocks):
+            s = stride if block == 0 else 1
+            q = f"s{stage}b{block}"
+            conv(q + "_a", x, 1)
+            conv(q + "_b", q + "_a", 3, stride=s, pad=1)
+            conv(q + "_c", q + "_b", 1, relu=False)
+            shortcut = conv(q + "_down", x, 1, stride=s, relu=False) if block == 0 else x
+            nodes += [mk("Add", [q + "_c", shortcut], [q + "_sum"]), mk("Relu", [q + "_sum"], [q])]
+            x = q
+    nodes += [mk("GlobalAveragePool", [x], ["gap4"]),
+              mk("Reshape", ["gap4", "gap_shape"], ["gap"])]
+    linear(nodes, "gap", "fc_w", "fc_b", "logits")
+    return nodes, [const("gap_shape", [shape[0], 2048], np.int64)]
+
+
+GRAPHS = {"mnist_mlp": mlp_graph, "lenet": lenet_graph, "gpt2_block": gpt2_graph,
+          "gpt2_small": gpt2_small_graph, "bert_layer": bert_layer_graph,
+          "resnet50": resnet50_graph}
+
+
+def onnx_model(name, params, in_name, shape, dtype, out_name):
     nodes, consts = GRAPHS[name](params, shape)
     inits = [numpy_helper.from_array(v.astype(np.float32), k) for k, v in params.items()]
+    elem = TensorProto.INT32 if dtype == np.int32 else TensorProto.FLOAT
     graph = helper.make_graph(
-        nodes, name, [helper.make_tensor_value_info(in_name, TensorProto.FLOAT, shape)],
+        nodes, name, [helper.make_tensor_value_info(in_name, elem, shape)],
         [helper.make_tensor_value_info(out_name, TensorProto.FLOAT, None)], inits + consts)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -200,44 +316,58 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default="")
+    ap.add_argument("--only", default="", help="comma-separated model names (default: all)")
     args = ap.parse_args()
     dlc = os.path.join(args.build, "bin", "dlc")
     bench = os.path.join(args.build, "bin", "dlc-bench-cpu")
     rows = []
     with tempfile.TemporaryDirectory(prefix="dlc-bench-cpu-") as tmp:
         prepared = []
-        for name, dims, in_name, shape, out_name, batch in MODELS:
+        only = set(args.only.split(",")) if args.only else None
+        for name, lines, dims, in_name, shape, dtype, out_name, batch in MODELS:
+            if only and name not in only:
+                continue
             src = os.path.join(ROOT, "examples", name + ".dlg")
+            if lines:
+                src = os.path.join(tmp, name + ".dlg")
+                with open(src, "w") as f:
+                    f.write("\n".join(lines()) + "\n")
             dim_args = [f"--dim={k}={v}" for k, v in dims.items()]
             key = name + "".join(f"-{k}{v}" for k, v in dims.items())
             module = os.path.join(tmp, key + ".dlcm")
             run([dlc, "compile", src, "-o", module] + dim_args)
-            x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+            flops = int(re.search(r"FLOPs per run: ([\d,]+)",
+                                  run([dlc, "check", src] + dim_args)).group(1).replace(",", ""))
+            rng = np.random.default_rng(0)
+            x = (rng.integers(0, 50257, shape).astype(np.int32) if dtype == np.int32
+                 else rng.standard_normal(shape).astype(np.float32))
             xin, yout, pfile = (os.path.join(tmp, f) for f in ("x.npy", "y.npy", "p.npz"))
             np.save(xin, x)
             run([dlc, "run", module, f"--input={in_name}=@{xin}", f"--output={out_name}=@{yout}"])
             run([dlc, "run", src, f"--save-params={pfile}", f"--input={in_name}=@{xin}"] + dim_args)
             with np.load(pfile) as archive:
                 params = {k: archive[k] for k in archive.files}
-            model = onnx_model(name, params, in_name, shape, out_name)
+            model = onnx_model(name, params, in_name, shape, dtype, out_name)
             ours = np.load(yout).astype(np.float64)
-            prepared.append((key, name, dims, batch, module, model, {in_name: x}, ours))
+            # The large models (a run of 10-500 ms) take fewer timed runs.
+            runs = args.runs if lines is None else max(10, args.runs // 5)
+            prepared.append((key, name, dims, batch, module, model, {in_name: x}, ours, runs, flops))
         samples = {p[0]: [] for p in prepared}
         for _ in range(args.repeat):
-            for key, name, dims, batch, module, model, feeds, ours in prepared:
-                ort_ms, ort_out = time_ort(model, feeds, args.threads, args.runs)
+            for key, name, dims, batch, module, model, feeds, ours, runs, _ in prepared:
+                ort_ms, ort_out = time_ort(model, feeds, args.threads, runs)
                 err = np.linalg.norm(ours - ort_out) / np.linalg.norm(ort_out)
                 med, p10, p90 = map(float, run([bench, "run", module, str(args.threads),
-                                                str(args.runs)]).split())
+                                                str(runs)]).split())
                 samples[key].append((med, p10, p90, ort_ms, err))
-        for key, name, dims, batch, *_ in prepared:
+        for key, name, dims, batch, *_, flops in prepared:
             s = samples[key]
             med = float(np.median([x[0] for x in s]))
             ort_ms = float(np.median([x[3] for x in s]))
             ratios = [x[0] / x[3] for x in s]
             rows.append((name, dims, batch, med, min(x[0] for x in s), max(x[0] for x in s),
                          ort_ms, min(x[3] for x in s), max(x[3] for x in s),
-                         float(np.median(ratios)), min(ratios), max(ratios), max(x[4] for x in s)))
+                         float(np.median(ratios)), min(ratios), max(ratios), max(x[4] for x in s), flops))
         dispatch = measure_dispatch(dlc, bench, tmp, sorted({1, args.threads}))
     peaks = {}
     for t in sorted({args.threads, 1}):
@@ -247,25 +377,35 @@ def main():
     gemm = run([bench, "gemm", str(args.threads)]).splitlines()[1:]
     gemm1 = run([bench, "gemm", "1"]).splitlines()[1:] if args.threads != 1 else None
 
+    widest = "fma512" if (args.threads, "fma512") in peaks else "fma256"
+    isa = {"fma512": "AVX-512", "fma256": "AVX2"}
+    peak = peaks[(args.threads, widest)]
     lines = [f"machine: {machine()}",
              f"threads: {args.threads} (dlc session and ONNX Runtime {ort.__version__} intra-op); "
-             f"each latency is the median of {args.runs} runs after 10 warm-up runs, "
-             f"measured {args.repeat} times interleaved: median of the {args.repeat} (min–max)", "",
-             "| model | size | dlc ms (min–max) | ORT ms (min–max) | dlc/ORT (min–max) | dlc samples/s | ORT samples/s | dlc vs ORT rel. error |",
-             "|---|---|---|---|---|---|---|---|"]
-    for name, dims, batch, med, lo, hi, ort_ms, olo, ohi, ratio, rlo, rhi, err in rows:
+             f"each latency is the median of {args.runs} runs ({max(10, args.runs // 5)} for "
+             "ResNet-50, the BERT layer and GPT-2 small) after 10 warm-up runs, "
+             f"measured {args.repeat} times interleaved: median of the {args.repeat} (min–max); "
+             f"GFLOP/s from `dlc check`'s FLOPs per run at the median latency, against the "
+             f"{isa[widest]} FMA peak of {peak:.0f} GFLOP/s on {args.threads} thread(s)", "",
+             "| model | size | dlc ms (min–max) | ORT ms (min–max) | dlc/ORT (min–max) | dlc samples/s | ORT samples/s | dlc GFLOP/s (of peak) | ORT GFLOP/s | dlc vs ORT rel. error |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, dims, batch, med, lo, hi, ort_ms, olo, ohi, ratio, rlo, rhi, err, flops in rows:
         size = ", ".join(f"{k}={v}" for k, v in dims.items())
+        ours, theirs = flops / med / 1e6, flops / ort_ms / 1e6
         lines.append(f"| {name} | {size} | {med:.3f} ({lo:.3f}–{hi:.3f}) | {ort_ms:.3f} ({olo:.3f}–{ohi:.3f}) | "
-                     f"{ratio:.2f} ({rlo:.2f}–{rhi:.2f}) | {1e3 * batch / med:.0f} | {1e3 * batch / ort_ms:.0f} | {err:.1e} |")
-    lines += ["", "GEMM (f32, row-major), GFLOP/s, best of 5 × 0.2 s; peak = a tight loop of "
-              "independent AVX-512 FMAs on the same threads (`dlc-bench-cpu peak`); "
+                     f"{ratio:.2f} ({rlo:.2f}–{rhi:.2f}) | {1e3 * batch / med:.0f} | {1e3 * batch / ort_ms:.0f} | "
+                     f"{ours:.1f} ({100 * ours / peak:.0f}%) | {theirs:.1f} | {err:.1e} |")
+    lines += ["", f"GEMM (f32, row-major), GFLOP/s, best of 5 × 0.2 s; peak = a tight loop of "
+              f"independent {isa[widest]} FMAs on the same threads (`dlc-bench-cpu peak`), the "
+              "widest vectors this CPU has; "
               "*split* = each library single-threaded on threads splitting M (how dlc kernels call it)", ""]
     for t, table in ((args.threads, gemm), (1, gemm1)):
         if table is None:
             continue
-        peak = peaks[(t, "fma512")]
-        lines += [f"{t} thread(s): FMA peak {peak:.1f} GFLOP/s (AVX-512), "
-                  f"{peaks[(t, 'fma256')]:.1f} (AVX2)", "",
+        peak = peaks[(t, widest)]
+        lines += [f"{t} thread(s): FMA peak " + ", ".join(
+                      f"{peaks[(t, w)]:.1f} GFLOP/s ({isa[w]})" for w in ("fma512", "fma256")
+                      if (t, w) in peaks), "",
                   "| shape | m×n×k | OpenBLAS | oneDNN | OpenBLAS split | oneDNN split |",
                   "|---|---|---|---|---|---|"]
         for row in table:

@@ -134,6 +134,14 @@ def norm(w, name, x, eps, width=768):
     return f"layer_norm({x}, {g}, {b}, axis=-1, epsilon={eps})"
 
 
+def bert_layer_lines(w, p, x, seq):
+    """One post-LN encoder layer of BERT-base on x: [B, seq, 768], named p."""
+    attn = attention_heads(w, p, x, "B", seq, causal=False)
+    w.line(f"{p}_x = {norm(w, p + '_ln_1', f'{x} + {attn}', '1e-12')}")
+    w.line(f"{p} = {norm(w, p + '_ln_2', f'{p}_x + ' + mlp(w, p, f'{p}_x'), '1e-12')}")
+    return p
+
+
 def bert_base():
     seq = 128
     w = Writer()
@@ -143,18 +151,25 @@ def bert_base():
     w.line(f"e = {norm(w, 'ln_e', f'embedding({wte}, ids) + {wpe}', '1e-12')}")
     x = "e"
     for layer in range(12):
-        p = f"l{layer}"
         w.line()
         w.line(f"# Layer {layer}: self-attention, add and norm; MLP, add and norm.")
-        attn = attention_heads(w, p, x, "B", seq, causal=False)
-        w.line(f"{p}_x = {norm(w, p + '_ln_1', f'{x} + {attn}', '1e-12')}")
-        w.line(f"{p} = {norm(w, p + '_ln_2', f'{p}_x + ' + mlp(w, p, f'{p}_x'), '1e-12')}")
-        x = p
+        x = bert_layer_lines(w, f"l{layer}", x, seq)
     w.line(f"h = {x}")
     return header([
         "A BERT-base encoder: 12 post-LN layers, 12 heads of 64, width 768,",
         f"FFN 3072, sequence {seq}, batch B; no padding mask.",
     ]) + [f"graph bert_base(ids: i32[B, {seq}]) -> (h: f32[B, {seq}, 768]) {{"] + \
+        w.lines + ["}"]
+
+
+def bert_layer(seq=128):
+    """One BERT-base encoder layer (bench/cpu times it; not written out)."""
+    w = Writer()
+    w.line("# Self-attention, add and norm; MLP, add and norm.")
+    w.line(f"y = {bert_layer_lines(w, 'l0', 'x', seq)}")
+    return header([
+        f"One BERT-base encoder layer (post-LN), sequence {seq}, batch B.",
+    ]) + [f"graph bert_layer(x: f32[B, {seq}, 768]) -> (y: f32[B, {seq}, 768]) {{"] + \
         w.lines + ["}"]
 
 
@@ -193,12 +208,12 @@ def gpt(name, title, layers=12, width=768, heads=12, seq=1024, vocab=50257):
                    "  optimizer = adam(lr=0.0003)", "}"]
 
 
-def gpt2_small():
-    return gpt("gpt2_small", [
+def gpt2_small(seq=1024, name="gpt2_small"):
+    return gpt(name, [
         "GPT-2 small: 12 pre-LN causal blocks of 12 heads of 64, width 768,",
-        "sequence 1024, batch B, with the tied LM head; trained on next-token",
+        f"sequence {seq}, batch B, with the tied LM head; trained on next-token",
         "cross-entropy with Adam (dlc plan --train).",
-    ])
+    ], seq=seq)
 
 
 def gpt2_2b():

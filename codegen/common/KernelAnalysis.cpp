@@ -46,11 +46,19 @@ bool dlc::codegen::isStage(Operation *op) {
   return isStageRole(kernelRoleOf(op));
 }
 
+/// An operand a stage reads row by row: row r of its result reads only
+/// row r of the operand's first `aligned` dimensions.
+struct RowwiseOperand {
+  Value value;
+  unsigned aligned;
+};
+
 /// The largest split a stage allows on its result (the rows it computes
-/// independently), and which of its operands must be whole (read across
-/// rows: those may not depend on another stage of a split kernel).
+/// independently), which of its operands must be whole (read across rows:
+/// those may not depend on another stage of a split kernel), and which it
+/// reads row by row.
 static unsigned stageLimit(Operation *op, SmallVectorImpl<Value> &whole,
-                           SmallVectorImpl<Value> &rowwise) {
+                           SmallVectorImpl<RowwiseOperand> &rowwise) {
   int64_t rank = shapeOf(op->getResult(0)).size();
   switch (kernelRoleOf(op)) {
   case KernelRole::Contraction: {
@@ -61,29 +69,34 @@ static unsigned stageLimit(Operation *op, SmallVectorImpl<Value> &whole,
     whole.push_back(matmul.getRhs());
     bool lhsAligned = shapeOf(matmul.getLhs()).size() == (size_t)rank &&
                       !matmul.getTransposeA();
-    (lhsAligned ? rowwise : whole).push_back(matmul.getLhs());
+    if (lhsAligned)
+      rowwise.push_back({matmul.getLhs(), unsigned(rank - 1)});
+    else
+      whole.push_back(matmul.getLhs());
     return rank - 1;
   }
   case KernelRole::Convolution:
-    // Images are independent; weights and bias are read by every one.
-    rowwise.push_back(op->getOperand(0));
+    // Rows are (image, output channel): each reads its whole image, so a
+    // batch of one still splits (over output channels); weights and bias
+    // are read by every row.
+    rowwise.push_back({op->getOperand(0), 1});
     for (Value v : op->getOperands().drop_front())
       whole.push_back(v);
-    return 1;
+    return 2;
   case KernelRole::Pooling:
-    rowwise.push_back(op->getOperand(0));
+    rowwise.push_back({op->getOperand(0), 2});
     return 2; // images and channels
   case KernelRole::Row: {
     // Rows split up to the first row axis; the other operands (scale,
     // bias) are read by every row.
     auto row = cast<RowOpInterface>(op);
-    rowwise.push_back(row.getRowInput());
+    SmallVector<int64_t> axes = row.getRowAxes();
+    int64_t first = std::min<int64_t>(axes.empty() ? rank : axes.front(), rank);
+    rowwise.push_back({row.getRowInput(), unsigned(first)});
     for (Value v : op->getOperands())
       if (v != row.getRowInput())
         whole.push_back(v);
-    SmallVector<int64_t> axes = row.getRowAxes();
-    int64_t first = axes.empty() ? rank : axes.front();
-    return std::min<int64_t>(first, rank);
+    return first;
   }
   default:
     for (Value v : op->getOperands())
@@ -199,14 +212,15 @@ static KernelAnalysis analyzeWith(const KernelView &kernel,
     if (isStage(op)) {
       bound(commonPrefix(anchor, shapeOf(op->getResult(0))),
             name + " of another shape than the results");
-      SmallVector<Value> whole, rowwise;
+      SmallVector<Value> whole;
+      SmallVector<RowwiseOperand> rowwise;
       bound(stageLimit(op, whole, rowwise), name + " rows");
       for (Value v : whole)
         if (a.afterStage.contains(v))
           bound(0, name + " reads a whole stage result");
-      for (Value v : rowwise)
-        if (a.afterStage.contains(v))
-          bound(commonPrefix(anchor, shapeOf(v)),
+      for (RowwiseOperand r : rowwise)
+        if (a.afterStage.contains(r.value))
+          bound(std::min(r.aligned, commonPrefix(anchor, shapeOf(r.value))),
                 name + " reads a stage result of another shape");
     } else if (llvm::any_of(op->getResults(), [&](Value r) {
                  return a.afterStage.contains(r);

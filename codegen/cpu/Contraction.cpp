@@ -2,8 +2,9 @@
 //
 // f32 and f64 go to the prelude's dlc_sgemm (oneDNN or OpenBLAS) and
 // dlc_dgemm (OpenBLAS), one call per
-// batch slice of this call's rows; convolution is im2col (skipped for 1x1
-// unit-stride unpadded kernels) then one GEMM per image and group. Other
+// batch slice of this call's rows; convolution's rows are (image, output
+// channel): im2col (skipped for 1x1 unit-stride unpadded kernels) then one
+// GEMM per image and group for the call's channels. Other
 // dtypes use loops accumulating in double, as the oracle does.
 //
 //===----------------------------------------------------------------------===//
@@ -156,9 +157,12 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
   int64_t patch = Cg * KH * KW, pixels = OH * OW;
   std::string type = ctx.target.storageType(X.dtype);
 
-  out.open("for (int64_t n = " + ctx.rowsBegin(y[0]) + "; n < " +
-           ctx.rowsEnd(y[0]) + "; ++n)");
   if (blas) {
+    // This call's rows are (image, output channel) pairs q in [first, last):
+    // per image, the channels [o0, o1) it has, per group among them: the
+    // group's im2col (skipped for 1x1 unit-stride unpadded kernels), one GEMM
+    // for the channels, then their bias. A batch of one thus splits over
+    // output channels (each call building the image's columns it needs).
     ctx.usesBlas = true;
     bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && pt == 0 &&
                   pl == 0 && OH == H && OW == W;
@@ -169,27 +173,45 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
                    "colMemory");
       out.line(type + " *col = (" + type + " *)colMemory.data;");
     }
-    out.open("for (int64_t g = 0; g < " + str(G) + "; ++g)");
+    out.open("for (int64_t q = " + ctx.rowsBegin(y[0] * O) + ", qEnd = " +
+             ctx.rowsEnd(y[0] * O) + "; q < qEnd;)");
+    out.line("const int64_t n = q / " + str(O) + ", o0 = q % " + str(O) + ";");
+    out.line("const int64_t o1 = " + str(O) + " < o0 + (qEnd - q) ? " + str(O) +
+             " : o0 + (qEnd - q);");
+    out.open("for (int64_t g = o0 / " + str(Og) + "; g * " + str(Og) + " < o1; ++g)");
+    out.line("const int64_t gFirst = o0 > g * " + str(Og) + " ? o0 : g * " + str(Og) +
+             ", gLast = o1 < (g + 1) * " + str(Og) + " ? o1 : (g + 1) * " + str(Og) + ";");
     std::string xBase = "(n * " + str(C) + " + g * " + str(Cg) + ") * " + str(H * W);
     if (!direct) {
+      // Per (c, kh, kw), the columns ow whose input column iw = ow * sw + off
+      // is inside the image are [lo, hi): copied without a test per
+      // element, the rest zero.
       out.line("// im2col: col[(c, kh, kw), (oh, ow)], zero outside the image");
       out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
       out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
       out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");
       out.line(type + " *row = col + ((c * " + str(KH) + " + kh) * " + str(KW) +
                " + kw) * " + str(pixels) + ";");
+      out.line("const int64_t off = kw * " + str(dw) + " - " + str(pl) + ";");
+      out.line("const int64_t lo = off >= 0 ? 0 : (" + str(sw) + " - 1 - off) / " +
+               str(sw) + ";");
+      out.line("int64_t hi = off >= " + str(W) + " ? 0 : (" + str(W) + " - off + " +
+               str(sw) + " - 1) / " + str(sw) + ";");
+      out.line("hi = hi > " + str(OW) + " ? " + str(OW) + " : hi < lo ? lo : hi;");
       out.open("for (int64_t oh = 0; oh < " + str(OH) + "; ++oh)");
       out.line("const int64_t ih = oh * " + str(sh) + " - " + str(pt) +
                " + kh * " + str(dh) + ";");
-      out.open("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow)");
-      out.line("const int64_t iw = ow * " + str(sw) + " - " + str(pl) +
-               " + kw * " + str(dw) + ";");
-      out.line("row[oh * " + str(OW) + " + ow] = ih >= 0 && ih < " + str(H) +
-               " && iw >= 0 && iw < " + str(W) + " ? " +
-               elementAt(X, xBase + " + (c * " + str(H) + " + ih) * " + str(W) +
-                                " + iw") +
-               " : (" + type + ")0;");
+      out.line(type + " *dst = row + oh * " + str(OW) + ";");
+      out.open("if (ih < 0 || ih >= " + str(H) + ")");
+      out.line("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow) dst[ow] = 0;");
+      out.line("continue;");
       out.close();
+      out.line("const int64_t src = " + xBase + " + (c * " + str(H) + " + ih) * " +
+               str(W) + " + off;");
+      out.line("for (int64_t ow = 0; ow < lo; ++ow) dst[ow] = 0;");
+      out.line("for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = " +
+               elementAt(X, "src + ow * " + str(sw)) + ";");
+      out.line("for (int64_t ow = hi; ow < " + str(OW) + "; ++ow) dst[ow] = 0;");
       out.close();
       out.close();
       out.close();
@@ -197,24 +219,29 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
     }
     const char *gemm = X.dtype == DType::F32 ? "dlc_sgemm" : "dlc_dgemm";
     std::string colPtr = direct ? addressOf(X, xBase) : "col";
-    std::string yFirst = "(n * " + str(O) + " + g * " + str(Og) + ") * " + str(pixels);
-    out.line(std::string(gemm) + "(false, false, " + str(Og) + ", " + str(pixels) +
-             ", " + str(patch) + ", " + addressOf(Wt, "g * " + str(Og * patch)) +
+    std::string yFirst = "(n * " + str(O) + " + gFirst) * " + str(pixels);
+    out.line(std::string(gemm) + "(false, false, gLast - gFirst, " + str(pixels) +
+             ", " + str(patch) + ", " + addressOf(Wt, "gFirst * " + str(patch)) +
              ", " + str(patch) + ", " + colPtr + ", " + str(pixels) + ", " +
              addressOf(Y, yFirst) + ", " + str(pixels) + ");");
     if (bias) {
-      out.open("for (int64_t o = 0; o < " + str(Og) + "; ++o)");
-      out.line(type + " *plane = " + addressOf(Y, yFirst + " + o * " + str(pixels)) + ";");
-      out.line("const " + type + " b = " + elementAt(*bias, "g * " + str(Og) + " + o") + ";");
+      out.open("for (int64_t o = gFirst; o < gLast; ++o)");
+      out.line(type + " *plane = " +
+               addressOf(Y, "(n * " + str(O) + " + o) * " + str(pixels)) + ";");
+      out.line("const " + type + " b = " + elementAt(*bias, "o") + ";");
       out.open("for (int64_t i = 0; i < " + str(pixels) + "; ++i)");
       out.line("plane[i] += b;");
       out.close();
       out.close();
     }
     out.close();
+    out.line("q += o1 - o0;");
+    out.close();
   } else {
-    out.open("for (int64_t o = 0; o < " + str(O) + "; ++o)");
-    out.line("const int64_t g = o / " + str(Og) + ";");
+    out.open("for (int64_t q = " + ctx.rowsBegin(y[0] * O) + "; q < " +
+             ctx.rowsEnd(y[0] * O) + "; ++q)");
+    out.line("const int64_t n = q / " + str(O) + ", o = q % " + str(O) +
+             ", g = o / " + str(Og) + ";");
     out.open("for (int64_t oh = 0; oh < " + str(OH) + "; ++oh)");
     out.open("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow)");
     out.line("double acc = " +
@@ -241,5 +268,4 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
     out.close();
     out.close();
   }
-  out.close();
 }

@@ -129,6 +129,7 @@ private:
   Buffer operand(Value value);
   Buffer scratch(Value value, bool rows, const char *prefix);
   void emitStage(Operation *op);
+  std::optional<unsigned> resultComputedInPlace(Operation *stage) const;
   int64_t workPerRow() const;
 
   const CTarget &target;
@@ -137,6 +138,10 @@ private:
   CodeWriter body;
   std::string statics;
   llvm::DenseMap<Value, Buffer> buffers;
+  /// The kernel's results (r0, r1, ...), whole tensors.
+  std::vector<Buffer> results;
+  /// The result the last stage computes in (resultComputedInPlace).
+  std::optional<unsigned> stageResultInPlace;
   DataChecks &checks;
   uint32_t index;
   ElementalEmitter elemental;
@@ -238,11 +243,60 @@ Buffer CpuKernelEmitter::operand(Value value) {
   return b;
 }
 
+/// The kernel result the last stage can write straight into: one whose
+/// elements are an element-wise function of the stage's at the same index
+/// (conv2d or matmul followed by bias, activation, residual add), so the
+/// result loop reads each element of the stage and overwrites it. That
+/// saves the stage's scratch and a pass of it through the caches.
+std::optional<unsigned>
+CpuKernelEmitter::resultComputedInPlace(Operation *stage) const {
+  if (stage != analysis.stages.back() || analysis.stageResultsThroughScratch)
+    return std::nullopt;
+  Value value = stage->getResult(0);
+  std::vector<int64_t> shape = shapeOf(value);
+  // The values computed element-wise from the stage's, each of its shape.
+  llvm::DenseSet<Value> cone{value};
+  bool after = false;
+  for (Operation *op : kernel.body) {
+    if (op == stage) {
+      after = true;
+      continue;
+    }
+    bool reads = llvm::any_of(op->getOperands(),
+                              [&](Value v) { return cone.contains(v); });
+    if (!reads)
+      continue;
+    if (!after || kernelRoleOf(op) != KernelRole::Elementwise ||
+        op->getNumResults() != 1 || shapeOf(op->getResult(0)) != shape)
+      return std::nullopt;
+    for (Value v : op->getOperands())
+      if (cone.contains(v) && shapeOf(v) != shape)
+        return std::nullopt;
+    cone.insert(op->getResult(0));
+  }
+  std::optional<unsigned> found;
+  for (auto [i, r] : llvm::enumerate(kernel.results)) {
+    if (!cone.contains(r))
+      continue;
+    if (found || analysis.iterated[i] != r || kernel.inplace[i] >= 0 ||
+        elementDType(r) != elementDType(value))
+      return std::nullopt;
+    found = i;
+  }
+  return found;
+}
+
 void CpuKernelEmitter::emitStage(Operation *op) {
   Value result = op->getResult(0);
   body.line("// " + describeOp(op) + " -> " + dtypeName(elementDType(result)) +
             shapeText(shapeOf(result)));
-  Buffer out = scratch(result, true, "s");
+  std::optional<unsigned> into = resultComputedInPlace(op);
+  if (into) {
+    stageResultInPlace = into;
+    body.line("// (computed in " + results[*into].ptr +
+              ", which the result loop overwrites element by element)");
+  }
+  Buffer out = into ? results[*into] : scratch(result, true, "s");
   StageContext ctx{target, body, analysis,
                    [this](Value v) { return operand(v); }, out};
   ctx.checks = &checks;
@@ -286,7 +340,6 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
               shapeText(shapeOf(arg)));
     buffers[arg] = Buffer{name, dtype, shapeOf(arg), ""};
   }
-  std::vector<Buffer> results;
   for (auto [i, v] : llvm::enumerate(kernel.results)) {
     DType dtype = elementDType(v);
     std::string type = target.storageType(dtype);
@@ -308,7 +361,15 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
 
   // The results, one loop nest per shape.
   std::vector<std::pair<Buffer, Buffer>> copies; // scratch -> result
-  for (auto &group : analysis.resultGroups) {
+  for (auto &whole : analysis.resultGroups) {
+    // A stage computed in its result is the result already.
+    std::vector<unsigned> group;
+    for (unsigned i : whole)
+      if (!(stageResultInPlace && *stageResultInPlace == i &&
+            buffers.lookup(kernel.results[i]).ptr == results[i].ptr))
+        group.push_back(i);
+    if (group.empty())
+      continue;
     std::vector<int64_t> shape = shapeOf(analysis.iterated[group.front()]);
     std::vector<Buffer> targets;
     for (unsigned i : group) {

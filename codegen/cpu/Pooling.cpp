@@ -1,7 +1,9 @@
 //===- Pooling.cpp - max and average pooling on the CPU -------------------===//
 //
-// One (image, channel) plane per row of the stage; windows accumulate in
-// double; padding counts as -inf (max) or 0 (average), as in the oracle.
+// One (image, channel) plane per row of the stage; padding counts as -inf
+// (max) or 0 (average), as in the oracle. f32/f64 max pooling works a row
+// of the output at a time in the storage type (max rounds nothing); the
+// other windows accumulate in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +37,36 @@ void dlc::codegen::emitPool2d(Operation *op, StageContext &ctx) {
   out.open("for (int64_t plane = " + ctx.rowsBegin(y[0] * y[1]) + "; plane < " +
            ctx.rowsEnd(y[0] * y[1]) + "; ++plane)");
   out.open("for (int64_t oh = 0; oh < " + str(OH) + "; ++oh)");
+  if (isMax && (X.dtype == DType::F32 || X.dtype == DType::F64) && Y.dtype == X.dtype) {
+    // Max is exact in the storage type: an output row starts at -inf and
+    // takes the maximum with each window position's input row, over the
+    // columns ow where that position is inside the image ([lo, hi), as in
+    // im2col), a loop without a test per element that vectorises.
+    std::string type = ctx.target.storageType(X.dtype);
+    out.line(type + " *dst = " +
+             addressOf(Y, "(plane * " + str(OH) + " + oh) * " + str(OW)) + ";");
+    out.line("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow) dst[ow] = -INFINITY;");
+    out.open("for (int64_t kh = 0; kh < " + str(kernel[0]) + "; ++kh)");
+    out.line("const int64_t ih = oh * " + str(strides[0]) + " - " + str(padding[0]) + " + kh;");
+    out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
+    out.open("for (int64_t kw = 0; kw < " + str(kernel[1]) + "; ++kw)");
+    int64_t sw = strides[1];
+    out.line("const int64_t off = kw - " + str(padding[1]) + ";");
+    out.line("const int64_t lo = off >= 0 ? 0 : (" + str(sw) + " - 1 - off) / " + str(sw) + ";");
+    out.line("int64_t hi = off >= " + str(W) + " ? 0 : (" + str(W) + " - off + " + str(sw) +
+             " - 1) / " + str(sw) + ";");
+    out.line("hi = hi > " + str(OW) + " ? " + str(OW) + " : hi < lo ? lo : hi;");
+    out.line("const int64_t src = (plane * " + str(H) + " + ih) * " + str(W) + " + off;");
+    out.open("for (int64_t ow = lo; ow < hi; ++ow)");
+    out.line("const " + type + " v = " + elementAt(X, "src + ow * " + str(sw)) + ", a = dst[ow];");
+    out.line("dst[ow] = v != v || a != a ? (" + type + ")NAN : v > a ? v : a;");
+    out.close();
+    out.close();
+    out.close();
+    out.close();
+    out.close();
+    return;
+  }
   out.open("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow)");
   out.line(isMax ? "double acc = -INFINITY;" : "double acc = 0;");
   if (!isMax)
