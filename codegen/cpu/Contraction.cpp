@@ -112,7 +112,10 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
     aFirst = ta ? "m" : "m * " + str(K);
   if (blas) {
     ctx.usesBlas = true;
-    const char *gemm = A.dtype == DType::F32 ? "dlc_sgemm" : "dlc_dgemm";
+    // (dlc_sgemm_wide: the prelude's library choice for wide weights)
+    const char *gemm = A.dtype != DType::F32 ? "dlc_dgemm"
+                       : N >= 2048 && !tb    ? "dlc_sgemm_wide"
+                                             : "dlc_sgemm";
     out.line(std::string(gemm) + "(" + (ta ? "true" : "false") + ", " +
              (tb ? "true" : "false") + ", rows, " + str(N) + ", " + str(K) +
              ", " + addressOf(A, aFirst) + ", " + str(ta ? M : K) + ", " +
