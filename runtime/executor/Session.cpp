@@ -1,6 +1,15 @@
 //===- Session.cpp - Run a module's plan on a device ----------------------===//
+//
+// Creating a session (resolving kernels, allocating the arena, weights,
+// staging and state), enqueuing the plan and a run. The rest of Session's
+// members: SessionDynamic.cpp (a module for a range of sizes),
+// SessionCollectives.cpp (ranks and collectives), SessionChecks.cpp (the
+// status words the kernels' data checks write).
+//
+//===----------------------------------------------------------------------===//
 
 #include "runtime/executor/Session.h"
+#include "runtime/executor/SessionInternal.h"
 
 #include "runtime/comm/CommQueue.h"
 #include "runtime/comm/CommRegistry.h"
@@ -22,6 +31,10 @@
 namespace dlc::rt {
 
 namespace fb = dlc::fb;
+using detail::allocateFor;
+using detail::kStagingAlignment;
+using detail::roundUp;
+using detail::sizeOf;
 
 namespace {
 
@@ -34,10 +47,6 @@ hal::BinaryFormat halFormat(fb::BinaryFormat format) {
   default:
     return hal::BinaryFormat::kSharedObject;
   }
-}
-
-template <typename T> uint32_t sizeOf(const flatbuffers::Vector<T> *v) {
-  return v ? v->size() : 0;
 }
 
 const char *env(const char *name) {
@@ -86,23 +95,16 @@ bool overrideSource(const fb::Kernel &kernel, std::string *source) {
   return true;
 }
 
-constexpr uint64_t kStagingAlignment = 256;
+} // namespace
 
-/// device.allocate, naming in a failure what the memory is for ("the
-/// arena") and the device: "cannot allocate the arena (N bytes) on device
-/// 'cpu': out of memory for N bytes: M bytes available (MemAvailable)".
-Status allocateFor(hal::Device &device, const char *what, uint64_t bytes, uint64_t alignment,
-                   std::unique_ptr<hal::Buffer> *out) {
+Status detail::allocateFor(hal::Device &device, const char *what, uint64_t bytes,
+                           uint64_t alignment, std::unique_ptr<hal::Buffer> *out) {
   Status s = device.allocate(bytes, alignment, out);
   if (s.ok())
     return s;
   return Status(s.code(), strCat("cannot allocate ", what, " (", bytes, " bytes) on device '",
                                  device.name(), "': ", s.message()));
 }
-
-uint64_t roundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-} // namespace
 
 Session::~Session() {
   // The communication thread first (it may still hold a call), then the
@@ -401,129 +403,6 @@ Status Session::allocateState() {
   return resetState();
 }
 
-Status Session::prepareDynamicTensors(const std::vector<std::vector<Access>> &accesses) {
-  const format::LoadedModule &m = *module_;
-  if (m.dynamicDims().empty())
-    return okStatus();
-  dynamicMin_ = m.dynamicDims()[0].min;
-  dynamicMax_ = m.dynamicDims()[0].max;
-  runN_ = dynamicMax_;
-  // A launch run in full reads all max rows of what it reads. Where a
-  // scaled launch before it writes those arena bytes, the rows beyond N
-  // would hold an earlier run's values (zeros at first), which its data
-  // checks may refuse: that launch runs in full too, and so on backwards,
-  // so that a launch run in full reads only rows written in this run or
-  // given. A copy passes such rows on: its source counts as read in full
-  // where its destination is (a copy into an output or state, or one the
-  // steps after it do not read in full, may copy rows no one wrote; an
-  // output's rows beyond N are discarded).
-  std::vector<std::pair<uint64_t, uint64_t>> readInFull; // arena [begin, end)
-  auto isArena = [](const Access &a) {
-    return a.ref.space == static_cast<uint8_t>(fb::BufferSpace::arena);
-  };
-  auto inFull = [&](const Access &a) {
-    bool hit = false;
-    for (const auto &r : readInFull)
-      hit = hit || (a.ref.offset < r.second && r.first < a.ref.offset + a.bytes);
-    return hit;
-  };
-  auto addReads = [&](const Access &a) {
-    if (a.reads && a.bytes && isArena(a))
-      readInFull.push_back({a.ref.offset, a.ref.offset + a.bytes});
-  };
-  uint32_t demoted = 0;
-  for (size_t i = steps_.size(); i-- > 0;) {
-    Step &step = steps_[i];
-    const std::vector<Access> &touched = accesses[i];
-    if (step.kind == Step::kCopy) {
-      // touched: {src, dst}
-      const Access &dst = touched[1];
-      if (dst.ref.space == static_cast<uint8_t>(fb::BufferSpace::state) ||
-          (isArena(dst) && inFull(dst)))
-        addReads(touched[0]);
-      continue;
-    }
-    if (step.rowsPerN) {
-      bool feedsFull = false;
-      for (const Access &a : touched)
-        feedsFull = feedsFull || (a.writes && isArena(a) && inFull(a));
-      if (!feedsFull)
-        continue;
-      step.rowsPerN = 0;
-      ++demoted;
-    }
-    for (const Access &a : touched)
-      addReads(a);
-  }
-  // A dynamic input or output is bound in place at N < max only when every
-  // step that touches it runs a row prefix (inPlace[0]: inputs, [1]: outputs).
-  const bool rowPrefixes = stream_->runsRowPrefixes();
-  std::vector<bool> inPlace[2] = {std::vector<bool>(m.inputs().size(), rowPrefixes),
-                                  std::vector<bool>(m.outputs().size(), rowPrefixes)};
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    if (steps_[i].rowsPerN)
-      continue;
-    for (const Access &a : accesses[i]) {
-      if (a.ref.space == static_cast<uint8_t>(fb::BufferSpace::input))
-        inPlace[0][a.ref.index] = false;
-      else if (a.ref.space == static_cast<uint8_t>(fb::BufferSpace::output))
-        inPlace[1][a.ref.index] = false;
-    }
-  }
-  // A device without host memory stages every input and output already
-  // (prepareDeviceMemory); a run at N < max moves only N's rows through it.
-  const bool hostMemory = device_->sharesHostMemory();
-  uint64_t total = 0;
-  std::string inPlaceNames, stagedNames;
-  for (int output = 0; output < 2; ++output) {
-    const std::vector<format::TensorInfo> &tensors = output ? m.outputs() : m.inputs();
-    stagedDynamic_[output].assign(tensors.size(), false);
-    for (uint32_t i = 0; i < tensors.size(); ++i) {
-      const format::TensorInfo &t = tensors[i];
-      if (t.dynamicDim < 0)
-        continue;
-      std::string &names = inPlace[output][i] ? inPlaceNames : stagedNames;
-      names += strCat(names.empty() ? "" : ", ", output ? "output '" : "input '", t.name, "'");
-      if (inPlace[output][i])
-        continue;
-      stagedDynamic_[output][i] = true;
-      if (!hostMemory)
-        continue;
-      hostStaged_.push_back({output != 0, i, t.bytes / static_cast<uint64_t>(dynamicMax_), total});
-      total = roundUp(total + t.bytes, kStagingAlignment);
-    }
-  }
-  if (total)
-    DLC_RETURN_IF_ERROR(allocateFor(*device_, "the dynamic inputs' and outputs' staging", total,
-                                    kStagingAlignment, &dynamicStaging_));
-  if (logEnabled())
-    log(LogLevel::kInfo,
-        strCat("session on ", device_->name(), ": dynamic dimension '", m.dynamicDims()[0].name,
-               "' in [", dynamicMin_, ", ", dynamicMax_, "]; ", demoted,
-               " launches of its rows run in full for a later one; below ", dynamicMax_,
-               ", in place: ", inPlaceNames.empty() ? "none" : inPlaceNames,
-               "; staged: ", stagedNames.empty() ? "none" : stagedNames));
-  return okStatus();
-}
-
-bool Session::stagesDynamicTensor(bool output, uint32_t index) const {
-  const std::vector<bool> &staged = stagedDynamic_[output ? 1 : 0];
-  return index < staged.size() && staged[index];
-}
-
-Status Session::fillRows(uint8_t *base, uint64_t given, uint64_t total) {
-  // Rows [given, 2 given) from [0, given), then [2 given, 4 given) from
-  // [0, 2 given), ...: log2(max / N) copies, none overlapping its source.
-  if (!given)
-    return okStatus();
-  for (uint64_t filled = given; filled < total;) {
-    const uint64_t bytes = std::min(filled, total - filled);
-    DLC_RETURN_IF_ERROR(stream_->copy(base + filled, base, bytes));
-    filled += bytes;
-  }
-  return okStatus();
-}
-
 Status Session::resetState() {
   const format::LoadedModule &m = *module_;
   std::vector<uint8_t> zeros;
@@ -658,127 +537,6 @@ Status Session::enqueuePlan() {
   return waitFor(UINT32_MAX);
 }
 
-void Session::findCollectiveWaits(const std::vector<std::vector<Access>> &accesses) {
-  auto overlaps = [](const Access &a, const Access &b) {
-    return a.ref.space == b.ref.space && a.ref.index == b.ref.index &&
-           a.ref.offset < b.ref.offset + b.bytes && b.ref.offset < a.ref.offset + a.bytes;
-  };
-  for (uint32_t c = 0; c < steps_.size(); ++c) {
-    if (steps_[c].kind != Step::kCollective)
-      continue;
-    steps_[c].waitBefore = static_cast<uint32_t>(steps_.size());
-    // A later step that writes what the collective reads or writes, or
-    // reads what it writes (collectives after it queue behind it anyway).
-    for (uint32_t j = c + 1; j < steps_.size(); ++j) {
-      if (steps_[j].kind == Step::kCollective)
-        continue;
-      bool conflict = false;
-      for (const Access &later : accesses[j])
-        for (const Access &mine : accesses[c])
-          conflict = conflict || (overlaps(later, mine) && (later.writes || mine.writes));
-      if (conflict) {
-        steps_[c].waitBefore = j;
-        break;
-      }
-    }
-  }
-}
-
-double Session::collectiveSeconds() const {
-  return commQueue_ ? commQueue_->busySeconds() : 0;
-}
-
-int Session::rank() const { return comm_ ? comm_->rank() : 0; }
-int Session::worldSize() const { return comm_ ? comm_->size() : 1; }
-
-Status Session::openCommunicator(uint32_t plans) {
-  const fb::Module &root = module_->root();
-  comm::LaunchInfo launch;
-  DLC_RETURN_IF_ERROR(comm::readLaunchInfo({}, &launch));
-  if (static_cast<uint32_t>(launch.worldSize) != plans)
-    return invalidArgument("the module is partitioned for ", plans, plans == 1 ? " rank" : " ranks",
-                           ", but this run has ", launch.worldSize, " (", launch.source,
-                           "): start it with mpirun -np ", plans);
-  DLC_RETURN_IF_ERROR(comm::createCommunicator("auto", launch, &hostComm_));
-  comm_ = hostComm_.get();
-  if (!device_->sharesHostMemory()) {
-    // Device buffers: NCCL, bootstrapped over the host communicator, on a
-    // stream of its own.
-    std::unique_ptr<comm::NcclComm> nccl;
-    DLC_RETURN_IF_ERROR(comm::NcclComm::create(*hostComm_, &nccl));
-    DLC_RETURN_IF_ERROR(device_->createStream(&commStream_));
-    nccl->setStream(commStream_->nativeHandle());
-    deviceComm_ = std::move(nccl);
-    comm_ = deviceComm_.get();
-  }
-  DLC_RETURN_IF_ERROR(comm_->checkSchedule(root.collectives_hash(), module_->label()));
-  commQueue_ = std::make_unique<comm::CommQueue>();
-  return okStatus();
-}
-
-Status Session::collective(uint32_t sequence, uint8_t *send, uint8_t *recv) {
-  const fb::CollectiveInfo *info = module_->root().collectives()->Get(sequence);
-  const DType dtype = *format::dtypeFromWire(info->dtype());
-  const uint64_t count = static_cast<uint64_t>(info->count());
-  auto reduceOp = [&] {
-    switch (info->reduce()) {
-    case fb::ReduceOp::max: return comm::ReduceOp::kMax;
-    case fb::ReduceOp::min: return comm::ReduceOp::kMin;
-    case fb::ReduceOp::avg: return comm::ReduceOp::kAvg;
-    default: return comm::ReduceOp::kSum;
-    }
-  };
-  // In place: the operand first goes where the result is (on a device, on
-  // the communication stream, before the call queued there).
-  if (send != recv && info->op() == fb::CollectiveOp::all_reduce && count) {
-    if (commStream_)
-      DLC_RETURN_IF_ERROR(commStream_->copy(recv, send, count * elementSize(dtype)));
-    else
-      std::memcpy(recv, send, count * elementSize(dtype));
-  }
-  // Strided blocks (a gather or scatter along an axis with larger
-  // dimensions before it): rank r's block is `outer` pieces, each piece
-  // r of a row of `world` pieces; the call moves them contiguous, through
-  // the scratch buffer.
-  const uint64_t outer = static_cast<uint64_t>(info->outer());
-  const uint64_t world = static_cast<uint64_t>(comm_->size());
-  const uint64_t piece = count / outer * elementSize(dtype);
-  auto copyRows = [&](uint8_t *dst, uint64_t dstPitch, const uint8_t *src, uint64_t srcPitch) {
-    for (uint64_t o = 0; o < outer; ++o) {
-      if (commStream_)
-        DLC_RETURN_IF_ERROR(commStream_->copy(dst + o * dstPitch, src + o * srcPitch, piece));
-      else
-        std::memcpy(dst + o * dstPitch, src + o * srcPitch, piece);
-    }
-    return okStatus();
-  };
-  uint8_t *scratch = scratch_ ? static_cast<uint8_t *>(scratch_->devicePointer()) : nullptr;
-  switch (info->op()) {
-  case fb::CollectiveOp::all_reduce:
-    return comm_->allReduce(recv, count, dtype, reduceOp());
-  case fb::CollectiveOp::all_gather:
-    if (outer == 1)
-      return comm_->allGather(send, recv, count, dtype);
-    DLC_RETURN_IF_ERROR(comm_->allGather(send, scratch, count, dtype));
-    for (uint64_t r = 0; r < world; ++r)
-      DLC_RETURN_IF_ERROR(copyRows(recv + r * piece, world * piece,
-                                   scratch + r * outer * piece, piece));
-    return commStream_ ? commStream_->synchronize() : okStatus();
-  case fb::CollectiveOp::reduce_scatter:
-    if (outer == 1)
-      return comm_->reduceScatter(send, recv, count, dtype, reduceOp());
-    for (uint64_t r = 0; r < world; ++r)
-      DLC_RETURN_IF_ERROR(copyRows(scratch + r * outer * piece, piece, send + r * piece,
-                                   world * piece));
-    return comm_->reduceScatter(scratch, recv, count, dtype, reduceOp());
-  case fb::CollectiveOp::all_to_all:
-    return comm_->allToAll(send, recv, count, dtype);
-  default:
-    return unimplemented("collective ", sequence, ": ", fb::EnumNameCollectiveOp(info->op()),
-                         " is not executed by this runtime yet");
-  }
-}
-
 Status Session::run(const void *const *inputs, size_t inputCount, void *const *outputs,
                     size_t outputCount, const bool *inputOnDevice, const bool *outputOnDevice,
                     int64_t dynamicSize) {
@@ -907,90 +665,6 @@ Status Session::run(const void *const *inputs, size_t inputCount, void *const *o
   }
   DLC_RETURN_IF_ERROR(stream_->synchronize());
   return status_ ? readStatus() : okStatus();
-}
-
-Status Session::clearStatus() {
-  static const int64_t zeros[format::kStatusWords] = {};
-  DLC_RETURN_IF_ERROR(stream_->copy(status_->devicePointer(), zeros, format::kStatusBytes));
-  DLC_RETURN_IF_ERROR(stream_->synchronize());
-  statusDirty_ = false;
-  return okStatus();
-}
-
-Status Session::readStatus() {
-  int64_t words[format::kStatusWords];
-  if (const uint8_t *host = status_->hostData()) {
-    // The kernels have finished (the stream is synchronised): word 0 is
-    // the flag; the rest is read only after a failure.
-    std::memcpy(words, host, sizeof words[0]);
-    if (words[0] == 0) {
-      statusDirty_ = false;
-      return okStatus();
-    }
-    std::memcpy(words, host, sizeof words);
-  } else {
-    DLC_RETURN_IF_ERROR(stream_->copy(words, status_->devicePointer(), sizeof words[0]));
-    DLC_RETURN_IF_ERROR(stream_->synchronize());
-    if (words[0] == 0) {
-      statusDirty_ = false;
-      return okStatus();
-    }
-    DLC_RETURN_IF_ERROR(stream_->copy(words, status_->devicePointer(), sizeof words));
-    DLC_RETURN_IF_ERROR(stream_->synchronize());
-  }
-  std::string message = checkFailure(words);
-  DLC_RETURN_IF_ERROR(clearStatus());
-  const fb::Module &root = module_->root();
-  const uint64_t index = static_cast<uint64_t>(words[0]) - 1;
-  if (index < sizeOf(root.checks()) &&
-      root.checks()->Get(static_cast<uint32_t>(index))->kind() == fb::CheckKind::scratch_memory)
-    return resourceExhausted(message);
-  return dataError(message);
-}
-
-std::string Session::checkFailure(const int64_t *words) const {
-  const fb::Module &root = module_->root();
-  const uint64_t index = static_cast<uint64_t>(words[0]) - 1;
-  if (index >= sizeOf(root.checks()))
-    return strCat(module_->label(), ": a kernel reported data check ", index,
-                  ", but the module has ", sizeOf(root.checks()),
-                  " (its status words were overwritten)");
-  const fb::Check *check = root.checks()->Get(static_cast<uint32_t>(index));
-  const int64_t value = words[1], position = words[2], bound = check->bound();
-  std::string what;
-  switch (check->kind()) {
-  case fb::CheckKind::gather_index:
-    what = strCat("gather: index ", value, " out of range for axis ", check->axis(),
-                  " of size ", bound);
-    break;
-  case fb::CheckKind::embedding_id:
-    what = strCat("embedding: id ", value, " at position ", position, " out of range [0, ",
-                  bound, ")");
-    break;
-  case fb::CheckKind::label:
-    what = strCat("cross_entropy: label ", value, " at position ", position,
-                  " out of range [0, ", bound, ")");
-    break;
-  case fb::CheckKind::division_by_zero:
-    what = strCat("div: integer division by zero (", value, " / 0)");
-    break;
-  case fb::CheckKind::negative_exponent:
-    what = strCat("pow: negative exponent ", value, " for an integer tensor");
-    break;
-  case fb::CheckKind::scratch_memory: {
-    std::string available = availableMemoryText();
-    what = strCat("out of memory: the kernel's scratch of ", value, " bytes could not be allocated",
-                  available.empty() ? "" : ": " + available);
-    break;
-  }
-  default:
-    what = strCat("data check ", index, " failed (value ", value, ")");
-  }
-  // The oracle's wording, after where the op came from; then the kernel.
-  const std::string location = check->location() ? check->location()->str() : "";
-  const fb::Kernel *kernel = root.kernels()->Get(check->kernel());
-  return strCat(location.empty() ? "" : location + ": ", what, " (", check->op()->str(),
-                " in kernel '", kernel->name()->str(), "' on ", device_->name(), ")");
 }
 
 int64_t Session::nanosecondsOf(std::chrono::steady_clock::time_point t) {
