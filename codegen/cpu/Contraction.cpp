@@ -54,6 +54,14 @@ std::string dlc::codegen::storeAt(const CTarget &target, const Buffer &b,
   return elementAt(b, flat) + " = " + target.store(b.dtype, v) + ";";
 }
 
+void dlc::codegen::emitInsideColumns(CodeWriter &out, int64_t width,
+                                     int64_t outWidth, int64_t stride) {
+  std::string w = str(width), s = str(stride);
+  out.line("const int64_t lo = off >= 0 ? 0 : (" + s + " - 1 - off) / " + s + ";");
+  out.line("int64_t hi = off >= " + w + " ? 0 : (" + w + " - off + " + s + " - 1) / " + s + ";");
+  out.line("hi = hi > " + str(outWidth) + " ? " + str(outWidth) + " : hi < lo ? lo : hi;");
+}
+
 /// The flat index, in a tensor of batch shape `in`, of the batch element
 /// `b` of the broadcast batch shape `out` (NumPy rules).
 static std::string batchIndex(const std::vector<int64_t> &out,
@@ -196,11 +204,7 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
       out.line(type + " *row = col + ((c * " + str(KH) + " + kh) * " + str(KW) +
                " + kw) * " + str(pixels) + ";");
       out.line("const int64_t off = kw * " + str(dw) + " - " + str(pl) + ";");
-      out.line("const int64_t lo = off >= 0 ? 0 : (" + str(sw) + " - 1 - off) / " +
-               str(sw) + ";");
-      out.line("int64_t hi = off >= " + str(W) + " ? 0 : (" + str(W) + " - off + " +
-               str(sw) + " - 1) / " + str(sw) + ";");
-      out.line("hi = hi > " + str(OW) + " ? " + str(OW) + " : hi < lo ? lo : hi;");
+      emitInsideColumns(out, W, OW, sw);
       out.open("for (int64_t oh = 0; oh < " + str(OH) + "; ++oh)");
       out.line("const int64_t ih = oh * " + str(sh) + " - " + str(pt) +
                " + kh * " + str(dh) + ";");

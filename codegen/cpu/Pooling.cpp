@@ -52,10 +52,7 @@ void dlc::codegen::emitPool2d(Operation *op, StageContext &ctx) {
     out.open("for (int64_t kw = 0; kw < " + str(kernel[1]) + "; ++kw)");
     int64_t sw = strides[1];
     out.line("const int64_t off = kw - " + str(padding[1]) + ";");
-    out.line("const int64_t lo = off >= 0 ? 0 : (" + str(sw) + " - 1 - off) / " + str(sw) + ";");
-    out.line("int64_t hi = off >= " + str(W) + " ? 0 : (" + str(W) + " - off + " + str(sw) +
-             " - 1) / " + str(sw) + ";");
-    out.line("hi = hi > " + str(OW) + " ? " + str(OW) + " : hi < lo ? lo : hi;");
+    emitInsideColumns(out, W, OW, sw);
     out.line("const int64_t src = (plane * " + str(H) + " + ih) * " + str(W) + " + off;");
     out.open("for (int64_t ow = lo; ow < hi; ++ow)");
     out.line("const " + type + " v = " + elementAt(X, "src + ow * " + str(sw)) + ", a = dst[ow];");
