@@ -14,6 +14,10 @@ gpt2_small.dlg  GPT-2 small: embeddings, 12 pre-LN causal blocks as
 gpt2_2b.dlg     the same at 40 blocks of width 2048 (2.1e9 parameters): a
                 model whose Adam training fits no single 16 GB V100.
 
+bench/cpu/bench_cpu.py also takes the text of one BERT-base encoder layer
+(bert_layer) and of GPT-2 small at sequence 128 (gpt2_small(seq=128)) from
+here; those are not written out.
+
 The output is committed; rerun this after changing it. Parameters are drawn
 from seeded initialisers, so the files stay small.
 """
