@@ -362,11 +362,11 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   // The results, one loop nest per shape.
   std::vector<std::pair<Buffer, Buffer>> copies; // scratch -> result
   for (auto &whole : analysis.resultGroups) {
-    // A stage computed in its result is the result already.
+    // A result that is the stage computed in it needs no loop.
     std::vector<unsigned> group;
     for (unsigned i : whole)
-      if (!(stageResultInPlace && *stageResultInPlace == i &&
-            buffers.lookup(kernel.results[i]).ptr == results[i].ptr))
+      if (!(stageResultInPlace == i &&
+            kernel.results[i] == analysis.stages.back()->getResult(0)))
         group.push_back(i);
     if (group.empty())
       continue;
