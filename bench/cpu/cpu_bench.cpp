@@ -143,6 +143,11 @@ static int runGemm(int threads) {
                     {"gpt2 fc (T=128)", 128, 3072, 768},
                     {"gpt2 proj (T=128)", 128, 768, 3072},
                     {"gpt2 scores (per head)", 128, 128, 64},
+                    // Power-of-two leading dimensions (GPT-2 medium's d = 1024,
+                    // its 4d up-projection): rows 4 KiB apart alias in the cache.
+                    {"d=1024 qkv/proj (T=256)", 256, 1024, 1024},
+                    {"d=1024 fc (T=256)", 256, 4096, 1024},
+                    {"d=1024 proj (T=256)", 256, 1024, 4096},
                     {"square 2048", 2048, 2048, 2048}};
   std::printf("shape m n k openblas onednn openblas_split onednn_split\n");
   for (const Shape &s : shapes) {

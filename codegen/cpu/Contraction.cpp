@@ -25,6 +25,14 @@ static std::vector<int64_t> shapeOf(Value v) {
 }
 static std::string str(int64_t v) { return std::to_string(v); }
 
+/// The prelude's GEMM for an f32 product whose B has rows `ldb` floats
+/// apart: dlc_sgemm_b_rows_2k where B is read in place with rows a multiple
+/// of 2 KiB apart (CpuTarget.cpp: oneDNN's rate halves there without
+/// AVX-512), else dlc_sgemm.
+static const char *sgemmFor(bool transposeB, int64_t ldb) {
+  return !transposeB && ldb % 512 == 0 ? "dlc_sgemm_b_rows_2k" : "dlc_sgemm";
+}
+
 std::string StageContext::rowsBegin(int64_t unitRows) const {
   int64_t per = unitRows / analysis.rows;
   return per == 1 ? target.rangeBegin() : target.rangeBegin() + " * " + str(per);
@@ -120,10 +128,7 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
     aFirst = ta ? "m" : "m * " + str(K);
   if (blas) {
     ctx.usesBlas = true;
-    // (dlc_sgemm_wide: the prelude's library choice for wide weights)
-    const char *gemm = A.dtype != DType::F32 ? "dlc_dgemm"
-                       : N >= 2048 && !tb    ? "dlc_sgemm_wide"
-                                             : "dlc_sgemm";
+    const char *gemm = A.dtype != DType::F32 ? "dlc_dgemm" : sgemmFor(tb, N);
     out.line(std::string(gemm) + "(" + (ta ? "true" : "false") + ", " +
              (tb ? "true" : "false") + ", rows, " + str(N) + ", " + str(K) +
              ", " + addressOf(A, aFirst) + ", " + str(ta ? M : K) + ", " +
@@ -224,7 +229,7 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
       out.close();
       out.close();
     }
-    const char *gemm = X.dtype == DType::F32 ? "dlc_sgemm" : "dlc_dgemm";
+    const char *gemm = X.dtype == DType::F32 ? sgemmFor(false, pixels) : "dlc_dgemm";
     std::string colPtr = direct ? addressOf(X, xBase) : "col";
     std::string yFirst = "(n * " + str(O) + " + gFirst) * " + str(pixels);
     out.line(std::string(gemm) + "(false, false, gLast - gFirst, " + str(pixels) +

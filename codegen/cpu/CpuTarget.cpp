@@ -301,16 +301,18 @@ inline void dlc_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
   dlc_sgemm_openblas(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 #endif
 }
-// A matmul by a wide weight matrix (n >= 2048 columns, not transposed: an
-// MLP's up-projection): on CPUs without AVX-512, oneDNN 2.6's sgemm runs it
-// at about half of OpenBLAS's rate (GPT-2's 768 x 3072 layer on an AMD EPYC
-// with AVX2: 8.6 ms against 5.7 ms a call on 2 threads; every other GPT-2
-// and ResNet-50 shape is 5-20% faster on oneDNN), while with AVX-512 oneDNN
-// is several times faster. Chosen once per process from the CPU, so a
-// machine always computes the same bits.
-inline void dlc_sgemm_wide(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                           const float *a, int64_t lda, const float *b,
-                           int64_t ldb, float *c, int64_t ldc) {
+// A GEMM whose B is not transposed and has rows a multiple of 2 KiB apart
+// (512 floats: d = 512, 1024, 2048, 3072, 4096, ...): on CPUs without
+// AVX-512, oneDNN 2.7's sgemm reads such a B in place when it is 64-byte
+// aligned, as dlc's buffers are, and its rows then share L1 sets; it runs
+// at half OpenBLAS's rate (one thread of an AMD EPYC, 256 x 1024 x 1024:
+// 40 against 84 GFLOP/s; GPT-2's 768 x 3072 layer 42 against 86; rows
+// 768 or 2304 floats apart: both at 78-86). With AVX-512 oneDNN is several
+// times faster. Chosen once per process from the CPU, so a machine always
+// computes the same bits.
+inline void dlc_sgemm_b_rows_2k(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                                const float *a, int64_t lda, const float *b,
+                                int64_t ldb, float *c, int64_t ldc) {
 #if DLC_SGEMM_DNNL
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (avx512) {
