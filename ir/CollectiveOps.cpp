@@ -1,4 +1,4 @@
-//===- CollectiveOps.cpp - verifiers of the collectives -------------------===//
+//===- CollectiveOps.cpp - verifiers and folds of the collectives ---------===//
 //
 // Each collective states its group size; the verifier checks the shape rule
 // against it, the axes against each other, and both against the module's
@@ -176,3 +176,26 @@ Operation *dlc::collectiveInKernel(Operation *kernel) {
         return &inner;
   return nullptr;
 }
+
+//===----------------------------------------------------------------------===//
+// Folds: over a group of one rank every collective is the identity (a sum,
+// mean, max or min of one tensor, one block gathered or scattered, a
+// broadcast from oneself, the whole as one's shard). A mesh axis of size 1
+// (`--mesh data=1`) then costs no call, and the host path no segment cut.
+//===----------------------------------------------------------------------===//
+
+namespace {
+OpFoldResult foldSingleRank(Operation *op, uint64_t groupSize) {
+  Value x = op->getOperand(0);
+  if (groupSize != 1 || x.getType() != op->getResult(0).getType())
+    return {};
+  return x;
+}
+} // namespace
+
+OpFoldResult AllReduceOp::fold(FoldAdaptor) { return foldSingleRank(*this, getGroupSize()); }
+OpFoldResult AllGatherOp::fold(FoldAdaptor) { return foldSingleRank(*this, getGroupSize()); }
+OpFoldResult ReduceScatterOp::fold(FoldAdaptor) { return foldSingleRank(*this, getGroupSize()); }
+OpFoldResult AllToAllOp::fold(FoldAdaptor) { return foldSingleRank(*this, getGroupSize()); }
+OpFoldResult BroadcastOp::fold(FoldAdaptor) { return foldSingleRank(*this, getGroupSize()); }
+OpFoldResult ShardOp::fold(FoldAdaptor) { return foldSingleRank(*this, getGroupSize()); }

@@ -482,6 +482,8 @@ def Dlc_AllReduceOp : Dlc_CollectiveOp<"all_reduce", [SameOperandsAndResultType]
   let arguments = (ins Dlc_Tensor:$x, Dlc_CollectiveReductionAttr:$kind,
       StrArrayAttr:$mesh_axes, I64Attr:$group_size);
   let results = (outs Dlc_Tensor:$result);
+  // A group of one rank: the operand itself.
+  let hasFolder = 1;
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
@@ -499,6 +501,8 @@ def Dlc_AllGatherOp : Dlc_CollectiveOp<"all_gather"> {
   let arguments = (ins Dlc_Tensor:$x, I64Attr:$axis, StrArrayAttr:$mesh_axes,
       I64Attr:$group_size);
   let results = (outs Dlc_Tensor:$result);
+  // A group of one rank: the operand itself.
+  let hasFolder = 1;
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 
@@ -516,6 +520,8 @@ def Dlc_ReduceScatterOp : Dlc_CollectiveOp<"reduce_scatter"> {
   let arguments = (ins Dlc_Tensor:$x, Dlc_CollectiveReductionAttr:$kind,
       I64Attr:$axis, StrArrayAttr:$mesh_axes, I64Attr:$group_size);
   let results = (outs Dlc_Tensor:$result);
+  // A group of one rank: the operand itself.
+  let hasFolder = 1;
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 
@@ -534,6 +540,8 @@ def Dlc_AllToAllOp : Dlc_CollectiveOp<"all_to_all"> {
   let arguments = (ins Dlc_Tensor:$x, I64Attr:$split_axis, I64Attr:$concat_axis,
       StrArrayAttr:$mesh_axes, I64Attr:$group_size);
   let results = (outs Dlc_Tensor:$result);
+  // A group of one rank: the operand itself.
+  let hasFolder = 1;
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 
@@ -549,6 +557,8 @@ def Dlc_BroadcastOp : Dlc_CollectiveOp<"broadcast", [SameOperandsAndResultType]>
   let arguments = (ins Dlc_Tensor:$x, I64Attr:$root, StrArrayAttr:$mesh_axes,
       I64Attr:$group_size);
   let results = (outs Dlc_Tensor:$result);
+  // A group of one rank: the operand itself.
+  let hasFolder = 1;
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
@@ -566,6 +576,8 @@ def Dlc_ShardOp : Dlc_CollectiveOp<"shard"> {
   let arguments = (ins Dlc_Tensor:$x, I64Attr:$axis, StrArrayAttr:$mesh_axes,
       I64Attr:$group_size);
   let results = (outs Dlc_Tensor:$result);
+  // A group of one rank: the operand itself.
+  let hasFolder = 1;
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
 }
 

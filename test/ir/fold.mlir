@@ -85,3 +85,29 @@ func.func @constants_stay(%x: tensor<4x10xf32>) -> (tensor<4x10xf32>, tensor<3xi
   %ids = dlc.constant dense<[1, 2, 3]> : tensor<3xi32>
   return %0, %ids : tensor<4x10xf32>, tensor<3xi32>
 }
+
+// -----
+
+// Over a group of one rank (a mesh axis of size 1) every collective is its
+// operand; over two it stays.
+
+// CHECK-LABEL: func.func @single_rank_collectives_fold_away
+//  CHECK-SAME:   (%[[X:[^:]+]]: tensor<2x3xf32>)
+//   CHECK-NOT:   dlc.
+//       CHECK:   return %[[X]] : tensor<2x3xf32>
+func.func @single_rank_collectives_fold_away(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.shard %x {axis = 0 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+  %1 = dlc.all_reduce %0 {kind = #dlc<collective_reduction avg>, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32>
+  %2 = dlc.all_gather %1 {axis = 0 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+  %3 = dlc.reduce_scatter %2 {kind = #dlc<collective_reduction sum>, axis = 1 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+  %4 = dlc.all_to_all %3 {split_axis = 0 : i64, concat_axis = 1 : i64, mesh_axes = ["model"], group_size = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+  %5 = dlc.broadcast %4 {root = 0 : i64, mesh_axes = ["data"], group_size = 1 : i64} : tensor<2x3xf32>
+  return %5 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @two_rank_all_reduce_stays
+//       CHECK:   dlc.all_reduce
+func.func @two_rank_all_reduce_stays(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.all_reduce %x {kind = #dlc<collective_reduction sum>, mesh_axes = ["data"], group_size = 2 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
