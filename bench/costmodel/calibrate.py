@@ -213,22 +213,38 @@ def predict(build, config, spec):
             "memory_share": float(ranks)}
 
 
-TERMS = ("segments", "bytes", "collectives")
-# Each term's time-share: host code waits for a time slice beyond the
-# cores; bytes share the host's memory bandwidth among its ranks.
-SHARES = ("host_share", "memory_share", "host_share")
+# The host path's overheads (devices/cpu.json host_path) and the unit each
+# is probed at: a segment's fixed cost, a byte of a segment's outputs, a
+# collective call's hand-over.
+TERMS = (("segment_seconds", 1e-4), ("segment_byte_seconds", 1e-10),
+         ("collective_seconds", 1e-4))
+
+
+def slopes(build, config, spec, capacity, tmp):
+    """The plan's step without host-path overheads, and how much each
+    overhead adds per unit of it: `dlc plan` run with each term alone at
+    its probe value. The same for a partitioned step (segments, bytes out,
+    calls, each scaled by the ranks' share of the host) and a pipeline
+    (its parts' runs and the update's call, in every slot): both fitted
+    alike."""
+    path = os.path.join(tmp, "probe.json")
+    json.dump(with_host_path(spec, capacity, None), open(path, "w"))
+    base = predict(build, config, path)
+    base["slopes"] = []
+    for i, (term, unit) in enumerate(TERMS):
+        coefficients = [unit if j == i else 0.0 for j in range(len(TERMS))]
+        json.dump(with_host_path(spec, capacity, coefficients, exact=True), open(path, "w"))
+        base["slopes"].append((predict(build, config, path)["step"] - base["step"]) / unit)
+    return base
 
 
 def fit(rows):
-    """Host-path overheads (a segment, a byte of a segment's tensors, a
-    collective: all >= 0) minimising the squared relative error of
-    base + host_share * (segments * s0 + collectives * c0)
-    + memory_share * bytes * s1
-    against the measured steps (non-negative least squares)."""
+    """Host-path overheads (all >= 0) minimising the squared relative error
+    of base + sum(slope * overhead) against the measured steps
+    (non-negative least squares)."""
     import numpy as np
     from scipy.optimize import nnls
-    a = np.array([[base[share] * base[t] / measured for t, share in zip(TERMS, SHARES)]
-                  for base, measured in rows])
+    a = np.array([[k / measured for k in base["slopes"]] for base, measured in rows])
     y = np.array([(measured - base["step"]) / measured for base, measured in rows])
     scale = np.maximum(a.max(axis=0), 1e-30)  # columns of like size
     x, _ = nnls(a / scale, y)
@@ -236,17 +252,15 @@ def fit(rows):
 
 
 def linear(base, coefficients):
-    return base["step"] + sum(base[share] * base[t] * c
-                              for t, share, c in zip(TERMS, SHARES, coefficients))
+    return base["step"] + sum(k * c for k, c in zip(base["slopes"], coefficients))
 
 
-def with_host_path(spec, capacity, coefficients, source=None):
+def with_host_path(spec, capacity, coefficients, source=None, exact=False):
     spec = dict(spec)
-    host = {"segment_seconds": 0, "segment_byte_seconds": 0, "collective_seconds": 0}
+    host = {term: 0 for term, _ in TERMS}
     if coefficients:
-        s0, s1, c0 = coefficients
-        host = {"segment_seconds": float(f"{s0:.3g}"), "segment_byte_seconds": float(f"{s1:.3g}"),
-                "collective_seconds": float(f"{c0:.3g}")}
+        host = {term: c if exact else float(f"{c:.3g}")
+                for (term, _), c in zip(TERMS, coefficients)}
     host["parallel_capacity"] = capacity
     if source:
         host["source"] = source
@@ -304,21 +318,18 @@ def main():
                     json.dump(measured, f, indent=1)
         kernels = measured["_kernels"]
         capacity = float(f"{min(spec.get('cores', 1), max(1.0, kernels['predicted'] / kernels['measured'])):.3g}")
-        # The model without the host path's overheads, then fitted.
-        fitted = [c for c in configs if "pipeline" not in c[5]]
-        base_spec = os.path.join(tmp, "cpu-base.json")
-        json.dump(with_host_path(spec, capacity, None), open(base_spec, "w"))
-        bases = {c[0]: predict(args.build, c, base_spec) for c in configs}
-        pairs = [(bases[c[0]], measured[c[0]]["step"]) for c in fitted]
+        # The model without the host path's overheads and each overhead's
+        # slope, then fitted to every configuration, pipelines included.
+        bases = {c[0]: slopes(args.build, c, spec, capacity, tmp) for c in configs}
+        pairs = [(bases[c[0]], measured[c[0]]["step"]) for c in configs]
         coefficients = fit(pairs)
-        # Held out: each configuration predicted by a fit to the others
-        # (pipelines, never fitted, by the fit itself).
+        # Held out: each configuration predicted by a fit to the others.
         held_out = {}
-        for i, c in enumerate(fitted):
+        for i, c in enumerate(configs):
             held_out[c[0]] = linear(bases[c[0]], fit(pairs[:i] + pairs[i + 1:]))
         spec = with_host_path(spec, capacity, coefficients,
                               "fitted by bench/costmodel/calibrate.py to "
-                              f"{len(fitted)} CPU-rank train steps")
+                              f"{len(configs)} CPU-rank train steps")
         with open(args.spec, "w") as f:
             json.dump(spec, f, indent=2)
             f.write("\n")
@@ -362,15 +373,17 @@ def main():
         "ring only*) leaves out what dlc's host path adds: each segment of kernels",
         "between two collectives is a module run whose outputs are fresh host",
         "tensors, and each collective is handed to a communication thread and",
-        "back. Those costs are the calibration, fitted by non-negative least squares",
-        "on the relative error of the partitioned (non-pipeline) configurations:",
+        "back; a pipeline stage's parts are module runs too. Those costs are the",
+        "calibration: each one's slope in every configuration's plan (`dlc plan` with",
+        "that overhead alone set), fitted by non-negative least squares on the",
+        "relative error of all the configurations, pipelines included:",
         f"**{s0 * 1e6:.1f} us a segment, {s1 * 1e9:.3f} ns a byte of a segment's outputs",
         f", {c0 * 1e6:.1f} us a collective between ranks**, written to",
         "devices/cpu.json (`host_path`). *Held out*: each configuration predicted by",
         "the fit to the others alone (the linear form of the model), the honest",
         "measure of how well the calibrated model predicts a configuration it was",
-        "not fitted to. Pipelines are never fitted: PipelineCost's slots with the",
-        "stages that compute at once sharing the host.",
+        "not fitted to. Pipelines: PipelineCost's slots with the stages that",
+        "compute at once sharing the host.",
         "",
         "| configuration | ranks | measured ms/step (runs) | kernels and ring only | segments / collectives | predicted ms/step | error | held out: predicted, error | others' CPU before |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -387,9 +400,9 @@ def main():
     pipes = [abs(err(p["step"], m["step"])) for c, m, _, p, _ in rows if "pipeline" in c[5]]
     lines += [
         "",
-        f"Partitioned steps (fitted): median {100 * statistics.median(spmd):.0f}%, largest "
+        f"Partitioned steps: median {100 * statistics.median(spmd):.0f}%, largest "
         f"{100 * max(spmd):.0f}%"
-        + (f"; pipelines (not fitted): median {100 * statistics.median(pipes):.0f}%, largest "
+        + (f"; pipelines: median {100 * statistics.median(pipes):.0f}%, largest "
            f"{100 * max(pipes):.0f}%." if pipes else "."),
         "",
         f"Error (|predicted - measured| / measured), all: median {100 * statistics.median(errors):.0f}%, "
