@@ -23,7 +23,7 @@ public:
   /// f32 GEMM through oneDNN (else OpenBLAS); chosen by measurement, see
   /// docs/design/2026-11-22-cpu-codegen.md.
   bool sgemmDnnl = true;
-  /// libm's expf/tanhf instead of the prelude's (for comparisons).
+  /// libm's expf/tanhf/erff instead of the prelude's (for comparisons).
   bool libm = false;
   std::string kernelSignature(llvm::StringRef entry) const override;
   std::string parallelLoop(llvm::StringRef var,

@@ -213,7 +213,7 @@ case("heads", {"x": x, "w": w, "kk": kk}, """
     t = transpose(reshape(x @ w, shape=[2, 16, 2, 16]), perm=[2, 0, 3, 1])
 """, q=(f32, (2, 4, 16, 8)), m=(f32, (2, 16, 32)), t=(f32, (2, 2, 16, 16)))
 
-# The CPU's own exp/tanh (vectorisable polynomials): each element within
+# The CPU's own exp/tanh/erf (vectorisable polynomials): each element within
 # 1e-6 relative of the oracle over the whole float range, saturation,
 # subnormal results, infinities and NaN included.
 sweep = np.concatenate([np.linspace(-110, 110, 20005), np.geomspace(1e-30, 0.7, 997),
@@ -226,9 +226,11 @@ with tempfile.TemporaryDirectory(prefix="dlc-cpu-ops-") as tmp:
     th = tanh(t)
     sg = sigmoid(t)
     gl = gelu(t, approximate="tanh")
+    er = erf(t)
+    ge = gelu(t)
     sm = softmax(reshape(t * 0.25, shape=[%d, 8]))
 """ % (sweep.size // 8)
-    outs = {k: (f32, sweep.shape) for k in ("e", "th", "sg", "gl")}
+    outs = {k: (f32, sweep.shape) for k in ("e", "th", "sg", "gl", "er", "ge")}
     outs["sm"] = (f32, (sweep.size // 8, 8))
     declared = {k: np.empty(shape, dtype) for k, (dtype, shape) in outs.items()}
     source = graph_source("transcendental", {"t": sweep}, body, declared)
@@ -251,14 +253,14 @@ for k in outs:
     same_special = np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(
         a[np.isinf(b)], b[np.isinf(b)])
     normal = np.isfinite(b) & (np.abs(b) >= np.finfo(f32).tiny)
-    if k == "gl":
+    if k in ("gl", "ge"):
         # 0.5 x (1 + tanh(u)) in float cancels for u << 0 whatever the tanh
-        # (libm's too): compared where 1 + tanh(u) keeps its digits.
+        # (libm's too; erf's alike): compared where 1 + tanh(u) keeps its digits.
         normal &= sweep.astype(np.float64) > -2
     worst = float(np.max(np.abs(a[normal] - b[normal]) / np.abs(b[normal])))
     # below the normal range, within a few subnormal steps
     tiny = np.isfinite(b) & (np.abs(b) < np.finfo(f32).tiny)
-    if k == "gl":
+    if k in ("gl", "ge"):
         tiny &= sweep.astype(np.float64) > -2
     tiny_ok = bool(np.all(np.abs(a[tiny] - b[tiny]) <= 4 * 1.4e-45))
     print(f"transcendental.{k}: max elementwise rel error = {worst:.2e}, specials "
