@@ -33,8 +33,11 @@ rank, as `mpirun dlc train --mesh` runs ranks):
                           busy threads / cores);
   gemm_k_half             the contraction length at which a GEMM runs at
                           half the peak: 768x64x2304 against 768x768x2304
-                          (time = 2mnK / peak * (1 + k_half / K)); the
-                          peak is corrected for its K;
+                          (time = 2mnK / peak * (1 + k_half / K + m_half / M));
+                          the peak is corrected for its K and M;
+  gemm_m_half             the same on the rows M of a product (small
+                          batches, pipelines' micro-batches): 16x768x768
+                          against 256x768x768;
   parallel_capacity       the 256x1024x1024 GEMM on every core's thread
                           against one: how many single-thread rates the
                           host sustains at once (a rank runs on cores /
@@ -133,15 +136,25 @@ def main():
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="dlc-measure-cpu-") as tmp:
-        # Short K: time = 2mnK / peak * (1 + k_half / K) (Hockney's n-half
-        # on the contraction), from K = 64 and K = 768 at one M, N.
+        # Short K and few rows: time = 2mnK / peak * (1 + k_half / K +
+        # m_half / M) (Hockney's n-half on the contraction and on the rows),
+        # from K = 64 and K = 768 at one M, N, and M = 16 and M = 256 at one
+        # K, N; each fit corrected for the other's term (a few rounds).
         short_ms = median_ms(args.build, tmp, "gemm_k64", gemm_text(768, 64, 2304), 50)
         long_ms = median_ms(args.build, tmp, "gemm_k768", gemm_text(768, 768, 2304), 30)
-        r = (short_ms / 64) / (long_ms / 768)
-        k_half = max(0.0, (r - 1) / (1 / 64 - r / 768))
+        few_ms = median_ms(args.build, tmp, "gemm_m16", gemm_text(16, 768, 768), 500)
+        many_ms = median_ms(args.build, tmp, "gemm_m256", gemm_text(256, 768, 768), 50)
+        rk = (short_ms / 64) / (long_ms / 768)
+        rm = (few_ms / 16) / (many_ms / 256)
+        k_half = m_half = 0.0
+        for _ in range(5):
+            c = 1 + m_half / 768  # the K probes' rows
+            k_half = max(0.0, c * (rk - 1) / (1 / 64 - rk / 768))
+            c = 1 + k_half / 768  # the M probes' contraction
+            m_half = max(0.0, c * (rm - 1) / (1 / 16 - rm / 256))
         m, k, n = 256, 1024, 1024
         gemm_ms = median_ms(args.build, tmp, "gemm", gemm_text(m, k, n), 50)
-        flops = 2 * m * n * k / (gemm_ms * 1e-3) * (1 + k_half / k)
+        flops = 2 * m * n * k / (gemm_ms * 1e-3) * (1 + k_half / k + m_half / m)
         # Every core's thread on the same GEMM against one: how many
         # single-thread rates the host sustains (hyper-threads of one core
         # share its FMA units).
@@ -225,7 +238,8 @@ graph rows(x: f32[256, 3072]) -> (y: f32[256, 3072], s: f32[3072]) {
         "name": f"CPU rank ({machine()}, 1 thread)",
         "source": "bench/costmodel/measure_cpu.py on this machine: dlc-compiled GEMM "
                   f"{m}x{k}x{n} {gemm_ms:.3f} ms ({all_ms:.3f} ms on {cores} threads), "
-                  f"768x64x2304 {short_ms:.3f} ms and 768x768x2304 {long_ms:.3f} ms, element-wise copy of {4 * elements >> 20} MiB "
+                  f"768x64x2304 {short_ms:.3f} ms and 768x768x2304 {long_ms:.3f} ms, "
+                  f"16x768x768 {few_ms:.4f} ms and 256x768x768 {many_ms:.3f} ms, element-wise copy of {4 * elements >> 20} MiB "
                   f"{copy_ms:.3f} ms (512 KiB: {cache_ms:.4f} ms), {chain} 8x8 matmul kernels "
                   f"{launch_ms:.4f} ms; GELU over 256x3072 "
                   f"{vector_ms:.3f} ms, its layer norm and column sum {rows_ms:.3f} ms; "
@@ -240,6 +254,7 @@ graph rows(x: f32[256, 3072]) -> (y: f32[256, 3072], s: f32[3072]) {
         "row_bandwidth": float(f"{row_bandwidth:.4g}"),
         "kernel_launch_seconds": float(f"{launch:.3g}"),
         "gemm_k_half": float(f"{k_half:.3g}"),
+        "gemm_m_half": float(f"{m_half:.3g}"),
         "cores": cores,
         "parallel_capacity": float(f"{capacity:.3g}"),
         "default_link": "cpu-mpi",
@@ -262,7 +277,7 @@ graph rows(x: f32[256, 3072]) -> (y: f32[256, 3072], s: f32[3072]) {
     lines.insert(last + 1, f'  "cpu-mpi": {{"bandwidth": {beta:.3e}, "latency": {alpha:.2e}}}')
     with open(args.links, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print(f"GEMM {flops / 1e9:.1f} GFLOP/s (K half {k_half:.0f}, {capacity:.2f} single-thread "
+    print(f"GEMM {flops / 1e9:.1f} GFLOP/s (K half {k_half:.0f}, M half {m_half:.1f}, {capacity:.2f} single-thread "
           f"rates on {cores} cores), transcendental ops {vector_rate / 1e9:.2f} GFLOP/s, row kernels {row_bandwidth / 1e9:.2f} GB/s, copy {bandwidth / 1e9:.2f} GB/s "
           f"({cache_bandwidth / 1e9:.2f} GB/s within {cache_bytes >> 10} KiB), kernel "
           f"{launch * 1e6:.2f} us, MPI latency {alpha * 1e6:.2f} us a step, "

@@ -117,6 +117,7 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
   out.memoryBytes = number("memory_bytes");
   out.kernelLaunchSeconds = number("kernel_launch_seconds");
   out.gemmKHalf = number("gemm_k_half");
+  out.gemmMHalf = number("gemm_m_half");
   out.defaultLink = o->getString("default_link").value_or("").str();
   out.cores = static_cast<int64_t>(number("cores"));
   out.parallelCapacity = number("parallel_capacity");
@@ -190,9 +191,10 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
   if (work.reducesRows && device.rowBandwidth > 0)
     bandwidth = std::min(bandwidth, device.rowBandwidth);
   // Transcendental ops at their own rate, GEMMs at the peak less their
-  // short-K loss, the rest at the peak.
+  // short-K and few-rows losses, the rest at the peak.
   double slowPeak = device.transcendentalFlops > 0 ? device.transcendentalFlops : peak;
-  double computeTime = (work.flops - work.slowFlops + device.gemmKHalf * work.gemmFlopsOverK) /
+  double computeTime = (work.flops - work.slowFlops + device.gemmKHalf * work.gemmFlopsOverK +
+                        device.gemmMHalf * work.gemmFlopsOverM) /
                            peak +
                        work.slowFlops / slowPeak,
          memoryTime = work.bytes / bandwidth;
@@ -218,6 +220,10 @@ KernelWork kernelWork(Operation *op) {
       work.gemmFlops += flops;
       if (k > 0)
         work.gemmFlopsOverK += flops / double(k);
+      auto result = cast<RankedTensorType>(mm->getResult(0).getType());
+      int64_t m = result.getRank() >= 2 ? result.getDimSize(result.getRank() - 2) : 1;
+      if (m > 0)
+        work.gemmFlopsOverM += flops / double(m);
     }
     KernelRole role = kernelRoleOf(inner.getOperation());
     work.reducesRows |= role == KernelRole::Row || role == KernelRole::Loss;

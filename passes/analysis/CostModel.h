@@ -51,6 +51,9 @@ struct DeviceSpec {
   /// K at which a GEMM reaches half its peak (KernelWork; 0: every GEMM at
   /// the peak).
   double gemmKHalf = 0;
+  /// The same on M, the rows of one product (a small batch, a pipeline's
+  /// micro-batch): packing B is paid once per call however few rows use it.
+  double gemmMHalf = 0;
   std::string defaultLink;
   /// CPU ranks share a host: its cores (0: a device per rank, as GPUs).
   int64_t cores = 0;
@@ -171,8 +174,9 @@ struct KernelWork {
   /// contraction length K: a GEMM of short K runs below the peak
   /// (packing and C's loads and stores are paid once per K), which a
   /// device's gemm_k_half models as time = (flops + k_half * flops / K) /
-  /// peak (Hockney's n-half, on K).
-  double gemmFlops = 0, gemmFlopsOverK = 0;
+  /// peak (Hockney's n-half, on K); likewise on the rows M of each product
+  /// (gemm_m_half).
+  double gemmFlops = 0, gemmFlopsOverK = 0, gemmFlopsOverM = 0;
   double slowFlops = 0; ///< transcendental
   double bytes = 0;
   bool reducesRows = false;
