@@ -101,7 +101,8 @@ def transformer_consts(b, t, causal):
     consts = [const("heads_shape", [b, t, 12, 64], np.int64),
               const("merged_shape", [b, t, 768], np.int64),
               const("scale", 0.125), const("half", 0.5), const("one", 1.0),
-              const("cubic", 0.044715), const("c", np.sqrt(2 / np.pi))]
+              const("cubic", 0.044715), const("c", np.sqrt(2 / np.pi)),
+              const("sqrt2", np.sqrt(2.0))]
     if causal:
         consts += [numpy_helper.from_array(np.tril(np.ones((t, t), bool)), "mask"),
                    const("neg", -1e9)]
@@ -135,12 +136,19 @@ def attention(nodes, p, h, out, causal):
     linear(nodes, p + "merged", p + "w_o", p + "b_o", out)
 
 
-def mlp(nodes, p, h, out):
+def mlp(nodes, p, h, out, exact_gelu=False):
     """768 -> 3072 -> 768 with GELU's tanh approximation, written out as
-    0.5 f (1 + tanh(c (f + 0.044715 f^3))) (as exporters of opset 17 do)."""
+    0.5 f (1 + tanh(c (f + 0.044715 f^3))) (as exporters of opset 17 do),
+    or exact (BERT): 0.5 f (1 + erf(f / sqrt 2)), which ONNX Runtime fuses."""
     mk = helper.make_node
     linear(nodes, h, p + "w_fc", p + "b_fc", p + "f")
     f = p + "f"
+    if exact_gelu:
+        nodes += [mk("Div", [f, "sqrt2"], [p + "fs"]), mk("Erf", [p + "fs"], [p + "er"]),
+                  mk("Add", [p + "er", "one"], [p + "er1"]), mk("Mul", [f, p + "er1"], [p + "g0"]),
+                  mk("Mul", [p + "g0", "half"], [p + "g"])]
+        linear(nodes, p + "g", p + "w_proj", p + "b_proj", out)
+        return
     nodes += [mk("Mul", [f, f], [p + "f2"]), mk("Mul", [p + "f2", f], [p + "f3"]),
               mk("Mul", [p + "f3", "cubic"], [p + "f3c"]), mk("Add", [f, p + "f3c"], [p + "inner0"]),
               mk("Mul", [p + "inner0", "c"], [p + "inner"]), mk("Tanh", [p + "inner"], [p + "th"]),
@@ -189,7 +197,7 @@ def bert_layer_graph(p, shape):
     attention(nodes, "l0_", "x", "attn", causal=False)
     nodes.append(mk("Add", ["x", "attn"], ["r1"]))
     layer_norm(nodes, "r1", "l0_ln_1", "x1", 1e-12)
-    mlp(nodes, "l0_", "x1", "m")
+    mlp(nodes, "l0_", "x1", "m", exact_gelu=True)
     nodes.append(mk("Add", ["x1", "m"], ["r2"]))
     layer_norm(nodes, "r2", "l0_ln_2", "y", 1e-12)
     return nodes, transformer_consts(shape[0], shape[1], causal=False)

@@ -124,12 +124,14 @@ def attention_heads(w, p, h, batch, seq, causal, width=768, heads=12):
     return f"({p}_a @ {wo} + {bo})"
 
 
-def mlp(w, p, h, width=768):
+def mlp(w, p, h, width=768, exact_gelu=False):
+    """The FFN: GELU's tanh form (GPT-2), or its exact erf form (BERT)."""
     wfc = w.param(f"{p}_w_fc", [width, 4 * width])
     bfc = w.param(f"{p}_b_fc", [4 * width], "zeros")
     wpr = w.param(f"{p}_w_proj", [4 * width, width])
     bpr = w.param(f"{p}_b_proj", [width], "zeros")
-    return f"(gelu({h} @ {wfc} + {bfc}, approximate=\"tanh\") @ {wpr} + {bpr})"
+    form = "" if exact_gelu else ", approximate=\"tanh\""
+    return f"(gelu({h} @ {wfc} + {bfc}{form}) @ {wpr} + {bpr})"
 
 
 def norm(w, name, x, eps, width=768):
@@ -142,7 +144,8 @@ def bert_layer_lines(w, p, x, seq):
     """One post-LN encoder layer of BERT-base on x: [B, seq, 768], named p."""
     attn = attention_heads(w, p, x, "B", seq, causal=False)
     w.line(f"{p}_x = {norm(w, p + '_ln_1', f'{x} + {attn}', '1e-12')}")
-    w.line(f"{p} = {norm(w, p + '_ln_2', f'{p}_x + ' + mlp(w, p, f'{p}_x'), '1e-12')}")
+    ffn = mlp(w, p, f"{p}_x", exact_gelu=True)  # BERT's hidden_act "gelu": erf
+    w.line(f"{p} = {norm(w, p + '_ln_2', f'{p}_x + ' + ffn, '1e-12')}")
     return p
 
 
