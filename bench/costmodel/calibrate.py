@@ -215,9 +215,9 @@ def predict(build, config, spec):
 
 # The host path's overheads (devices/cpu.json host_path) and the unit each
 # is probed at: a segment's fixed cost, a byte of a segment's outputs, a
-# collective call's hand-over.
+# collective call's hand-over, a pipeline's stage-to-stage message.
 TERMS = (("segment_seconds", 1e-4), ("segment_byte_seconds", 1e-10),
-         ("collective_seconds", 1e-4))
+         ("collective_seconds", 1e-4), ("transfer_seconds", 1e-4))
 
 
 def slopes(build, config, spec, capacity, tmp):
@@ -333,7 +333,7 @@ def main():
         with open(args.spec, "w") as f:
             json.dump(spec, f, indent=2)
             f.write("\n")
-        s0, s1, c0 = coefficients
+        s0, s1, c0, t0 = coefficients
         rows = []
         for c in configs:
             p = predict(args.build, c, args.spec)
@@ -378,7 +378,8 @@ def main():
         "that overhead alone set), fitted by non-negative least squares on the",
         "relative error of all the configurations, pipelines included:",
         f"**{s0 * 1e6:.1f} us a segment, {s1 * 1e9:.3f} ns a byte of a segment's outputs",
-        f", {c0 * 1e6:.1f} us a collective between ranks**, written to",
+        f", {c0 * 1e6:.1f} us a collective between ranks, {t0 * 1e6:.1f} us a pipeline's",
+        "message between stages**, written to",
         "devices/cpu.json (`host_path`). *Held out*: each configuration predicted by",
         "the fit to the others alone (the linear form of the model), the honest",
         "measure of how well the calibrated model predicts a configuration it was",

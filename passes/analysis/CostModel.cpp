@@ -127,6 +127,7 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
     out.segmentSeconds = host->getNumber("segment_seconds").value_or(0);
     out.collectiveOverheadSeconds = host->getNumber("collective_seconds").value_or(0);
     out.segmentByteSeconds = host->getNumber("segment_byte_seconds").value_or(0);
+    out.transferOverheadSeconds = host->getNumber("transfer_seconds").value_or(0);
     // What the host path's kernels gain from a rank's threads, as fitted
     // (calibrate.py), over the lone GEMM's measurement.
     if (auto capacity = host->getNumber("parallel_capacity"))

@@ -88,6 +88,10 @@ struct DeviceSpec {
   /// What a segment costs a byte of its outputs (host tensors allocated,
   /// filled and handed over every run).
   double segmentByteSeconds = 0;
+  /// What a pipeline's stage-to-stage message costs beyond the link's
+  /// alpha-beta (fitted; on CPU ranks the round trip of 1F1B is tens of
+  /// microseconds where MPI's microbenchmark measures one).
+  double transferOverheadSeconds = 0;
   /// The mesh's ranks.
   int64_t meshRanks = 1;
   /// The kernel time factor when `busy` ranks of one host compute at once,

@@ -359,7 +359,9 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     if (s + 1 < stages) // the activation forward, its gradient back
       widestTransfer = std::max(
           widestTransfer,
-          2 * (link.latency + double(cutBytes[s]) / link.bandwidth) * hostShare);
+          2 * (link.latency + device.transferOverheadSeconds +
+               double(cutBytes[s]) / link.bandwidth) *
+              hostShare);
   }
   cost.transferSeconds = widestTransfer;
   cost.slotSeconds = slowest + widestTransfer;
