@@ -11,12 +11,12 @@ its DLC_SPMD_STATS line (rank 0's segments computed plus the time they
 waited for collectives, over the steps: bench/scaling's measure); the
 fastest of --repeat runs (in as many rounds over the configurations, so
 that a slow window of minutes costs each configuration one run), each
-started once other work leaves the cores idle (the model predicts ranks that have the cores to themselves; on a
-shared VM the same run's step swings 20-50% between runs minutes apart,
-and neighbours only ever add time, so the fastest run is the closest to
-that; the busiest share of the machine seen before a run is recorded
-beside). The prediction is `dlc plan M --train --mesh ... --device-spec cpu`'s
-step (devices/cpu.json, measured by bench/costmodel/measure_cpu.py, with
+started once other work leaves the cores idle (the model predicts ranks
+that have the cores to themselves; on a shared VM the same run's step
+swings 20-50% between runs minutes apart, and neighbours only ever add
+time, so the fastest run is the closest to that; the busiest share of the
+machine seen before a run is recorded beside). The prediction is
+`dlc plan M --train --mesh ... --device-spec cpu`'s step (devices/cpu.json, measured by bench/costmodel/measure_cpu.py, with
 its link cpu-mpi; ranks beyond the machine's cores time-share them).
 Writes a table of measured, predicted and error per configuration, with
 the median and largest error.
@@ -181,8 +181,9 @@ def measure_kernels(build, tmp, spec):
                              env=dict(os.environ, DLC_KERNEL_TIMES=spec))
             m = re.search(r"total measured ([0-9.]+) ms, predicted ([0-9.]+) ms", out)
             runs.append((float(m.group(1)) * 1e-3, float(m.group(2)) * 1e-3))
-        measured += min(runs)[0]
-        predicted += min(runs)[1]
+        fastest = min(runs)
+        measured += fastest[0]
+        predicted += fastest[1]
     return {"measured": measured, "predicted": predicted}
 
 

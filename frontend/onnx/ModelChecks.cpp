@@ -14,11 +14,8 @@
 
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
-#include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
-#include <climits>
-#include <cstdlib>
 #include <set>
 #include <sys/stat.h>
 

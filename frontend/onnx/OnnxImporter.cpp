@@ -31,15 +31,12 @@
 #include "ir/ShapeUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/StringExtras.h"
 
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
 #include <set>
-#include <cstdlib>
 #include <fstream>
-#include <functional>
 
 using namespace mlir;
 
