@@ -88,8 +88,7 @@ public:
         message = d.str();
       return success();
     });
-    dlg::BuildOptions build;
-    build.dims = options.dims;
+    dlg::BuildOptions build = buildOptionsFor(options);
     if (!batchDim.empty())
       build.dims[batchDim] = batch;
     build.defaultUnboundDimsToOne = true;

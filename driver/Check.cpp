@@ -70,8 +70,7 @@ ExitCode runCheck(const CommonOptions &options, MLIRContext &context,
                   llvm::SourceMgr &sourceMgr, llvm::raw_ostream &os) {
   if (llvm::StringRef(options.modelPath).ends_with(".dlcm"))
     return checkModule(options, context, os);
-  dlg::BuildOptions build;
-  build.dims = options.dims;
+  dlg::BuildOptions build = buildOptionsFor(options);
   build.defaultUnboundDimsToOne = true;
   ExitCode code;
   auto model = loadModel(options.modelPath, context, sourceMgr, build, code);

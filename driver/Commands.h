@@ -38,6 +38,9 @@ struct CommonOptions {
   /// `--dim N=1..64` (dlc compile): one module for every N in the range
   /// (module format 1.3); `dims` holds N's largest size.
   std::map<std::string, std::pair<int64_t, int64_t>> dimRanges;
+  /// `--precision f32|tf32|bf16|f16`: the products of matmuls and
+  /// convolutions in that precision, accumulated in f32 (dlc-precision).
+  std::string precision = "f32";
 };
 
 /// A model's inputs on the command line: every input from a file

@@ -53,8 +53,7 @@ static LogicalResult markDynamicDim(const CommonOptions &options, const CompileO
   // The second size: below MAX, and 2 or more where the range allows, so
   // that no dimension becomes 1 (broadcasting may build other ops there).
   int64_t probe = range.max - 1 >= 2 ? range.max - 1 : range.min;
-  dlg::BuildOptions build;
-  build.dims = options.dims;
+  dlg::BuildOptions build = buildOptionsFor(options);
   build.dims[name] = probe;
   auto other = loadModel(options.modelPath, context, sourceMgr, build, code);
   if (!other)
@@ -72,8 +71,7 @@ static std::optional<LoadedModel> loadForCompile(const CommonOptions &options,
                                                  MLIRContext &context,
                                                  llvm::SourceMgr &sourceMgr,
                                                  ExitCode &code) {
-  dlg::BuildOptions build;
-  build.dims = options.dims;
+  dlg::BuildOptions build = buildOptionsFor(options);
   build.buildTraining = compile.train;
   auto model = loadModel(options.modelPath, context, sourceMgr, build, code);
   if (!model)

@@ -132,8 +132,7 @@ ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &
 
   CompileProgress progress(options.modelPath);
   progress.stage("building the graph");
-  dlg::BuildOptions build;
-  build.dims = options.dims;
+  dlg::BuildOptions build = buildOptionsFor(options);
   for (auto &[name, tensor] : given)
     build.inputShapes[name] = tensor.shape;
   ExitCode code;
@@ -146,6 +145,8 @@ ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &
     if (!bindParameterFile(module, compile.params, error))
       return fail(context, kExitBadInput, "--params " + compile.params + ": " + error);
   }
+  if (compile.afterLoad)
+    compile.afterLoad(module);
   if (compile.afterFusion &&
       (failed(runFusionPipeline(module)) || failed(compile.afterFusion(entryGraph(module)))))
     return kExitInternalError;

@@ -50,6 +50,10 @@ struct CompileForDevice {
   /// rest of dlc-compile (scheduling, memory planning): verify adds every
   /// kernel's results to the function's outputs there.
   std::function<mlir::LogicalResult(mlir::func::FuncOp)> afterFusion;
+  /// Called on the model as built (its parameters bound), before any pass:
+  /// verify keeps the graph as written there, to measure --precision
+  /// against f32.
+  std::function<void(mlir::ModuleOp)> afterLoad;
 };
 
 /// For a compiled module (.dlcm): exit 2 when --dim is given, since its

@@ -129,8 +129,7 @@ train::ModuleStepInfo Compiler::info() const {
 
 ExitCode Compiler::compile(int64_t batch, train::ModulePair &out) {
   // 1. The model with the loss graph, the batch dimension bound.
-  dlg::BuildOptions build;
-  build.dims = options.dims;
+  dlg::BuildOptions build = buildOptionsFor(options);
   if (!batchDim.empty())
     build.dims[batchDim] = batch;
   build.buildTraining = true;
@@ -219,8 +218,7 @@ ExitCode buildTrainingModel(const CommonOptions &options, int64_t batchRows,
   std::optional<dlg::Module> ast = parseModelFile(options.modelPath, context, sourceMgr, code);
   if (!ast)
     return code;
-  dlg::BuildOptions build;
-  build.dims = options.dims;
+  dlg::BuildOptions build = buildOptionsFor(options);
   if (std::string batchDim = batchDimension(*ast); !batchDim.empty())
     build.dims[batchDim] = batchRows;
   build.buildTraining = true;

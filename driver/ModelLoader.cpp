@@ -98,6 +98,13 @@ std::optional<dlg::Module> parseModelFile(const std::string &path,
   return module;
 }
 
+dlg::BuildOptions buildOptionsFor(const CommonOptions &options) {
+  dlg::BuildOptions build;
+  build.dims = options.dims;
+  build.precision = options.precision;
+  return build;
+}
+
 /// Imports an ONNX model with the same options as a .dlg build.
 static std::optional<LoadedModel> loadOnnxModel(const std::string &path,
                                                 MLIRContext &context,
@@ -115,6 +122,9 @@ static std::optional<LoadedModel> loadOnnxModel(const std::string &path,
   }
   LoadedModel model;
   model.built.module = std::move(imported.module);
+  if (!options.precision.empty() && options.precision != "f32")
+    (*model.built.module)
+        ->setAttr("dlc.precision", mlir::StringAttr::get(&context, options.precision));
   model.built.dims = std::move(imported.dims);
   model.built.defaultedDims = std::move(imported.defaultedDims);
   if (failed(mlir::verify(*model.built.module))) {

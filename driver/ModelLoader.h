@@ -9,6 +9,7 @@
 #ifndef DLC_DRIVER_MODELLOADER_H
 #define DLC_DRIVER_MODELLOADER_H
 
+#include "driver/Commands.h"
 #include "driver/ExitCodes.h"
 #include "frontend/text/AST.h"
 #include "frontend/text/MLIRGen.h"
@@ -25,6 +26,9 @@ struct LoadedModel {
   dlg::Module ast;
   dlg::BuildResult built;
 };
+
+/// What every verb builds a model with: --dim's sizes and --precision.
+dlg::BuildOptions buildOptionsFor(const CommonOptions &options);
 
 /// Parses `path` (a .dlg file). The file is added to `sourceMgr` so that
 /// diagnostics show its lines. On failure the error has been reported and

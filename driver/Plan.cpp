@@ -45,8 +45,7 @@ static void printHeading(llvm::raw_ostream &os, const Twine &what,
 static std::optional<LoadedModel>
 loadForPlan(const CommonOptions &options, bool defaultDims, bool train,
             MLIRContext &context, llvm::SourceMgr &sourceMgr, ExitCode &code) {
-  dlg::BuildOptions build;
-  build.dims = options.dims;
+  dlg::BuildOptions build = buildOptionsFor(options);
   build.defaultUnboundDimsToOne = defaultDims;
   build.buildTraining = train;
   return loadModel(options.modelPath, context, sourceMgr, build, code);

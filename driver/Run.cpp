@@ -150,8 +150,7 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
   std::map<std::string, oracle::Tensor> given;
   if (ExitCode code = readInputFiles(context, run.inputs, given))
     return code;
-  dlg::BuildOptions build;
-  build.dims = options.dims;
+  dlg::BuildOptions build = buildOptionsFor(options);
   build.buildTraining = !run.gradients.empty();
   for (auto &[name, tensor] : given)
     build.inputShapes[name] = tensor.shape;

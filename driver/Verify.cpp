@@ -98,6 +98,28 @@ void returnEveryKernel(func::FuncOp func) {
   func.setAllResultAttrs(attributes);
 }
 
+/// The unit roundoff of a --precision mode's products: 2^-11 for TF32 and
+/// f16 (10 stored mantissa bits), 2^-8 for bf16 (7).
+double unitRoundoff(llvm::StringRef mode) {
+  return mode == "bf16" ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+}
+
+/// What dlc states for a --precision mode: each output of the model within
+/// 16 unit roundoffs of its f32 value, in the normwise relative error
+/// ||y - y_f32|| / ||y_f32|| (an element-wise bound would be broken by
+/// cancellation in any sum, whatever the precision).
+double statedPrecisionError(llvm::StringRef mode) { return 16 * unitRoundoff(mode); }
+
+double normwiseRelativeError(const oracle::Tensor &actual, const oracle::Tensor &expected) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < actual.data.size() && i < expected.data.size(); ++i) {
+    double d = actual.data[i] - expected.data[i];
+    diff += d * d;
+    norm += expected.data[i] * expected.data[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
 } // namespace
 
 ExitCode runVerify(const CommonOptions &options, const MeasureOptions &measure,
@@ -115,6 +137,12 @@ ExitCode runVerify(const CommonOptions &options, const MeasureOptions &measure,
   CompileForDevice compile;
   compile.device = measure.device;
   compile.params = measure.params;
+  // Under --precision, the graph as written too: the oracle's f32 answer the
+  // reduced precision is measured against.
+  OwningOpRef<ModuleOp> asWritten;
+  bool reduced = options.precision != "f32";
+  if (reduced)
+    compile.afterLoad = [&](ModuleOp module) { asWritten = module.clone(); };
   compile.afterFusion = [&](func::FuncOp func) {
     graphOutputs = func.getNumResults();
     returnEveryKernel(func);
@@ -138,6 +166,27 @@ ExitCode runVerify(const CommonOptions &options, const MeasureOptions &measure,
   auto expected = oracle::evaluate(entryGraph(*reference), inputs, params);
   if (failed(expected))
     return kExitRuntimeFault;
+
+  // --precision: each graph output against the f32 graph's, by the mode's
+  // stated bound.
+  struct PrecisionCheck {
+    std::string output;
+    double error;
+    bool within;
+  };
+  std::vector<PrecisionCheck> precisionChecks;
+  double bound = statedPrecisionError(options.precision);
+  if (reduced) {
+    ParamStore f32Params;
+    auto f32 = oracle::evaluate(entryGraph(*asWritten), inputs, f32Params);
+    if (failed(f32))
+      return kExitRuntimeFault;
+    for (size_t i = 0; i < graphOutputs && i < f32->size(); ++i) {
+      double error = normwiseRelativeError(actual[i], (*f32)[i]);
+      precisionChecks.push_back({compiled.outputs[i].name, error, error <= bound});
+    }
+  }
+  bool precisionOk = llvm::all_of(precisionChecks, [](const PrecisionCheck &c) { return c.within; });
 
   // Output i of the planned function is its return's operand i: the kernel
   // that computes it, in the order the kernels run.
@@ -196,6 +245,15 @@ ExitCode runVerify(const CommonOptions &options, const MeasureOptions &measure,
                            {"rtol", measure.rtol},
                            {"atol", measure.atol},
                            {"kernels", std::move(rows)}};
+    if (reduced) {
+      llvm::json::Array outputs;
+      for (const PrecisionCheck &c : precisionChecks)
+        outputs.push_back(llvm::json::Object{
+            {"output", c.output}, {"error", c.error}, {"within", c.within}});
+      out["precision"] = llvm::json::Object{{"mode", options.precision},
+                                            {"stated_error", bound},
+                                            {"outputs", std::move(outputs)}};
+    }
     if (firstBad) {
       const Result &bad = results[*firstBad];
       llvm::json::Array locations;
@@ -207,7 +265,7 @@ ExitCode runVerify(const CommonOptions &options, const MeasureOptions &measure,
                                                  {"report", bad.report}};
     }
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
-    return firstBad ? kExitCheckFailed : kExitSuccess;
+    return firstBad || !precisionOk ? kExitCheckFailed : kExitSuccess;
   }
 
   os << "dlc verify " << options.modelPath << " on " << measure.device << ": " << results.size()
@@ -216,9 +274,17 @@ ExitCode runVerify(const CommonOptions &options, const MeasureOptions &measure,
   for (const Result &r : results)
     os << llvm::formatv("  {0,-16} {1,-4} {2}  [{3}]\n", kernelName(r.kernel),
                         r.match ? "ok" : "OFF", r.report, fusedOpNames(kernels[r.kernel]));
+  if (reduced) {
+    os << "--precision " << options.precision << ": the outputs against the f32 graph's "
+       << "(float64 oracle), normwise relative error, stated at most "
+       << shortest(bound) << " (16 unit roundoffs)\n";
+    for (const PrecisionCheck &c : precisionChecks)
+      os << llvm::formatv("  {0,-16} {1,-4} {2}\n", c.output, c.within ? "ok" : "OFF",
+                          shortest(c.error));
+  }
   if (!firstBad) {
     os << "every kernel is within tolerance\n";
-    return kExitSuccess;
+    return precisionOk ? kExitSuccess : kExitCheckFailed;
   }
   const Result &bad = results[*firstBad];
   os << "first kernel out of tolerance: " << kernelName(bad.kernel) << " (ops "

@@ -136,6 +136,15 @@ def Dlc_KernelImpl : I32EnumAttr<"KernelImpl",
   let genSpecializedAttr = 0;
 }
 
+def Dlc_ContractionPrecision : I32EnumAttr<"ContractionPrecision",
+    "the arithmetic of a contraction's products on f32 operands", [
+      I32EnumAttrCase<"exact", 0>, I32EnumAttrCase<"tensorfloat32", 1>]> {
+  let cppNamespace = "::dlc";
+  let genSpecializedAttr = 0;
+}
+def Dlc_ContractionPrecisionAttr
+    : EnumAttr<Dlc_Dialect, Dlc_ContractionPrecision, "precision">;
+
 def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
   let mnemonic = "schedule";
   let summary = "How one kernel runs on one CUDA architecture.";
@@ -148,8 +157,12 @@ def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
     kernel; `smem` static shared memory in bytes; `registers` and
     `blocks_per_sm` the occupancy estimate; `flops`, `bytes`, `bound` and
     `estimate_ns` the roofline estimate; `reason` says why. A `matmul`
-    schedule has its block `tile` (BM, BN, BK) and `thread_tile` (TM, TN);
-    `staging` says where operands are staged (`shared`).
+    schedule has its block `tile` (BM, BN, BK) and either a `thread_tile`
+    (TM, TN: SIMT FMAs, each thread a TM x TN register tile) or, on tensor
+    cores, the `mma` instruction (`m16n8k8.tf32`, `m16n8k16.bf16`,
+    `m16n8k16.f16`: PTX `mma.sync` with f32 accumulation) and the
+    `warp_tile` (WM, WN) each warp computes with it; `staging` says where
+    operands are staged (`shared`).
 
     ```mlir
     dlc.matmul %a, %b {dlc.schedule = #dlc.schedule<arch = "sm_90",
@@ -177,7 +190,9 @@ def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
     StringRefParameter<"why this schedule">:$reason,
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$tile,
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$thread_tile,
-    StringRefParameter<"where operands are staged", "\"\"">:$staging
+    StringRefParameter<"where operands are staged", "\"\"">:$staging,
+    StringRefParameter<"the tensor-core instruction (mma.sync shape.type)", "\"\"">:$mma,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$warp_tile
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -43,7 +43,7 @@ ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      int64_t vector, int64_t, int64_t, int64_t, int64_t,
                      int64_t, StringRef, int64_t, StringRef,
                      DenseI64ArrayAttr tile, DenseI64ArrayAttr threadTile,
-                     StringRef) {
+                     StringRef, StringRef mma, DenseI64ArrayAttr warpTile) {
   auto dims = [&](DenseI64ArrayAttr attr, StringRef name,
                   size_t size) -> LogicalResult {
     if (!attr || attr.size() != static_cast<int64_t>(size) ||
@@ -58,9 +58,27 @@ ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   if (vector < 1)
     return emitError() << "schedule vector must be at least 1";
-  if (strategy == KernelStrategy::matmul &&
-      (failed(dims(tile, "tile", 3)) ||
-       failed(dims(threadTile, "thread_tile", 2))))
+  if (strategy != KernelStrategy::matmul)
+    return success();
+  if (failed(dims(tile, "tile", 3)))
     return failure();
+  if (mma.empty())
+    return dims(threadTile, "thread_tile", 2);
+  // Tensor cores: m16n8k<K> instructions tile each warp's tile.
+  int64_t k = mma.starts_with("m16n8k8.") ? 8 : mma.starts_with("m16n8k16.") ? 16 : 0;
+  StringRef type = mma.substr(mma.find('.') + 1);
+  if (!k || (type == "tf32") != (k == 8) ||
+      (type != "tf32" && type != "bf16" && type != "f16"))
+    return emitError() << "schedule mma '" << mma
+                       << "' is not m16n8k8.tf32, m16n8k16.bf16 or m16n8k16.f16";
+  if (failed(dims(warpTile, "warp_tile", 2)))
+    return failure();
+  ArrayRef<int64_t> t = tile.asArrayRef(), w = warpTile.asArrayRef();
+  if (w[0] % 16 || w[1] % 8 || t[0] % w[0] || t[1] % w[1] || t[2] % k)
+    return emitError() << "schedule warp_tile must be multiples of 16 x 8 dividing the "
+                          "tile, and the tile's depth a multiple of "
+                       << k;
+  if (block.asArrayRef()[0] != (t[0] / w[0]) * (t[1] / w[1]) * 32)
+    return emitError() << "schedule block must be 32 threads per warp tile";
   return success();
 }

@@ -147,6 +147,11 @@ template <typename ConcreteType>
 class ElementAligned
     : public mlir::OpTrait::TraitBase<ConcreteType, ElementAligned> {};
 
+/// Marker: see Dlc_ReducedPrecision in DlcInterfaces.td.
+template <typename ConcreteType>
+class ReducedPrecision
+    : public mlir::OpTrait::TraitBase<ConcreteType, ReducedPrecision> {};
+
 } // namespace OpTrait
 
 /// True for ops whose result may take the buffer of an operand with as many

@@ -162,6 +162,16 @@ def Dlc_ElementAligned : NativeOpTrait<"ElementAligned"> {
   let cppNamespace = "::dlc::OpTrait";
 }
 
+// The op's products may run in reduced precision when `--precision` asks
+// (dlc-precision, passes/Precision.cpp): under tf32 its f32 operands are
+// rounded to TF32 on tensor cores (its `precision` attribute), under bf16
+// and f16 its float operands are cast to that type; its accumulation stays
+// f32 and its result is cast back to f32. Ops without the trait compute in
+// f32 under every mode: reductions, softmax, norms and losses among them.
+def Dlc_ReducedPrecision : NativeOpTrait<"ReducedPrecision"> {
+  let cppNamespace = "::dlc::OpTrait";
+}
+
 //===----------------------------------------------------------------------===//
 // Rows: reductions and normalisations
 //===----------------------------------------------------------------------===//

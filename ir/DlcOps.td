@@ -257,7 +257,7 @@ def Dlc_SelectOp : Dlc_Op<"select", !listconcat(Dlc_ElementwiseTraits,
 //===----------------------------------------------------------------------===//
 
 def Dlc_Conv2dOp : Dlc_Op<"conv2d", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
-    Dlc_ConvolutionRole, Dlc_CustomFlops, Dlc_VjpRule]> {
+    Dlc_ConvolutionRole, Dlc_CustomFlops, Dlc_VjpRule, Dlc_ReducedPrecision]> {
   let summary = "2-D convolution over NCHW inputs with OIHW weights.";
   let description = [{
     `x: [N, C, H, W]`, `w: [O, C / groups, KH, KW]`, optional `bias: [O]`.
@@ -274,20 +274,23 @@ def Dlc_Conv2dOp : Dlc_Op<"conv2d", [DeclareOpInterfaceMethods<Dlc_ShardingRuleO
   let arguments = (ins Dlc_FloatTensor:$x, Dlc_FloatTensor:$w,
       Optional<Dlc_FloatTensor>:$bias,
       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
-      DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+      DenseI64ArrayAttr:$dilations, I64Attr:$groups,
+      OptionalAttr<Dlc_ContractionPrecisionAttr>:$precision);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = "$x `,` $w (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";
 }
 
 def Dlc_MatmulOp : Dlc_Op<"matmul", [DeclareOpInterfaceMethods<Dlc_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor,
-    Dlc_ContractionRole, Dlc_CustomFlops, Dlc_VjpRule]> {
+    Dlc_ContractionRole, Dlc_CustomFlops, Dlc_VjpRule, Dlc_ReducedPrecision]> {
   let summary = "Batched matrix product, with broadcast batch dimensions.";
   let description = [{
     Both operands have rank at least 2. `transpose_a`/`transpose_b` swap the
     last two dimensions of that operand first. Then `[..., M, K] x
     [..., K, N] -> [..., M, N]`, where the batch dimensions (all but the last
-    two) broadcast by NumPy's rules.
+    two) broadcast by NumPy's rules. `precision = #dlc<precision tensorfloat32>`
+    lets f32 products round their operands to TF32 (tensor cores, f32
+    accumulation; set by `--precision tf32`); absent, products are f32.
 
     ```mlir
     %s = dlc.matmul %q, %k {transpose_b = true}
@@ -296,7 +299,8 @@ def Dlc_MatmulOp : Dlc_Op<"matmul", [DeclareOpInterfaceMethods<Dlc_ShardingRuleO
   }];
   let arguments = (ins Dlc_NumericTensor:$lhs, Dlc_NumericTensor:$rhs,
       DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
-      DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
+      DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
+      OptionalAttr<Dlc_ContractionPrecisionAttr>:$precision);
   let results = (outs Dlc_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` "
                        "functional-type(operands, results)";

@@ -17,6 +17,10 @@ namespace dlc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// The `--precision` mode `op`'s module records (`dlc.precision`, set by the
+/// driver): "tf32", "bf16", "f16", or "f32" when absent.
+llvm::StringRef modulePrecision(mlir::Operation *op);
+
 /// The graph → kernels half of the compile pipeline, on a func.func pass
 /// manager: canonicalise, fold constants, CSE, fuse. `dlc run --stage=fused`
 /// evaluates its output.

@@ -80,6 +80,40 @@ def DlcDifferentiate : Pass<"dlc-differentiate", "mlir::func::FuncOp"> {
   ];
 }
 
+def DlcPrecision : Pass<"dlc-precision", "mlir::func::FuncOp"> {
+  let summary = "Runs contractions in reduced precision: tf32, bf16 or f16 (`--precision`).";
+  let description = [{
+    The per-op policy of mixed precision, read from the ops
+    (`Dlc_ReducedPrecision`: matmul and conv2d). Under `tf32`, each such op
+    with f32 operands gets `precision = #dlc<precision tensorfloat32>`: its products
+    may round the operands to TF32 (tensor cores, f32 accumulation). Under
+    `bf16` or `f16`, its f32 operands are cast to that type, the op computes
+    in it (f32 accumulation in every kernel) and its result is cast back to
+    f32 for its users. Every other op (reductions, softmax, norms, losses,
+    the optimizer's update) computes in f32, so a train step keeps f32
+    master weights and f32 gradients. `mode` empty reads the enclosing
+    module's `dlc.precision` string (the driver's `--precision`); absent or
+    `f32`, nothing changes.
+
+    Before (`--dlc-precision=mode=bf16`):
+    ```mlir
+    %y = dlc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    ```
+    After:
+    ```mlir
+    %0 = dlc.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
+    %1 = dlc.cast %w : tensor<8x2xf32> -> tensor<8x2xbf16>
+    %2 = dlc.matmul %0, %1 : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xbf16>
+    %y = dlc.cast %2 : tensor<4x2xbf16> -> tensor<4x2xf32>
+    ```
+  }];
+  let dependentDialects = ["::dlc::DlcDialect"];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"\"",
+           "f32, tf32, bf16 or f16; empty: the module's dlc.precision">,
+  ];
+}
+
 def DlcFoldConstants : Pass<"dlc-fold-constants", "mlir::func::FuncOp"> {
   let summary = "Evaluates parameter-free subgraphs at compile time.";
   let description = [{

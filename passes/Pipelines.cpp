@@ -11,8 +11,10 @@ using namespace mlir;
 
 namespace dlc {
 
-/// Canonicalise, fold constants, CSE: the graph before fusion.
+/// The precision policy (`--precision`, a no-op for f32), then
+/// canonicalise, fold constants, CSE: the graph before fusion.
 static void buildSimplifyPipeline(OpPassManager &graph) {
+  graph.addPass(createDlcPrecision());
   graph.addPass(createCanonicalizerPass());
   graph.addPass(createDlcFoldConstants());
   graph.addPass(createCSEPass());

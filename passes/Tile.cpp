@@ -115,15 +115,34 @@ Operation *dlc::fusableMatmul(Operation *kernel) {
 
 const CudaArch *dlc::cudaArch(llvm::StringRef arch) {
   // A100 SXM and H100 SXM figures (public data sheets).
+  // Tensor-core rates are the dense figures; mma.sync reaches about two
+  // thirds of sm_90's (wgmma reaches the rest), which the estimate ignores.
   static const CudaArch sm80{"sm_80", 108, 2048, 65536, 164 * 1024, 48 * 1024,
-                             19.5e12, 1.555e12};
+                             19.5e12, 1.555e12, 156e12, 312e12};
   static const CudaArch sm90{"sm_90", 132, 2048, 65536, 228 * 1024, 48 * 1024,
-                             67e12, 3.35e12};
+                             67e12, 3.35e12, 495e12, 989e12};
   if (arch == "sm_80")
     return &sm80;
   if (arch == "sm_90")
     return &sm90;
   return nullptr;
+}
+
+std::string dlc::mmaInstruction(Operation *op) {
+  auto mm = dyn_cast_or_null<MatmulOp>(op);
+  if (!mm)
+    return "";
+  auto element = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); };
+  Type a = element(mm.getLhs()), b = element(mm.getRhs());
+  if (a != b)
+    return "";
+  if (a.isBF16())
+    return "m16n8k16.bf16";
+  if (a.isF16())
+    return "m16n8k16.f16";
+  if (a.isF32() && mm.getPrecision() == ContractionPrecision::tensorfloat32)
+    return "m16n8k8.tf32";
+  return "";
 }
 
 namespace {
@@ -140,6 +159,9 @@ struct Schedule {
   std::string reason;
   int64_t block = 256, grid[3] = {1, 1, 1};
   GemmTile tile{0, 0, 0, 0, 0};
+  /// Tensor cores: the mma.sync instruction and each warp's tile (WM, WN).
+  std::string mma;
+  int64_t warpTile[2] = {0, 0};
   int64_t vector = 1, smem = 0, registers = 32, blocksPerSm = 0;
   double seconds = 0;
 };
@@ -217,6 +239,70 @@ static Schedule scheduleMatmul(const CudaArch &arch, MatmulOp mm) {
   return best;
 }
 
+/// One candidate block tile of the tensor-core GEMM: BM x BN x BK, each
+/// warp a WM x WN tile of m16n8 instructions.
+struct MmaTile {
+  int64_t bm, bn, bk, wm, wn;
+  int64_t warps() const { return (bm / wm) * (bn / wn); }
+};
+
+/// The tensor-core GEMM schedule for `instruction` (mmaInstruction): the
+/// candidate with the smallest estimated time, as scheduleMatmul's. Operand
+/// slices sit in shared memory k-contiguous, rows padded by 16 bytes so
+/// that a warp's fragment loads hit 32 distinct banks. A warp tile of MT x
+/// NT instructions loads MT + NT fragments for MT·NT instructions: below
+/// two instructions per fragment, shared memory bounds it.
+static Schedule scheduleMmaMatmul(const CudaArch &arch, MatmulOp mm,
+                                  const std::string &instruction) {
+  ArrayRef<int64_t> out = shapeOf(mm.getResult());
+  int64_t m = out[out.size() - 2], n = out.back();
+  ArrayRef<int64_t> lhs = shapeOf(mm.getLhs());
+  int64_t k = mm.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < out.size(); ++i)
+    batch *= out[i];
+  bool tf32 = StringRef(instruction).ends_with(".tf32");
+  int64_t elementBytes = tf32 ? 4 : 2, padElements = 16 / elementBytes;
+  double tensorFlops = tf32 ? arch.tf32Flops : arch.halfFlops;
+  static const MmaTile candidates[] = {
+      {128, 128, 32, 64, 32}, {128, 64, 32, 64, 32}, {64, 64, 32, 32, 32},
+      {64, 32, 32, 32, 16},   {32, 32, 32, 16, 16},
+  };
+  Schedule best;
+  best.seconds = INFINITY;
+  for (const MmaTile &t : candidates) {
+    Schedule s;
+    s.strategy = KernelStrategy::matmul;
+    s.mma = instruction;
+    s.tile = GemmTile{t.bm, t.bn, t.bk, 0, 0};
+    s.warpTile[0] = t.wm;
+    s.warpTile[1] = t.wn;
+    s.block = t.warps() * 32;
+    s.smem = (t.bm + t.bn) * (t.bk + padElements) * elementBytes;
+    int64_t mt = t.wm / 16, nt = t.wn / 8;
+    s.registers = mt * nt * 4 + mt * 4 + nt * 2 + 40;
+    s.blocksPerSm = occupancy(arch, s.block, s.registers, s.smem);
+    if (s.blocksPerSm == 0)
+      continue;
+    int64_t tiles = ceilDiv(m, t.bm) * ceilDiv(n, t.bn) * batch;
+    int64_t waves = ceilDiv(tiles, arch.sms * s.blocksPerSm);
+    int64_t perSm = std::min(s.blocksPerSm, ceilDiv(tiles, arch.sms));
+    double efficiency = std::min(1.0, double(mt * nt) / double(mt + nt) / 2.0);
+    double compute = waves * perSm * 2.0 * t.bm * t.bn * ceilDiv(k, t.bk) * t.bk /
+                     (tensorFlops / arch.sms * efficiency);
+    double traffic = double(tiles) * (t.bm + t.bn) * k * elementBytes /
+                     (3.0 * arch.dramBytesPerSecond);
+    s.seconds = compute + traffic;
+    s.grid[0] = ceilDiv(n, t.bn);
+    s.grid[1] = ceilDiv(m, t.bm);
+    s.grid[2] = batch;
+    if (s.seconds < best.seconds)
+      best = s;
+  }
+  best.reason = "tensor-core GEMM (mma.sync " + instruction + "), tile by estimated time";
+  return best;
+}
+
 /// The widest extent one row's reductions run over: it sets the threads of
 /// a `rows` kernel.
 static int64_t reductionExtent(Operation *op) {
@@ -272,7 +358,9 @@ void TilePass::runOnOperation() {
     Schedule s;
     Operation *matmul = fusableMatmul(&op);
     if (matmul) {
-      s = scheduleMatmul(*arch, cast<MatmulOp>(matmul));
+      std::string mma = mmaInstruction(matmul);
+      s = mma.empty() ? scheduleMatmul(*arch, cast<MatmulOp>(matmul))
+                      : scheduleMmaMatmul(*arch, cast<MatmulOp>(matmul), mma);
       ArrayRef<int64_t> out = shapeOf(matmul->getResult(0));
       ArrayRef<int64_t> lhs = shapeOf(matmul->getOperand(0));
       int64_t mnk = out[out.size() - 2] * out.back() * lhs.back();
@@ -307,16 +395,21 @@ void TilePass::runOnOperation() {
                      ? "attention: one block per query row, scores in shared memory"
                      : "one block per row, warp-shuffle and shared-memory reductions";
     }
-    double seconds = std::max(double(flops) / arch->fp32Flops,
-                              double(bytes) / arch->dramBytesPerSecond);
-    bool computeBound = double(flops) / arch->fp32Flops >
-                        double(bytes) / arch->dramBytesPerSecond;
+    // The roofline: tensor-core kernels against their instruction's peak.
+    double peak = s.mma.empty()                        ? arch->fp32Flops
+                  : StringRef(s.mma).ends_with(".tf32") ? arch->tf32Flops
+                                                        : arch->halfFlops;
+    double seconds = std::max(double(flops) / peak, double(bytes) / arch->dramBytesPerSecond);
+    bool computeBound = double(flops) / peak > double(bytes) / arch->dramBytesPerSecond;
 
     bool matmulTiles = s.strategy == KernelStrategy::matmul;
-    DenseI64ArrayAttr tile, threadTile;
+    DenseI64ArrayAttr tile, threadTile, warpTile;
     if (matmulTiles) {
       tile = b.getDenseI64ArrayAttr({s.tile.bm, s.tile.bn, s.tile.bk});
-      threadTile = b.getDenseI64ArrayAttr({s.tile.tm, s.tile.tn});
+      if (s.mma.empty())
+        threadTile = b.getDenseI64ArrayAttr({s.tile.tm, s.tile.tn});
+      else
+        warpTile = b.getDenseI64ArrayAttr({s.warpTile[0], s.warpTile[1]});
     }
     bool staged = s.strategy != KernelStrategy::elementwise;
     auto schedule = ScheduleAttr::get(
@@ -326,7 +419,7 @@ void TilePass::runOnOperation() {
         s.smem, s.registers, s.blocksPerSm, flops, bytes,
         computeBound ? "compute" : "memory",
         (int64_t)std::ceil(seconds * 1e9), s.reason, tile, threadTile,
-        staged ? "shared" : "");
+        staged ? "shared" : "", s.mma, warpTile);
     op.setAttr("dlc.schedule", schedule);
   }
 }

@@ -14,6 +14,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <string>
+
 namespace dlc {
 
 /// A kernel whose only non-elemental op is one matmul, every value computed
@@ -33,7 +35,15 @@ struct CudaArch {
   int sharedPerBlock;       ///< bytes a block gets without opting in
   double fp32Flops;         ///< SIMT peak, FLOP/s
   double dramBytesPerSecond;
+  double tf32Flops;         ///< dense tensor-core peak on TF32 operands
+  double halfFlops;         ///< dense tensor-core peak on BF16/F16 operands
 };
+
+/// The tensor-core instruction (PTX `mma.sync`, f32 accumulation) a matmul
+/// runs on: "m16n8k16.bf16" or "m16n8k16.f16" for 16-bit float operands,
+/// "m16n8k8.tf32" for f32 operands whose `precision` is tf32; empty for
+/// everything else (SIMT FMAs: exact f32, f64, integers).
+std::string mmaInstruction(mlir::Operation *matmul);
 
 /// sm_80 (A100) or sm_90 (H100); null for anything else.
 const CudaArch *cudaArch(llvm::StringRef arch);

@@ -20,6 +20,15 @@
 // the softmax's max/sum. The difference is a few float ulps per element
 // (relative error ~1e-6 on the test graphs, within cuda-emu's 2e-5).
 //
+// Masked key tiles are skipped: when the softmax input is select(mask, t,
+// fill) with `mask` a constant (a causal mask folded by dlc-fold-constants,
+// or any fixed pattern: sliding windows too) and `fill` a constant at most
+// -1e4, each query tile loops only over the keys some row of it may attend
+// (keysAttended). A skipped key's weight is exp(fill - max) with max at
+// least one of the row's attended scores: 0 in float as soon as that score
+// exceeds fill + 104, which is what the mask's author meant by the fill.
+// Every row must attend some key (else the softmax is uniform over fills).
+//
 // Anything else falls back to the per-row kernel (emitFlashAttention
 // returns false before emitting anything): other dtypes, head dims over
 // 128, an element-wise chain that reads the scores at another index, V or
@@ -102,6 +111,58 @@ Index operandIndex(Value v, const Index &batch, bool transposed,
   return idx;
 }
 
+/// The constant that kernel argument `v` (a block argument of the fusion)
+/// receives, if any.
+DenseElementsAttr constantArgument(const KernelContext &ctx, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner()->getParentOp() != ctx.view.op)
+    return {};
+  auto constant = ctx.view.op->getOperand(arg.getArgNumber()).getDefiningOp<ConstantOp>();
+  return constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : DenseElementsAttr();
+}
+
+/// For each query row i of the scores [..., Tq, Tk], the keys [first, last]
+/// it attends, when the softmax input `x` is select(mask, t, fill) with a
+/// constant mask broadcast over the batch dimensions, a constant fill of at
+/// most -1e4, and every row attending a key; else nothing.
+std::optional<std::vector<std::pair<int64_t, int64_t>>>
+keysAttended(const KernelContext &ctx, Value x, int64_t Tq, int64_t Tk) {
+  auto select = x.getDefiningOp<SelectOp>();
+  if (!select)
+    return std::nullopt;
+  DenseElementsAttr mask = constantArgument(ctx, select->getOperand(0));
+  DenseElementsAttr fill = constantArgument(ctx, select->getOperand(2));
+  if (!mask || !fill || !fill.isSplat() || !mask.getElementType().isInteger(1) ||
+      !isa<FloatType>(fill.getElementType()) ||
+      !(fill.getSplatValue<APFloat>().convertToDouble() <= -1e4))
+    return std::nullopt;
+  ArrayRef<int64_t> m = mask.getType().getShape();
+  size_t rank = m.size();
+  if (rank < 2 || llvm::any_of(m.drop_back(2), [](int64_t d) { return d != 1; }) ||
+      (m[rank - 2] != Tq && m[rank - 2] != 1) || (m[rank - 1] != Tk && m[rank - 1] != 1))
+    return std::nullopt;
+  std::vector<bool> bits;
+  if (mask.isSplat())
+    bits.assign(mask.getNumElements(), mask.getSplatValue<bool>());
+  else
+    for (bool b : mask.getValues<bool>())
+      bits.push_back(b);
+  std::vector<std::pair<int64_t, int64_t>> keys;
+  for (int64_t i = 0; i < Tq; ++i) {
+    int64_t row = m[rank - 2] == 1 ? 0 : i, first = -1, last = -1;
+    for (int64_t j = 0; j < Tk; ++j)
+      if (bits[row * m[rank - 1] + (m[rank - 1] == 1 ? 0 : j)]) {
+        if (first < 0)
+          first = j;
+        last = j;
+      }
+    if (first < 0)
+      return std::nullopt;
+    keys.push_back({first, last});
+  }
+  return keys;
+}
+
 } // namespace
 
 bool cuda::emitFlashAttention(KernelContext &ctx) {
@@ -157,6 +218,29 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
         dependsOn(ctx, v, O, memoO))
       return false;
 
+  // The keys each query tile attends: [begin, end) per tile, when a
+  // constant mask leaves some out.
+  std::vector<int64_t> keyBegin, keyEnd;
+  bool causal = false;
+  if (auto keys = keysAttended(ctx, X, Tq, Tk)) {
+    bool skips = false;
+    causal = true;
+    for (int64_t q0 = 0; q0 < Tq; q0 += kBQ) {
+      int64_t begin = Tk, end = 0;
+      for (int64_t i = q0; i < std::min(Tq, q0 + kBQ); ++i) {
+        begin = std::min(begin, (*keys)[i].first);
+        end = std::max(end, (*keys)[i].second + 1);
+      }
+      keyBegin.push_back(begin);
+      keyEnd.push_back(end);
+      skips |= begin > 0 || end < Tk;
+      causal &= begin == 0 && end == std::min(Tk, q0 + kBQ);
+    }
+    if (!skips) {
+      keyBegin.clear(), keyEnd.clear();
+      causal = false;
+    }
+  }
   const int64_t BK = D <= 64 ? 64 : 32;
   const int64_t KPT = BK / 16, CPT = (Dv + 15) / 16, RPT = kRowsPerThread;
   const int64_t qStride = D + 1, kStride = D + 1, pStride = BK + 4;
@@ -227,7 +311,25 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   line(fmt("for (int c = 0; c < {0}; ++c) acc[i][c] = 0.0f;", CPT));
   out.close();
 
-  out.open(fmt("for (int64_t k0 = 0; k0 < {0}; k0 += {1})", Tk, BK));
+  if (causal) {
+    line("// causal (the constant mask): keys after this tile's last query are skipped");
+    line(fmt("const int64_t key_begin = 0, key_end = q0 + {0} < {1} ? q0 + {0} : {1};", kBQ, Tk));
+  } else if (!keyBegin.empty()) {
+    auto list = [](const std::vector<int64_t> &v) {
+      std::string s;
+      for (int64_t x : v)
+        s += (s.empty() ? "" : ", ") + std::to_string(x);
+      return s;
+    };
+    line("// the keys this tile's queries attend (the constant mask); the rest are skipped");
+    line(fmt("const int64_t key_begins[] = {{{0}}, key_ends[] = {{{1}};", list(keyBegin),
+             list(keyEnd)));
+    line(fmt("const int64_t key_begin = key_begins[q0 / {0}], key_end = key_ends[q0 / {0}];",
+             kBQ));
+  } else {
+    line(fmt("const int64_t key_begin = 0, key_end = {0};", Tk));
+  }
+  out.open(fmt("for (int64_t k0 = key_begin; k0 < key_end; k0 += {0})", BK));
   elemental.pushScope();
   line("__syncthreads();");
   line("// K and V rows of this key tile");

@@ -225,7 +225,10 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
       emitElementwiseKernel(ctx);
       break;
     case KernelStrategy::matmul:
-      emitMatmulKernel(ctx);
+      if (schedule.getMma().empty())
+        emitMatmulKernel(ctx);
+      else
+        emitMmaMatmulKernel(ctx);
       break;
     case KernelStrategy::rows:
       emitRowsKernel(ctx);

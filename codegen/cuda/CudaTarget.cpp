@@ -128,6 +128,48 @@ DLC_BLOCK_REDUCE(dlc_block_imax, long long, (-9223372036854775807LL - 1), w > v 
 DLC_BLOCK_REDUCE(dlc_block_imin, long long, 9223372036854775807LL, w < v ? w : v)
 #undef DLC_BLOCK_REDUCE
 
+// Tensor cores (sm_80+): mma.sync with f32 accumulation, D = A·B + D, and
+// the conversions and loads that feed it; cuda-emu runs its emulation of the
+// same instructions (dlc_cuda_emu.h).
+__device__ inline unsigned dlc_load_u32(const void *p) {
+#ifdef DLC_CUDA_EMU
+  unsigned v;
+  std::memcpy(&v, p, 4);
+  return v;
+#else
+  return *(const unsigned *)p;
+#endif
+}
+#ifdef DLC_CUDA_EMU
+inline unsigned dlc_tf32(float x) { return dlc_emu::roundToTf32(x); }
+inline void dlc_mma_tf32(float *d, const unsigned *a, const unsigned *b) {
+  dlc_emu::mmaSync(dlc_emu::MmaType::Tf32, d, a, b);
+}
+inline void dlc_mma_bf16(float *d, const unsigned *a, const unsigned *b) {
+  dlc_emu::mmaSync(dlc_emu::MmaType::Bf16, d, a, b);
+}
+inline void dlc_mma_f16(float *d, const unsigned *a, const unsigned *b) {
+  dlc_emu::mmaSync(dlc_emu::MmaType::F16, d, a, b);
+}
+#else
+__device__ inline unsigned dlc_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+#define DLC_MMA(name, shape, type)                                                          \
+  __device__ inline void name(float *d, const unsigned *a, const unsigned *b) {             \
+    asm volatile("mma.sync.aligned." shape ".row.col.f32." type "." type ".f32 "            \
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"          \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                          \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));     \
+  }
+DLC_MMA(dlc_mma_tf32, "m16n8k8", "tf32")
+DLC_MMA(dlc_mma_bf16, "m16n8k16", "bf16")
+DLC_MMA(dlc_mma_f16, "m16n8k16", "f16")
+#undef DLC_MMA
+#endif
+
 } // namespace dlc_prelude
 using namespace dlc_prelude;
 )";

@@ -61,6 +61,8 @@ std::string accumulatorType(DType dtype);
 
 void emitElementwiseKernel(KernelContext &ctx);
 void emitMatmulKernel(KernelContext &ctx);
+/// MmaMatmul.cpp: a `matmul` schedule with an `mma` instruction.
+void emitMmaMatmulKernel(KernelContext &ctx);
 void emitRowsKernel(KernelContext &ctx);
 /// Attention.cpp: the flash-style kernel of an attention region, which the
 /// rows strategy tries first; false (nothing emitted) when the region is not

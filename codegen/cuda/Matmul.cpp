@@ -9,14 +9,11 @@
 // the kernel, is read in place. The epilogue (bias, activation, residual,
 // casts; then reshapes and transposes) is computed per output element from
 // the accumulator register and stored where the layout tail sends it.
-// Tensor cores (mma.sync / wgmma for f16 and bf16) are not used yet.
+// Tensor-core schedules (`mma`) go to MmaMatmul.cpp instead.
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/cuda/Kernels.h"
-
-#include "ir/DlcDialect.h"
-#include "passes/TileRules.h"
+#include "codegen/cuda/Gemm.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -25,46 +22,26 @@ using namespace dlc;
 using namespace dlc::codegen;
 using namespace dlc::codegen::cuda;
 
-/// The matmul operand's index for output batch index `batch`, row/column
-/// `inner0`, `inner1` of its (untransposed) last two dimensions.
-static Index operandIndex(Value operand, const Index &batch, bool transposed,
-                          const std::string &rowIdx, const std::string &colIdx) {
-  std::vector<int64_t> shape = shapeOf(operand);
-  size_t rank = shape.size(), batchRank = rank - 2;
-  Index index(rank, "0");
-  size_t skip = batch.size() - batchRank; // NumPy broadcasting aligns right
-  for (size_t d = 0; d < batchRank; ++d)
-    index[d] = shape[d] == 1 ? "0" : batch[skip + d];
-  index[rank - 2] = transposed ? colIdx : rowIdx;
-  index[rank - 1] = transposed ? rowIdx : colIdx;
-  return index;
-}
-
 void cuda::emitMatmulKernel(KernelContext &ctx) {
-  auto mm = cast<MatmulOp>(fusableMatmul(ctx.view.op));
+  GemmProblem problem = gemmProblem(ctx);
+  MatmulOp mm = problem.matmul;
   CodeWriter &out = ctx.out;
-  const CudaTarget &target = ctx.target;
-  ElementalEmitter elemental(target, out, ctx.buffers, ctx.statics, *ctx.checks);
+  ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics, *ctx.checks);
 
-  std::vector<int64_t> outShape = shapeOf(mm.getResult());
-  size_t rank = outShape.size();
-  int64_t M = outShape[rank - 2], N = outShape[rank - 1];
-  std::vector<int64_t> lhsShape = shapeOf(mm.getLhs());
-  int64_t K = mm.getTransposeA() ? lhsShape[lhsShape.size() - 2] : lhsShape.back();
-  std::vector<int64_t> batchShape(outShape.begin(), outShape.end() - 2);
+  int64_t M = problem.M, N = problem.N, K = problem.K;
   ArrayRef<int64_t> tile = ctx.schedule.getTile().asArrayRef();
   ArrayRef<int64_t> threadTile = ctx.schedule.getThreadTile().asArrayRef();
   int64_t BM = tile[0], BN = tile[1], BK = tile[2], TM = threadTile[0],
           TN = threadTile[1];
   int64_t threads = (BM / TM) * (BN / TN);
-  DType dtype = elementDType(mm.getResult());
+  DType dtype = problem.dtype;
   std::string acc = dtype == DType::F64 ? "double"
                     : isFloat(dtype)      ? "float"
                                           : "long long";
 
   out.line(llvm::formatv("// {0}: [{1} x {2}] x [{2} x {3}] over {4} batch(es); "
                          "block tile {5}x{6}x{7}, thread tile {8}x{9}",
-                         describeOp(mm), M, K, N, product(batchShape), BM, BN,
+                         describeOp(mm), M, K, N, product(problem.batchShape), BM, BN,
                          BK, TM, TN)
                .str());
   out.line(llvm::formatv("__shared__ {0} As[{1}][{2}];", acc, BK, BM).str());
@@ -76,7 +53,7 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
                          "(int64_t)blockIdx.x * {1};",
                          BM, BN)
                .str());
-  Index batch = decompose(out, "(int64_t)blockIdx.z", batchShape);
+  Index batch = decompose(out, "(int64_t)blockIdx.z", problem.batchShape);
   out.line(llvm::formatv("{0} acc[{1}][{2}];", acc, TM, TN).str());
   out.line("#pragma unroll");
   out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", TM).str());
@@ -85,45 +62,10 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
   out.close();
 
   out.open(llvm::formatv("for (int64_t k0 = 0; k0 < {0}; k0 += {1})", K, BK).str());
-  // Stage the operands' slices; consecutive threads read consecutive
-  // elements of the operand's contiguous dimension.
-  auto stage = [&](Value operand, bool transposed, int64_t rows, bool isLhs) {
-    int64_t total = rows * BK, perThread = (total + threads - 1) / threads;
-    int64_t contiguous = transposed == isLhs ? rows : BK;
-    out.line(llvm::formatv("// {0} slice: {1} x {2}", isLhs ? "lhs" : "rhs",
-                           isLhs ? "BM" : "BK", isLhs ? "BK" : "BN")
-                 .str());
-    out.open(llvm::formatv("for (int l = 0; l < {0}; ++l)", perThread).str());
-    out.line(llvm::formatv("const int e = threadIdx.x + l * {0};", threads).str());
-    if (total % threads)
-      out.line(llvm::formatv("if (e >= {0}) break;", total).str());
-    std::string kk, rr;
-    if (contiguous == BK) {
-      kk = llvm::formatv("e % {0}", BK);
-      rr = llvm::formatv("e / {0}", BK);
-    } else {
-      rr = llvm::formatv("e % {0}", rows);
-      kk = llvm::formatv("e / {0}", rows);
-    }
-    out.line("const int kk = " + kk + ", rr = " + rr + ";");
-    std::string origin = isLhs ? "m0" : "n0";
-    int64_t extent = isLhs ? M : N;
-    out.line("const int64_t gk = k0 + kk, gr = " + origin + " + rr;");
-    std::string dest = isLhs ? "As[kk][rr]" : "Bs[kk][rr]";
-    out.open(llvm::formatv("if (gk < {0} && gr < {1})", K, extent).str());
-    elemental.pushScope();
-    Index index = isLhs ? operandIndex(operand, batch, transposed, "gr", "gk")
-                        : operandIndex(operand, batch, transposed, "gk", "gr");
-    std::string value = elemental.emit(operand, index);
-    elemental.popScope();
-    out.line(dest + " = (" + acc + ")" + value + ";");
-    out.close();
-    out.line("else");
-    out.line("  " + dest + " = 0;");
-    out.close();
-  };
-  stage(mm.getLhs(), mm.getTransposeA(), BM, true);
-  stage(mm.getRhs(), mm.getTransposeB(), BN, false);
+  emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/true, BM, BK, threads,
+                   [&](const std::string &v) { return "As[kk][rr] = (" + acc + ")" + v + ";"; });
+  emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/false, BN, BK, threads,
+                   [&](const std::string &v) { return "Bs[kk][rr] = (" + acc + ")" + v + ";"; });
   out.line("__syncthreads();");
   out.line("#pragma unroll");
   out.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", BK).str());
@@ -147,8 +89,6 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
   out.line("__syncthreads();");
   out.close();
 
-  // The epilogue, per accumulator: the matmul's element is the register
-  // (a buffer whose base is the element's own flat index).
   out.line("// epilogue: the kernel's results from each accumulator");
   out.line("#pragma unroll");
   out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", TM).str());
@@ -158,34 +98,7 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
                          BM / TM, BN / TN)
                .str());
   out.line(llvm::formatv("if (m >= {0} || n >= {1}) continue;", M, N).str());
-  Index preIndex = batch;
-  preIndex.push_back("m");
-  preIndex.push_back("n");
-  out.line("const int64_t flat_mn = " + flatIndex(outShape, preIndex) + ";");
-  out.line("const " + target.storageType(dtype) + " acc_v = " +
-           target.store(dtype, "acc[i][j]") + ";");
-  ctx.buffers[mm.getResult()] = Buffer{"(&acc_v)", dtype, outShape, "flat_mn"};
-  elemental.pushScope();
-  for (auto [r, result] : llvm::enumerate(ctx.view.results)) {
-    // Walk back through the layout tail to the value at the matmul's shape.
-    SmallVector<Operation *> tail;
-    Value pre = result;
-    while (Operation *def = pre.getDefiningOp()) {
-      if (!isa<ReshapeOp, TransposeOp>(def))
-        break;
-      tail.push_back(def);
-      pre = def->getOperand(0);
-    }
-    std::string value = elemental.emit(pre, preIndex);
-    std::vector<int64_t> shape = outShape;
-    Index index = indexThroughLayoutTail(out, tail, preIndex, shape);
-    const Buffer &buffer = ctx.results[r];
-    out.line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +
-             target.store(buffer.dtype, value) + ";" +
-             (tail.empty() ? "" : "  // through " + std::to_string(tail.size()) +
-                                      " layout op(s)"));
-  }
-  elemental.popScope();
+  emitGemmEpilogue(ctx, elemental, problem, batch, "acc[i][j]");
   out.close();
   out.close();
 }

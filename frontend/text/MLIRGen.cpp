@@ -690,6 +690,8 @@ BuildResult buildModule(const Module &module, MLIRContext &context,
   GraphBuilder graph(context, *dims);
   auto moduleOp = ModuleOp::create(graph.loc(module.graphs.front().loc));
   OwningOpRef<ModuleOp> owned(moduleOp);
+  if (!options.precision.empty() && options.precision != "f32")
+    moduleOp->setAttr("dlc.precision", StringAttr::get(&context, options.precision));
   for (const Graph &g : module.graphs) {
     if (moduleOp.lookupSymbol(g.name)) {
       graph.error(g.nameLoc) << "graph '" << g.name << "' is defined twice";

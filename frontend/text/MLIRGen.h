@@ -43,6 +43,9 @@ struct BuildOptions {
   /// Also build each train block's loss graph, `@<graph>_train`
   /// (docs/design/2026-11-25-training.md §1), after the graphs.
   bool buildTraining = false;
+  /// `--precision` (tf32, bf16, f16): recorded on the module as its
+  /// `dlc.precision` string, which dlc-precision reads; empty or f32: none.
+  std::string precision;
 };
 
 struct BuildResult {

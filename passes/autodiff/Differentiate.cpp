@@ -25,6 +25,10 @@ namespace dlc {
 using namespace mlir;
 using namespace dlc;
 
+/// Dynamic loss scaling of f16 training: PyTorch GradScaler's defaults.
+static constexpr float kInitialLossScale = 65536.0f;
+static constexpr int64_t kLossScaleGrowthInterval = 2000;
+
 /// Only floating-point values carry gradients.
 static bool isDifferentiable(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -63,12 +67,13 @@ static State addState(func::FuncOp func, Type type, StringRef name,
 }
 
 /// The reverse sweep: the gradient of the loss with respect to every value
-/// it depends on through differentiable ops, seeded with 1 at the loss.
+/// it depends on through differentiable ops, seeded with 1 at the loss (or
+/// with `seed`: the loss scale of f16 training).
 static FailureOr<llvm::DenseMap<Value, Value>>
-reverseSweep(VjpBuilder &b, Block &body, Value loss) {
+reverseSweep(VjpBuilder &b, Block &body, Value loss, Value seed = Value()) {
   llvm::DenseMap<Value, Value> grads;
   b.setLocation(loss.getLoc());
-  grads[loss] = b.like(loss, 1.0);
+  grads[loss] = seed ? seed : b.like(loss, 1.0);
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
@@ -191,16 +196,55 @@ void DifferentiatePass::runOnOperation() {
   }
   State step = addState(func, RankedTensorType::get({}, builder.getI64Type()),
                         "step", zeros, loc);
+  // f16 training scales the loss so that small gradients survive in f16
+  // (dynamic loss scaling, as PyTorch's GradScaler: 2^16 to start, halved
+  // on an overflow, doubled after 2000 clean steps).
+  bool lossScaling = modulePrecision(func) == "f16";
+  auto scalarF32 = RankedTensorType::get({}, builder.getF32Type());
+  State scale, cleanSteps;
+  if (lossScaling) {
+    auto initial = builder.getDictionaryAttr(
+        {builder.getNamedAttr("kind", builder.getStringAttr("data")),
+         builder.getNamedAttr("value", DenseElementsAttr::get(scalarF32, kInitialLossScale))});
+    scale = addState(func, scalarF32, "loss_scale", initial, loc);
+    cleanSteps = addState(func, RankedTensorType::get({}, builder.getI64Type()),
+                          "loss_scale.clean_steps", zeros, loc);
+  }
 
   // 3. Gradients.
   VjpBuilder b(builder, loc);
-  auto grads = reverseSweep(b, body, loss);
+  auto grads = reverseSweep(b, body, loss,
+                            lossScaling ? b.cast(scale.arg, cast<RankedTensorType>(
+                                                                loss.getType())
+                                                                .getElementType())
+                                        : Value());
   if (failed(grads))
     return signalPassFailure();
   SmallVector<Value> paramGrads;
   for (const State &p : params) {
     auto found = grads->find(p.arg);
     paramGrads.push_back(found == grads->end() ? Value() : found->second);
+  }
+  // Unscaled, and checked: `finite` is false when any gradient overflowed
+  // (inf or NaN times 0 is NaN, so the sum of g·0 is 0 only when all are
+  // finite); the step then changes no parameter, moment or step count.
+  Value finite;
+  if (lossScaling) {
+    b.setLocation(loc);
+    Value inverse = b.div(b.like(scale.arg, 1.0), scale.arg);
+    Value check = b.like(scale.arg, 0.0);
+    for (Value &g : paramGrads) {
+      if (!g)
+        continue;
+      Type element = cast<RankedTensorType>(g.getType()).getElementType();
+      g = b.mul(g, b.cast(inverse, element));
+      SmallVector<int64_t> all;
+      for (int64_t d = 0; d < (int64_t)shapeOfValue(g).size(); ++d)
+        all.push_back(d);
+      check = b.add(check, b.cast(b.reduceSum(b.mul(g, b.like(g, 0.0)), all, false),
+                                  builder.getF32Type()));
+    }
+    finite = b.compare(ComparePredicate::eq, check, b.like(check, 0.0));
   }
 
   // 4. Clipping and the update; a parameter the loss does not depend on
@@ -227,6 +271,25 @@ void DifferentiatePass::runOnOperation() {
     for (auto [m, value] : llvm::zip(moments[i], llvm::drop_begin(next)))
       m.next = value;
   }
+  if (lossScaling) {
+    // An overflowed step keeps everything; the scale halves. A clean step
+    // counts, and the 2000th in a row doubles the scale.
+    auto keepUnlessFinite = [&](State &s) { s.next = b.select(finite, s.next, s.arg); };
+    for (State &p : params)
+      keepUnlessFinite(p);
+    for (auto &list : moments)
+      for (State &m : list)
+        keepUnlessFinite(m);
+    keepUnlessFinite(step);
+    Value clean = b.select(finite, b.add(cleanSteps.arg, b.like(cleanSteps.arg, 1)),
+                           b.like(cleanSteps.arg, 0));
+    Value grow = b.compare(ComparePredicate::ge, clean,
+                           b.like(cleanSteps.arg, kLossScaleGrowthInterval));
+    scale.next = b.select(finite,
+                          b.select(grow, b.mul(scale.arg, b.like(scale.arg, 2.0)), scale.arg),
+                          b.mul(scale.arg, b.like(scale.arg, 0.5)));
+    cleanSteps.next = b.select(grow, b.like(cleanSteps.arg, 0), clean);
+  }
   if (b.failed())
     return signalPassFailure();
 
@@ -243,6 +306,10 @@ void DifferentiatePass::runOnOperation() {
     for (const State &m : list)
       addResult(m);
   addResult(step);
+  if (lossScaling) {
+    addResult(scale);
+    addResult(cleanSteps);
+  }
   builder.setInsertionPoint(ret);
   builder.create<func::ReturnOp>(ret->getLoc(), results);
   ret->erase();

@@ -136,6 +136,19 @@ graph f(x: f32[2, 24, 32]) -> (y: f32[2, 24, 32]) {
   p = softmax(select(ge(row, col), s, -1e9), axis=-1)
   y = reshape(transpose(p @ v, perm=[0, 2, 1, 3]), shape=[2, 24, 32])
 }""",
+    # Two query tiles of 64 and more: the flash kernel skips the key tiles
+    # the constant mask leaves out (causal; a sliding window of 40 keys).
+    "attention_causal_skips": """
+graph f(q: f32[1, 2, 150, 16], k: f32[1, 2, 150, 16], v: f32[1, 2, 150, 16]) -> (o: f32[1, 2, 150, 16]) {
+  row = iota(shape=[150, 150], axis=0, dtype=i32)
+  col = iota(shape=[150, 150], axis=1, dtype=i32)
+  o = softmax(select(ge(row, col), matmul(q, k, transpose_b=true) * 0.25, -1e9), axis=-1) @ v
+}""",
+    "attention_sliding_window": """
+graph f(q: f32[1, 2, 150, 16], k: f32[1, 2, 150, 16], v: f32[1, 2, 150, 16]) -> (o: f32[1, 2, 150, 16]) {
+  d = iota(shape=[150, 150], axis=0, dtype=i32) - iota(shape=[150, 150], axis=1, dtype=i32)
+  o = softmax(select(ge(d * (39 - d), 0), matmul(q, k, transpose_b=true) * 0.25, -1e9), axis=-1) @ v
+}""",
     "f16_and_casts": """
 graph f(x: f16[16, 40], y: f32[40, 8]) -> (h: f16[16, 8], i: i32[16, 40]) {
   z = cast(x, to=f32) @ y

@@ -3,7 +3,8 @@
 # NVRTC for sm_80 and sm_90 (no GPU needed): `dlc compile --target
 # cuda:sm_80,sm_90 -o M.dlcm` fails when NVRTC rejects the module's source.
 # The module then carries a cubin and PTX per architecture and the cuda-emu
-# object. Without a GPU, `dlc run --device cuda` exits 3 with a message.
+# object. The tensor-core kernels of --precision tf32, bf16 and f16 compile
+# too. Without a GPU, `dlc run --device cuda` exits 3 with a message.
 import glob
 import importlib.util
 import os
@@ -54,6 +55,19 @@ with tempfile.TemporaryDirectory() as tmp:
             assert f"kernels.{arch}.cubin".encode() in data, f"{name}: no {arch} cubin"
             assert f"kernels.{arch}.ptx".encode() in data, f"{name}: no {arch} PTX"
         print(f"ok {name}: NVRTC sm_80 and sm_90")
+    # The tensor-core GEMM in each instruction it uses (mma.sync m16n8k8.tf32,
+    # m16n8k16.bf16, m16n8k16.f16), as --precision makes them.
+    for name in ("mnist_mlp", "gpt2_block", "contraction_bias_gelu",
+                 "contraction_transposed_operands", "contraction_layout_tail"):
+        model = models[name]
+        for precision in ("tf32", "bf16", "f16"):
+            out = os.path.join(tmp, f"{name}_{precision}.dlcm")
+            run(["dlc", "compile", model, "--target=cuda:sm_80,sm_90", f"--precision={precision}",
+                 "-o", out] + dims(model))
+            emitted = run(["dlc", "compile", model, "--target=cuda:sm_90", f"--precision={precision}",
+                           "--emit=cuda"] + dims(model)).stdout.decode()
+            assert f"dlc_mma_{precision}(acc" in emitted, f"{name}: no {precision} mma.sync kernel"
+            print(f"ok {name} --precision {precision}: NVRTC sm_80 and sm_90")
     if not os.path.exists("/dev/nvidia0"):
         result = run(["dlc", "run", models["mnist_mlp"], "--device=cuda", "--random-inputs"] + dims(models["mnist_mlp"]),
                      expect=3)

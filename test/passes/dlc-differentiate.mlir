@@ -56,3 +56,32 @@ func.func @inference(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = dlc.mul %x, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// f16 training (the module's dlc.precision): dynamic loss scaling. The
+// backward pass is seeded with the loss scale (state, 2^16 to start), the
+// gradient unscaled, and every state's new value kept unless the gradients
+// are finite; the scale halves on an overflow and doubles after 2000 clean
+// steps.
+// CHECK-LABEL: func.func @scaled_train
+//  CHECK-SAME:   %[[STEP:[^:]+]]: tensor<i64> {dlc.init = {kind = "zeros"}, dlc.state = "step"},
+//  CHECK-SAME:   %[[S:[^:]+]]: tensor<f32> {dlc.init = {kind = "data", value = dense<6.553600e+04> : tensor<f32>}, dlc.state = "loss_scale"},
+//  CHECK-SAME:   %[[C:[^:]+]]: tensor<i64> {dlc.init = {kind = "zeros"}, dlc.state = "loss_scale.clean_steps"})
+//  CHECK-SAME:   -> (tensor<f32> {dlc.name = "loss"}, tensor<3x2xf32> {dlc.state = "w"}, tensor<i64> {dlc.state = "step"}, tensor<f32> {dlc.state = "loss_scale"}, tensor<i64> {dlc.state = "loss_scale.clean_steps"})
+//       CHECK:   %[[FINITE:.+]] = dlc.compare {{ *}}eq
+//       CHECK:   %[[W1:.+]] = dlc.select %[[FINITE]], %{{.+}}, %arg3
+//       CHECK:   %[[STEP1:.+]] = dlc.select %[[FINITE]], %{{.+}}, %[[STEP]]
+//       CHECK:   %[[GROW:.+]] = dlc.compare {{ *}}ge
+//       CHECK:   %[[S1:.+]] = dlc.select %[[FINITE]]
+//       CHECK:   %[[C1:.+]] = dlc.select %[[GROW]]
+//       CHECK:   return %{{.+}}, %[[W1]], %[[STEP1]], %[[S1]], %[[C1]]
+module attributes {dlc.precision = "f16"} {
+func.func @scaled_train(%x: tensor<4x3xf32>, %t: tensor<4x2xf32>) -> tensor<f32>
+    attributes {dlc.optimizer = {kind = "sgd", lr = 1.0e-01 : f64}} {
+  %w = dlc.param "w" {init = {kind = "he", seed = 1 : i64}} : tensor<3x2xf32>
+  %y = dlc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %l = dlc.mse %y, %t : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+}

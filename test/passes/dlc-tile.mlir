@@ -65,3 +65,25 @@ func.func @rows(%x: tensor<8x768xf32>, %g: tensor<768xf32>, %q: tensor<1x2x16x8x
   }
   return %0, %1 : tensor<8x768xf32>, tensor<1x2x16x16xf32>
 }
+
+// -----
+
+// Tensor cores: bf16 and f16 operands take mma.sync m16n8k16, f32 operands
+// that may round to TF32 m16n8k8; exact f32 keeps the SIMT GEMM. A tensor-
+// core schedule has a warp tile instead of a thread tile, and 32 threads
+// per warp tile.
+// CHECK-LABEL: func.func @tensor_cores
+//       CHECK:   dlc.matmul {{.*}}strategy = matmul{{.*}}tile = {{\[}}128, 128, 32]{{.*}}mma = "m16n8k16.bf16", warp_tile = {{\[}}64, 32]
+//       CHECK:   dlc.matmul {{.*}}strategy = matmul{{.*}}mma = "m16n8k16.f16", warp_tile =
+//       CHECK:   dlc.matmul {{.*}}block = {{\[}}[[T:[0-9]+]], 1, 1]{{.*}}reason = "tensor-core GEMM (mma.sync m16n8k8.tf32){{.*}}mma = "m16n8k8.tf32", warp_tile =
+//       CHECK:   dlc.matmul {{.*}}thread_tile = {{\[}}8, 8]
+//   CHECK-NOT:     mma =
+//       SM80-LABEL: func.func @tensor_cores
+//       SM80:   dlc.matmul {{.*}}arch = "sm_80"{{.*}}mma = "m16n8k16.bf16"
+func.func @tensor_cores(%a: tensor<4096x4096xbf16>, %h: tensor<512x512xf16>, %f: tensor<4096x4096xf32>) -> (tensor<4096x4096xbf16>, tensor<512x512xf16>, tensor<4096x4096xf32>, tensor<4096x4096xf32>) {
+  %0 = dlc.matmul %a, %a : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  %1 = dlc.matmul %h, %h : (tensor<512x512xf16>, tensor<512x512xf16>) -> tensor<512x512xf16>
+  %2 = dlc.matmul %f, %f {precision = #dlc<precision tensorfloat32>} : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+  %3 = dlc.matmul %f, %f : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+  return %0, %1, %2, %3 : tensor<4096x4096xbf16>, tensor<512x512xf16>, tensor<4096x4096xf32>, tensor<4096x4096xf32>
+}

@@ -1,0 +1,52 @@
+//===- Gemm.h - what the SIMT and tensor-core GEMM templates share -*- C++ -*-===//
+//
+// Both GEMM templates (Matmul.cpp: SIMT FMAs; MmaMatmul.cpp: mma.sync on
+// tensor cores) stage BK-deep slices of the operands in shared memory,
+// read through the elemental emitter (so transposed, broadcast and fused
+// producer operands are read in place), and finish each output element
+// with the kernel's epilogue from its accumulator. Internal to codegen/cuda.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_CUDA_GEMM_H
+#define DLC_CODEGEN_CUDA_GEMM_H
+
+#include "codegen/cuda/Kernels.h"
+
+#include <functional>
+
+namespace dlc::codegen::cuda {
+
+/// The matmul a `matmul` kernel computes, with its problem size.
+struct GemmProblem {
+  MatmulOp matmul;
+  std::vector<int64_t> outShape, batchShape;
+  int64_t M = 0, N = 0, K = 0;
+  DType dtype;
+};
+GemmProblem gemmProblem(const KernelContext &ctx);
+
+/// Emits the staging of one operand's slice for k0: `rows` x `depth`
+/// elements (rows of the output's m for the lhs, n for the rhs), spread over
+/// `threads` threads so that consecutive threads read consecutive elements
+/// of the operand's contiguous dimension. Each thread has `kk` (0..depth)
+/// and `rr` (0..rows) in scope when `store(value)` is called with the
+/// element's value (in the compute type) and `store("0")` outside the
+/// problem; `store` returns the statement.
+void emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
+                      const GemmProblem &problem, const Index &batch, bool isLhs,
+                      int64_t rows, int64_t depth, int64_t threads,
+                      const std::function<std::string(const std::string &)> &store);
+
+/// Emits the epilogue of one output element: the variables `m` and `n` (in
+/// range) are in scope and `accumulator` is its float (or double, or
+/// integer) accumulator. The matmul's element is the accumulator rounded to
+/// the matmul's dtype; the kernel's results are computed from it and stored
+/// through their layout tails.
+void emitGemmEpilogue(KernelContext &ctx, ElementalEmitter &elemental,
+                      const GemmProblem &problem, const Index &batch,
+                      const std::string &accumulator);
+
+} // namespace dlc::codegen::cuda
+
+#endif // DLC_CODEGEN_CUDA_GEMM_H

@@ -1,0 +1,136 @@
+//===- MmaMatmul.cpp - the GEMM on tensor cores (mma.sync) ----------------===//
+//
+// The `matmul` strategy with an `mma` instruction in its schedule: bf16 and
+// f16 operands (m16n8k16), or f32 operands the matmul lets round to TF32
+// (m16n8k8, `precision = tf32`), accumulated in f32. A block computes a
+// BM x BN tile of one batch; BK-deep slices of both operands are staged in
+// shared memory k-contiguous (A as [BM][BK], B as [BN][BK]: the row.col
+// layouts of mma.sync), rows padded by 16 bytes so that the warp's fragment
+// loads fall in 32 distinct banks; TF32 operands are rounded once, when
+// staged (cvt.rna). Each warp computes a WM x WN tile as (WM/16) x (WN/8)
+// instructions per k-step, its fragments loaded from shared memory by the
+// PTX ISA's layouts; the accumulators are float registers, and the same
+// epilogue as the SIMT template (Gemm.h) finishes each element.
+//
+// Not yet: cp.async multi-stage pipelining of the staging, ldmatrix, wgmma
+// and TMA on sm_90, split-K. cuda-emu runs the instructions' emulation
+// (dlc_cuda_emu.h), so the fragment layouts are checked without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/cuda/Gemm.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::codegen;
+using namespace dlc::codegen::cuda;
+
+void cuda::emitMmaMatmulKernel(KernelContext &ctx) {
+  GemmProblem problem = gemmProblem(ctx);
+  CodeWriter &out = ctx.out;
+  const CudaTarget &target = ctx.target;
+  ElementalEmitter elemental(target, out, ctx.buffers, ctx.statics, *ctx.checks);
+
+  StringRef mma = ctx.schedule.getMma();
+  bool tf32 = mma.ends_with(".tf32");
+  std::string type = mma.substr(mma.find('.') + 1).str();
+  ArrayRef<int64_t> tile = ctx.schedule.getTile().asArrayRef();
+  ArrayRef<int64_t> warpTile = ctx.schedule.getWarpTile().asArrayRef();
+  int64_t BM = tile[0], BN = tile[1], BK = tile[2], WM = warpTile[0], WN = warpTile[1];
+  int64_t MT = WM / 16, NT = WN / 8, KI = tf32 ? 8 : 16;
+  int64_t warpsN = BN / WN, threads = (BM / WM) * warpsN * 32;
+  DType operandType = elementDType(problem.matmul.getLhs());
+  std::string element = tf32 ? "unsigned" : target.storageType(operandType);
+  int64_t stride = BK + (tf32 ? 4 : 8); // + 16 bytes
+
+  out.line(llvm::formatv("// {0}: [{1} x {2}] x [{2} x {3}] over {4} batch(es) on tensor "
+                         "cores (mma.sync.{5}); block tile {6}x{7}x{8}, warp tile {9}x{10}",
+                         describeOp(problem.matmul), problem.M, problem.K, problem.N,
+                         product(problem.batchShape), mma, BM, BN, BK, WM, WN)
+               .str());
+  out.line(llvm::formatv("__shared__ __align__(16) {0} As[{1}][{2}];", element, BM, stride).str());
+  out.line(llvm::formatv("__shared__ __align__(16) {0} Bs[{1}][{2}];", element, BN, stride).str());
+  out.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
+  out.line("const int gid = lane / 4, tig = lane % 4;  // the fragments' group and thread");
+  out.line(llvm::formatv("const int wm0 = (warp / {0}) * {1}, wn0 = (warp % {0}) * {2};",
+                         warpsN, WM, WN)
+               .str());
+  out.line(llvm::formatv("const int64_t m0 = (int64_t)blockIdx.y * {0}, n0 = "
+                         "(int64_t)blockIdx.x * {1};",
+                         BM, BN)
+               .str());
+  Index batch = decompose(out, "(int64_t)blockIdx.z", problem.batchShape);
+  out.line(llvm::formatv("float acc[{0}][{1}][4];", MT, NT).str());
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", MT).str());
+  out.line("#pragma unroll");
+  out.line(llvm::formatv("for (int j = 0; j < {0}; ++j)", NT).str());
+  out.line("  acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;");
+  out.close();
+
+  // Staging: the element in the instruction's operand type.
+  auto store = [&](const char *array) {
+    return [&, array](const std::string &v) {
+      std::string converted = tf32 ? "dlc_tf32((float)(" + v + "))"
+                                   : target.store(operandType, "(float)(" + v + ")");
+      return std::string(array) + "[rr][kk] = " + converted + ";";
+    };
+  };
+  out.open(llvm::formatv("for (int64_t k0 = 0; k0 < {0}; k0 += {1})", problem.K, BK).str());
+  emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/true, BM, BK, threads, store("As"));
+  emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/false, BN, BK, threads, store("Bs"));
+  out.line("__syncthreads();");
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int ks = 0; ks < {0}; ks += {1})", BK, KI).str());
+  out.line(llvm::formatv("unsigned a[{0}][4], b[{1}][2];", MT, NT).str());
+  // Fragment loads (PTX ISA): A's registers hold (g, t), (g+8, t), (g, t+4),
+  // (g+8, t+4) for TF32, and pairs along k at 2t and 2t+8 for 16-bit types;
+  // B's hold (t, g), (t+4, g), or pairs at 2t and 2t+8.
+  std::string k0 = tf32 ? "ks + tig" : "ks + 2 * tig", k1 = tf32 ? "ks + tig + 4" : "ks + 2 * tig + 8";
+  auto load = [&](const std::string &array, const std::string &row, const std::string &k) {
+    std::string at = array + "[" + row + "][" + k + "]";
+    return tf32 ? at : "dlc_load_u32(&" + at + ")";
+  };
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", MT).str());
+  out.line("const int r = wm0 + i * 16 + gid;");
+  out.line("a[i][0] = " + load("As", "r", k0) + ";");
+  out.line("a[i][1] = " + load("As", "r + 8", k0) + ";");
+  out.line("a[i][2] = " + load("As", "r", k1) + ";");
+  out.line("a[i][3] = " + load("As", "r + 8", k1) + ";");
+  out.close();
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", NT).str());
+  out.line("const int c = wn0 + j * 8 + gid;");
+  out.line("b[j][0] = " + load("Bs", "c", k0) + ";");
+  out.line("b[j][1] = " + load("Bs", "c", k1) + ";");
+  out.close();
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", MT).str());
+  out.line("#pragma unroll");
+  out.line(llvm::formatv("for (int j = 0; j < {0}; ++j) dlc_mma_{1}(acc[i][j], a[i], b[j]);",
+                         NT, type)
+               .str());
+  out.close();
+  out.close();
+  out.line("__syncthreads();");
+  out.close();
+
+  // The accumulators' layout: d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1).
+  out.line("// epilogue: the kernel's results from each accumulator");
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", MT).str());
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", NT).str());
+  out.line("#pragma unroll");
+  out.open("for (int h = 0; h < 4; ++h)");
+  out.line("const int64_t m = m0 + wm0 + i * 16 + gid + (h >= 2 ? 8 : 0), "
+           "n = n0 + wn0 + j * 8 + 2 * tig + (h & 1);");
+  out.line(llvm::formatv("if (m >= {0} || n >= {1}) continue;", problem.M, problem.N).str());
+  emitGemmEpilogue(ctx, elemental, problem, batch, "acc[i][j][h]");
+  out.close();
+  out.close();
+  out.close();
+}
