@@ -15,9 +15,11 @@
 // rescaling the output accumulator (4×ceil(Dv/16) per thread) when the max
 // grows. The output is acc / sum, stored through the region's layout tail.
 //
-// Precision: scores, the softmax and the accumulator are float (f32
-// regions only), where the per-row kernel and the oracle use double for
-// the softmax's max/sum. The difference is a few float ulps per element
+// Precision: scores, the softmax and the accumulator are float, where the
+// per-row kernel and the oracle use double for the softmax's max/sum. With
+// --precision bf16/f16, Q, K, V are read as stored, the scores and the
+// output rounded to the products' dtype as the graph says, and the
+// probabilities kept in float. The difference is a few float ulps per element
 // (relative error ~1e-6 on the test graphs, within cuda-emu's 2e-5).
 //
 // Masked key tiles are skipped: when the softmax input is select(mask, t,
@@ -30,7 +32,7 @@
 // Every row must attend some key (else the softmax is uniform over fills).
 //
 // Anything else falls back to the per-row kernel (emitFlashAttention
-// returns false before emitting anything): other dtypes, head dims over
+// returns false before emitting anything): non-float dtypes, head dims over
 // 128, an element-wise chain that reads the scores at another index, V or
 // Q/K computed from a stage.
 //
@@ -172,8 +174,13 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   auto qk = dyn_cast<MatmulOp>(stages[0]);
   auto sm = dyn_cast<SoftmaxOp>(stages[1]);
   auto pv = dyn_cast<MatmulOp>(stages[2]);
+  // The probabilities may reach p·v cast (--precision bf16/f16): the kernel
+  // keeps them in float, which is closer to the f32 graph.
+  Value probs = pv ? pv.getLhs() : Value();
+  if (auto cast = probs ? probs.getDefiningOp<CastOp>() : CastOp())
+    probs = cast.getX();
   if (!qk || !sm || !pv || qk.getTransposeA() || pv.getTransposeA() ||
-      pv.getLhs() != sm.getResult())
+      probs != sm.getResult())
     return false;
   Value S = qk.getResult(), X = sm->getOperand(0), P = sm.getResult(),
         O = pv.getResult();
@@ -183,22 +190,29 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   if (rank < 2 || shapeOf(X) != sShape ||
       (sm.getAxis() != -1 && sm.getAxis() != (int64_t)rank - 1))
     return false;
-  // f32 throughout (the float accumulation is what makes this exact enough).
-  for (Value v : {Q, K, V, S, X, P, O})
+  // Float arithmetic throughout: the softmax in f32, the products' operands
+  // and results f32, bf16 or f16 (--precision), read and rounded as stored.
+  auto floatStorage = [](Value v) {
+    return llvm::is_contained({DType::F32, DType::BF16, DType::F16}, elementDType(v));
+  };
+  for (Value v : {Q, K, V, S, O})
+    if (!floatStorage(v))
+      return false;
+  for (Value v : {X, P})
     if (elementDType(v) != DType::F32)
       return false;
   for (Value r : ctx.view.results)
-    if (elementDType(r) != DType::F32)
+    if (!floatStorage(r))
       return false;
   if (oShape.size() != rank ||
       !std::equal(sShape.begin(), sShape.end() - 1, oShape.begin()))
     return false;
-  // Every result is the output through reshapes/transposes.
+  // Every result is the output through casts, reshapes and transposes.
   for (Value result : ctx.view.results) {
     Value v = result;
     while (v != O) {
       Operation *def = v.getDefiningOp();
-      if (!def || !isa<ReshapeOp, TransposeOp>(def))
+      if (!def || !isa<ReshapeOp, TransposeOp, CastOp>(def))
         return false;
       v = def->getOperand(0);
     }
@@ -386,8 +400,10 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   out.open(fmt("if (qi < {0} && key < {1})", Tq, Tk));
   elemental.pushScope();
   line("const int64_t flat_s = " + flatIndex(sShape, sIndex) + ";");
-  line("const float s_v = s[i][j];");
-  ctx.buffers[S] = Buffer{"(&s_v)", DType::F32, sShape, "flat_s"};
+  DType sType = elementDType(S);
+  line("const " + ctx.target.storageType(sType) + " s_v = " +
+       ctx.target.store(sType, "s[i][j]") + ";");
+  ctx.buffers[S] = Buffer{"(&s_v)", sType, sShape, "flat_s"};
   line("x = (float)" + elemental.emit(X, sIndex) + ";");
   close();
   line("s[i][j] = x;");
@@ -447,19 +463,29 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   out.open(fmt("for (int c = 0; c < {0}; ++c)", CPT));
   line(fmt("const int64_t qi = q0 + ty * {0} + i, col = tx + 16 * c;", RPT));
   line(fmt("if (qi >= {0} || col >= {1}) continue;", Tq, Dv));
-  line("const float o_v = acc[i][c] / l[i];");
+  // The output as p·v stores it (its dtype), then each cast of the tail.
+  DType oType = elementDType(O);
+  line("const float o_v = " + ctx.target.load(oType, ctx.target.store(oType, "acc[i][c] / l[i]")) +
+       ";");
   Index preIndex = batch;
   preIndex.push_back("qi");
   preIndex.push_back("col");
   for (auto [r, result] : llvm::enumerate(ctx.view.results)) {
     SmallVector<Operation *> tail;
-    for (Value v = result; v != O; v = v.getDefiningOp()->getOperand(0))
+    std::string value = "o_v";
+    for (Value v = result; v != O; v = v.getDefiningOp()->getOperand(0)) {
+      if (isa<CastOp>(v.getDefiningOp())) { // a rounding to v's dtype
+        DType to = elementDType(v);
+        value = ctx.target.load(to, ctx.target.store(to, value));
+        continue;
+      }
       tail.push_back(v.getDefiningOp());
+    }
     std::vector<int64_t> shape = oShape;
     Index index = indexThroughLayoutTail(out, tail, preIndex, shape);
     const Buffer &buffer = ctx.results[r];
     line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +
-         ctx.target.store(buffer.dtype, "o_v") + ";");
+         ctx.target.store(buffer.dtype, value) + ";");
   }
   out.close();
   out.close();

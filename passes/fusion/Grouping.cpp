@@ -178,13 +178,21 @@ static Operation *findScoresMatmul(Value v, ArrayRef<int64_t> scores,
 }
 
 /// The ops of an attention pattern ending at `softmax`: matmul →
-/// element-wise chain → softmax → matmul, every intermediate read once.
+/// element-wise chain → softmax → (cast →) matmul, every intermediate read
+/// once.
 static SmallVector<Operation *> matchAttention(SoftmaxOp softmax) {
   Value probs = softmax.getResult();
   if (!probs.hasOneUse())
     return {};
-  auto output = dyn_cast<MatmulOp>(*probs.getUsers().begin());
-  if (!output || output.getLhs() != probs)
+  Operation *user = *probs.getUsers().begin();
+  CastOp probsCast = dyn_cast<CastOp>(user);
+  if (probsCast) {
+    if (!probsCast.getResult().hasOneUse())
+      return {};
+    user = *probsCast.getResult().getUsers().begin();
+  }
+  auto output = dyn_cast<MatmulOp>(user);
+  if (!output || skipCast(output.getLhs()) != probs)
     return {};
   SmallVector<Operation *> chain;
   Operation *scores =
@@ -194,6 +202,8 @@ static SmallVector<Operation *> matchAttention(SoftmaxOp softmax) {
   SmallVector<Operation *> ops{scores};
   ops.append(chain.begin(), chain.end());
   ops.push_back(softmax);
+  if (probsCast)
+    ops.push_back(probsCast);
   ops.push_back(output);
   return ops;
 }

@@ -103,9 +103,16 @@ static Space rowSpace(Operation *op) {
   return space;
 }
 
+Value skipCast(Value v) {
+  if (auto cast = v.getDefiningOp<CastOp>())
+    return cast.getX();
+  return v;
+}
+
 /// The attention pattern over `anchors` (two matmuls in program order) and
 /// `rows`: the second matmul's lhs is a softmax over the last axis of the
-/// first one's result space (rows of scores), read untransposed.
+/// first one's result space (rows of scores), read untransposed, maybe cast
+/// (--precision bf16/f16 casts the probabilities down).
 static bool isAttention(ArrayRef<Operation *> anchors,
                         ArrayRef<Operation *> rows) {
   auto first = dyn_cast<MatmulOp>(anchors[0]);
@@ -113,7 +120,7 @@ static bool isAttention(ArrayRef<Operation *> anchors,
   if (!first || !second || rows.size() != 1)
     return false;
   auto softmax = dyn_cast<SoftmaxOp>(rows[0]);
-  if (!softmax || second.getLhs() != softmax.getResult() ||
+  if (!softmax || skipCast(second.getLhs()) != softmax.getResult() ||
       second.getTransposeA())
     return false;
   int64_t rank = softmax.getType().getRank();

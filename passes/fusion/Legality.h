@@ -31,6 +31,10 @@ namespace dlc::fusion {
 /// params, constants and existing fusion regions.
 bool isFusible(mlir::Operation *op);
 
+/// `v` without the cast that produced it, if one did: the attention pattern
+/// allows the probabilities cast to the second matmul's type.
+mlir::Value skipCast(mlir::Value v);
+
 /// The `kind` of a kernel holding `ops` (given in program order), or nullopt
 /// when they may not form one kernel. The rules, by the kernel's anchors:
 ///  * one matmul / conv2d / pool: its operands are loaded (layout load
