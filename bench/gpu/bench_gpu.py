@@ -5,9 +5,11 @@ dlc's prebuilt modules run through the runtime's timing program on cuda:0
 (inputs and outputs in device memory, 5 warm-up runs, the median of
 --iterations synchronised runs); the baselines are measured in the same
 run with PyTorch: the device-to-device copy bandwidth, cuBLAS for the GEMM
-(FP32, TF32 off, as dlc's SIMT kernel; TF32 also shown), and the same GPT-2
-block (the weights dlc drew, loaded from weights/*.npy; the same input) in
-eager mode and under torch.compile, timed with CUDA events. Prints one
+(FP32, TF32 off, as dlc's SIMT kernel; TF32 also shown), cuBLAS at TF32,
+BF16 and F16 for dlc's tensor-core GEMMs, and the same GPT-2 block (the
+weights dlc drew, loaded from weights/*.npy; the same input) in eager mode
+and under torch.compile, in f32 and with bf16 autocast against dlc's
+--precision bf16, timed with CUDA events. Prints one
 table with the device and the ratios (dlc time / baseline time: below 1 is
 faster than the baseline), and checks dlc's GPT-2 output against PyTorch's.
 """
@@ -132,6 +134,26 @@ else:
     else:
         rows.append(("gemm 4096^3 f32", ms, "", None, note))
 
+# 3b. Tensor cores: dlc's mma.sync GEMM against cuBLAS(Lt) at the same
+#     precision (the goal: at least 0.7x its throughput, dlc/base <= 1.43).
+for precision, module in (("tf32", "gemm_4096_tf32"), ("bf16", "gemm_4096_bf16"),
+                          ("f16", "gemm_4096_f16")):
+    label = f"gemm 4096^3 {precision}"
+    ms, err = dlc_time(module)
+    if ms is None:
+        rows.append((label, None, "", None, err))
+        continue
+    note = f"{flop / ms / 1e9:.1f} TFLOP/s"
+    if not HAVE_TORCH:
+        rows.append((label, ms, "", None, note))
+        continue
+    dtype = {"tf32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[precision]
+    a = torch.randn(4096, 4096, device="cuda", dtype=dtype)
+    b = torch.randn(4096, 4096, device="cuda", dtype=dtype)
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    rows.append((label, ms, f"cuBLAS {precision.upper()}", cuda_time(lambda: a @ b), note))
+    torch.backends.cuda.matmul.allow_tf32 = False
+
 # 4. The GPT-2 block: same weights, same input, eager and torch.compile.
 weights = {f[:-4]: np.load(os.path.join(D, "weights", f))
            for f in os.listdir(os.path.join(D, "weights")) if f.endswith(".npy")}
@@ -158,8 +180,8 @@ def torch_block(w, x):
     return r + (m @ w["w_proj"] + w["b_proj"])
 
 
-for B, T in ((1, 128), (8, 512)):
-    name = f"gpt2_b{B}_t{T}"
+for B, T, precision in ((1, 128, "f32"), (8, 512, "f32"), (8, 512, "bf16")):
+    name = f"gpt2_b{B}_t{T}" + ("" if precision == "f32" else f"_{precision}")
     rng = np.random.default_rng(B * 1000 + T)
     x = rng.standard_normal((B, T, 768), dtype=np.float32)
     with tempfile.TemporaryDirectory() as tmp:
@@ -168,7 +190,7 @@ for B, T in ((1, 128), (8, 512)):
         np.save(os.path.join(tmp, "x.npy"), x)
         ms, err = dlc_time(name, tmp)
         y_dlc = np.load(os.path.join(tmp, "y.out.npy")) if ms is not None else None
-    label = f"GPT-2 block B={B} T={T} f32"
+    label = f"GPT-2 block B={B} T={T} {precision}"
     if ms is None:
         rows.append((label, None, "", None, err))
         continue
@@ -178,15 +200,26 @@ for B, T in ((1, 128), (8, 512)):
     torch.backends.cuda.matmul.allow_tf32 = False
     w = {k: torch.from_numpy(v).cuda() for k, v in weights.items()}
     xt = torch.from_numpy(x).cuda()
+    # bf16: PyTorch's autocast (its products in bf16, softmax and norms in
+    # f32), against dlc's --precision bf16; the error is against f32 torch.
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16")
     with torch.no_grad():
         y_ref = torch_block(w, xt)
         err = float(np.linalg.norm(y_dlc - y_ref.cpu().numpy()) / np.linalg.norm(y_ref.cpu().numpy()))
-        check = f"rel. error vs torch {err:.1e}"
-        rows.append((label, ms, "torch eager", cuda_time(lambda: torch_block(w, xt)), check))
+        check = f"rel. error vs torch f32 {err:.1e}"
+
+        def eager():
+            with autocast:
+                return torch_block(w, xt)
+        rows.append((label, ms, "torch eager", cuda_time(eager), check))
         try:
             compiled = torch.compile(lambda a: torch_block(w, a))
-            compiled(xt)
-            rows.append((label, ms, "torch.compile", cuda_time(lambda: compiled(xt)), check))
+
+            def run_compiled():
+                with autocast:
+                    return compiled(xt)
+            run_compiled()
+            rows.append((label, ms, "torch.compile", cuda_time(run_compiled), check))
         except Exception as e:  # noqa: BLE001
             rows.append((label, ms, "torch.compile", None, f"failed: {str(e).splitlines()[0][:60]}"))
 

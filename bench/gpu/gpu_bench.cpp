@@ -5,7 +5,7 @@
 // A session on DEVICE ("cuda:0", or "cuda-emu" to try it without a GPU);
 // inputs read from DIR/<input name>.npy when that file exists (float32,
 // little-endian, C order: the weights `dlc run --save-params` wrote), else
-// drawn from a seeded normal distribution. On CUDA the inputs and outputs
+// drawn from a seeded normal distribution (f32, f16 or bf16 inputs). On CUDA the inputs and outputs
 // live in device memory (cuMemAlloc through dlopen, in the runtime's
 // primary context) so a run moves no data over PCIe. 5 warm-up runs, then
 // ITERATIONS timed runs, each synchronised (dlc_session_run returns when
@@ -144,6 +144,22 @@ int main(int argc, char **argv) {
         float *f = reinterpret_cast<float *>(host[i].data());
         for (uint64_t k = 0; k < info.size_bytes / 4; ++k)
           f[k] = normal(rng);
+      } else if (input && !loaded && info.dtype.bits == 16 &&
+                 (info.dtype.code == kDLFloat || info.dtype.code == kDLBfloat)) {
+        // f16 and bf16 inputs (--precision, or 16-bit graphs), rounded to
+        // nearest even.
+        uint16_t *h = reinterpret_cast<uint16_t *>(host[i].data());
+        for (uint64_t k = 0; k < info.size_bytes / 2; ++k) {
+          float x = normal(rng);
+          if (info.dtype.code == kDLFloat) {
+            _Float16 v = (_Float16)x;
+            std::memcpy(&h[k], &v, 2);
+          } else {
+            uint32_t u;
+            std::memcpy(&u, &x, 4);
+            h[k] = uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+          }
+        }
       }
       DLTensor &t = tensors[i];
       t.data = host[i].data();

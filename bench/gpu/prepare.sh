@@ -22,7 +22,7 @@ cp -P "$BUILD"/lib/libdlc_runtime.so* "$OUT/lib/"
 cp "$ROOT/bench/gpu/run.sh" "$ROOT/bench/gpu/bench_gpu.py" "$OUT/"
 
 # 1. The GPT-2 block's weights, exactly as dlc draws them.
-"$DLC" run "$ROOT/examples/gpt2_block.dlg" --dim B=1 --dim T=2 --device reference \
+"$DLC" run "$ROOT/examples/gpt2_block.dlg" --dim B=1 --dim T=2 --device reference --random-inputs \
   --save-params "$OUT/params.npz" >/dev/null
 python3 - "$OUT" <<'PY'
 import sys, numpy as np
@@ -50,6 +50,14 @@ graph gemm(a: f32[4096, 4096], b: f32[4096, 4096]) -> (c: f32[4096, 4096]) {
   c = a @ b
 }
 DLG
+for t in bf16 f16; do
+cat > "$OUT/src/gemm_$t.dlg" <<DLG
+# The same GEMM with $t operands and result (f32 accumulation, tensor cores).
+graph gemm(a: $t[4096, 4096], b: $t[4096, 4096]) -> (c: $t[4096, 4096]) {
+  c = a @ b
+}
+DLG
+done
 cat > "$OUT/src/bias_gelu.dlg" <<'DLG'
 # Memory-bound, element-wise: bias + tanh GELU over 8192 x 3072 (one kernel).
 graph bias_gelu(x: f32[8192, 3072], b: f32[3072]) -> (y: f32[8192, 3072]) {
@@ -74,6 +82,13 @@ compile() { "$DLC" compile "$1" --target=$ARCHS -o "$OUT/modules/$2.dlcm" "${@:3
 compile "$OUT/src/gpt2_block.dlg" gpt2_b1_t128 --dim B=1 --dim T=128
 compile "$OUT/src/gpt2_block.dlg" gpt2_b8_t512 --dim B=8 --dim T=512
 compile "$OUT/src/gemm.dlg" gemm_4096
+# Tensor cores (issue 17): TF32 products of f32 operands, bf16 and f16 GEMMs,
+# and the GPT-2 block with --precision bf16 (its products in bf16, as
+# PyTorch's autocast).
+compile "$OUT/src/gemm.dlg" gemm_4096_tf32 --precision tf32
+compile "$OUT/src/gemm_bf16.dlg" gemm_4096_bf16
+compile "$OUT/src/gemm_f16.dlg" gemm_4096_f16
+compile "$OUT/src/gpt2_block.dlg" gpt2_b8_t512_bf16 --dim B=8 --dim T=512 --precision bf16
 compile "$OUT/src/bias_gelu.dlg" bias_gelu
 compile "$OUT/src/layer_norm.dlg" layer_norm
 compile "$OUT/src/softmax.dlg" softmax
