@@ -40,20 +40,18 @@ static Index operandIndex(Value operand, const Index &batch, bool transposed,
   return index;
 }
 
-void cuda::emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
-                            const GemmProblem &problem, const Index &batch, bool isLhs,
-                            int64_t rows, int64_t depth, int64_t threads,
-                            const std::function<std::string(const std::string &)> &store) {
-  CodeWriter &out = ctx.out;
+/// Opens the loop over this thread's elements of a `rows` x `depth` slice
+/// and declares `kk` and `rr`; the caller closes it.
+static void openSliceLoop(CodeWriter &out, const GemmProblem &problem, bool isLhs, int64_t rows,
+                          int64_t depth, int64_t threads) {
   MatmulOp mm = problem.matmul;
-  Value operand = isLhs ? mm.getLhs() : mm.getRhs();
   bool transposed = isLhs ? mm.getTransposeA() : mm.getTransposeB();
   int64_t total = rows * depth, perThread = (total + threads - 1) / threads;
   // The lhs is [m, k] unless transposed; the rhs [k, n] unless transposed.
   bool rowsContiguous = transposed == isLhs;
-  out.line(llvm::formatv("// {0} slice: {1} x {2}", isLhs ? "lhs" : "rhs",
-                         isLhs ? "BM" : "BK", isLhs ? "BK" : "BN")
-               .str());
+  // Unrolled: a slice prefetched into registers is indexed by `l`, which
+  // must be a constant for the array to stay in registers.
+  out.line("#pragma unroll");
   out.open(llvm::formatv("for (int l = 0; l < {0}; ++l)", perThread).str());
   out.line(llvm::formatv("const int e = threadIdx.x + l * {0};", threads).str());
   if (total % threads)
@@ -67,9 +65,24 @@ void cuda::emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
     rr = llvm::formatv("e / {0}", depth);
   }
   out.line("const int kk = " + kk + ", rr = " + rr + ";");
+}
+
+void cuda::emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
+                            const GemmProblem &problem, const Index &batch, bool isLhs,
+                            int64_t rows, int64_t depth, int64_t threads,
+                            const std::function<std::string(const std::string &)> &store,
+                            const std::string &kOrigin) {
+  CodeWriter &out = ctx.out;
+  MatmulOp mm = problem.matmul;
+  Value operand = isLhs ? mm.getLhs() : mm.getRhs();
+  bool transposed = isLhs ? mm.getTransposeA() : mm.getTransposeB();
+  out.line(llvm::formatv("// {0} slice: {1} x {2}", isLhs ? "lhs" : "rhs",
+                         isLhs ? "BM" : "BK", isLhs ? "BK" : "BN")
+               .str());
+  openSliceLoop(out, problem, isLhs, rows, depth, threads);
   std::string origin = isLhs ? "m0" : "n0";
   int64_t extent = isLhs ? problem.M : problem.N;
-  out.line("const int64_t gk = k0 + kk, gr = " + origin + " + rr;");
+  out.line("const int64_t gk = " + kOrigin + " + kk, gr = " + origin + " + rr;");
   out.open(llvm::formatv("if (gk < {0} && gr < {1})", problem.K, extent).str());
   elemental.pushScope();
   Index index = isLhs ? operandIndex(operand, batch, transposed, "gr", "gk")
@@ -81,6 +94,14 @@ void cuda::emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
   out.line("else");
   out.line("  " + store("0"));
   out.close();
+}
+
+void cuda::emitSliceLoop(KernelContext &ctx, const GemmProblem &problem, bool isLhs,
+                         int64_t rows, int64_t depth, int64_t threads,
+                         const std::string &statement) {
+  openSliceLoop(ctx.out, problem, isLhs, rows, depth, threads);
+  ctx.out.line(statement);
+  ctx.out.close();
 }
 
 void cuda::emitGemmEpilogue(KernelContext &ctx, ElementalEmitter &elemental,

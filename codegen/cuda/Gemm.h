@@ -26,17 +26,25 @@ struct GemmProblem {
 };
 GemmProblem gemmProblem(const KernelContext &ctx);
 
-/// Emits the staging of one operand's slice for k0: `rows` x `depth`
-/// elements (rows of the output's m for the lhs, n for the rhs), spread over
-/// `threads` threads so that consecutive threads read consecutive elements
-/// of the operand's contiguous dimension. Each thread has `kk` (0..depth)
-/// and `rr` (0..rows) in scope when `store(value)` is called with the
-/// element's value (in the compute type) and `store("0")` outside the
-/// problem; `store` returns the statement.
+/// Emits the staging of one operand's slice at k = `kOrigin` (a variable or
+/// expression): `rows` x `depth` elements (rows of the output's m for the
+/// lhs, n for the rhs), spread over `threads` threads so that consecutive
+/// threads read consecutive elements of the operand's contiguous dimension;
+/// thread-local element `l` of the slice is its l-th. Each thread has `kk`
+/// (0..depth), `rr` (0..rows) and `l` in scope when `store(value)` is called
+/// with the element's value (in the compute type) and `store("0")` outside
+/// the problem; `store` returns the statement.
 void emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
                       const GemmProblem &problem, const Index &batch, bool isLhs,
                       int64_t rows, int64_t depth, int64_t threads,
-                      const std::function<std::string(const std::string &)> &store);
+                      const std::function<std::string(const std::string &)> &store,
+                      const std::string &kOrigin = "k0");
+
+/// The same loop over a thread's elements of a slice (`kk`, `rr`, `l` in
+/// scope) without reading the operand: `statement` stores element `l` of a
+/// slice prefetched into registers.
+void emitSliceLoop(KernelContext &ctx, const GemmProblem &problem, bool isLhs, int64_t rows,
+                   int64_t depth, int64_t threads, const std::string &statement);
 
 /// Emits the epilogue of one output element: the variables `m` and `n` (in
 /// range) are in scope and `accumulator` is its float (or double, or

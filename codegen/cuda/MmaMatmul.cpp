@@ -12,8 +12,9 @@
 // PTX ISA's layouts; the accumulators are float registers, and the same
 // epilogue as the SIMT template (Gemm.h) finishes each element.
 //
-// Not yet: cp.async multi-stage pipelining of the staging, ldmatrix, wgmma
-// and TMA on sm_90, split-K. cuda-emu runs the instructions' emulation
+// The next slice is read into registers while the current one is computed
+// (software pipelining with one shared buffer). Not yet: cp.async
+// multi-stage pipelines, ldmatrix, wgmma and TMA on sm_90, split-K. cuda-emu runs the instructions' emulation
 // (dlc_cuda_emu.h), so the fragment layouts are checked without a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -70,18 +71,39 @@ void cuda::emitMmaMatmulKernel(KernelContext &ctx) {
   out.line("  acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;");
   out.close();
 
-  // Staging: the element in the instruction's operand type.
-  auto store = [&](const char *array) {
-    return [&, array](const std::string &v) {
-      std::string converted = tf32 ? "dlc_tf32((float)(" + v + "))"
-                                   : target.store(operandType, "(float)(" + v + ")");
-      return std::string(array) + "[rr][kk] = " + converted + ";";
+  // Software pipelining: the next slice's elements are read from global
+  // memory into registers (ra, rb) before this slice's instructions, so the
+  // loads are in flight while the tensor cores work; at the top of the next
+  // iteration they are converted into the instruction's operand type and
+  // stored to shared memory.
+  int64_t perA = (BM * BK + threads - 1) / threads, perB = (BN * BK + threads - 1) / threads;
+  out.line(llvm::formatv("float ra[{0}], rb[{1}];", perA, perB).str());
+  auto intoRegister = [](const char *array) {
+    return [array](const std::string &v) {
+      return std::string(array) + "[l] = (float)(" + v + ");";
     };
   };
+  auto prefetch = [&](const std::string &kOrigin) {
+    emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/true, BM, BK, threads,
+                     intoRegister("ra"), kOrigin);
+    emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/false, BN, BK, threads,
+                     intoRegister("rb"), kOrigin);
+  };
+  auto convert = [&](const std::string &v) {
+    return tf32 ? "dlc_tf32(" + v + ")" : target.store(operandType, v);
+  };
+  out.open("");
+  out.line("const int64_t k0 = 0;");
+  prefetch("k0");
+  out.close();
   out.open(llvm::formatv("for (int64_t k0 = 0; k0 < {0}; k0 += {1})", problem.K, BK).str());
-  emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/true, BM, BK, threads, store("As"));
-  emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/false, BN, BK, threads, store("Bs"));
+  emitSliceLoop(ctx, problem, /*isLhs=*/true, BM, BK, threads, "As[rr][kk] = " + convert("ra[l]") + ";");
+  emitSliceLoop(ctx, problem, /*isLhs=*/false, BN, BK, threads, "Bs[rr][kk] = " + convert("rb[l]") + ";");
   out.line("__syncthreads();");
+  out.open(llvm::formatv("if (k0 + {0} < {1})", BK, problem.K).str());
+  out.line(llvm::formatv("const int64_t k_next = k0 + {0};", BK).str());
+  prefetch("k_next");
+  out.close();
   out.line("#pragma unroll");
   out.open(llvm::formatv("for (int ks = 0; ks < {0}; ks += {1})", BK, KI).str());
   out.line(llvm::formatv("unsigned a[{0}][4], b[{1}][2];", MT, NT).str());
