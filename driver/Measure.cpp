@@ -420,6 +420,14 @@ ExitCode runProfile(const CommonOptions &options, const MeasureOptions &measure,
                   "--trace " + measure.trace + ": " + file.error().message());
   }
 
+  double hostUsPerKernel = 0;
+  {
+    uint64_t launches = 0;
+    for (const Row &row : sorted)
+      launches += row.calls;
+    if (launches)
+      hostUsPerKernel = std::max(0.0, runSeconds - kernelTotal) / double(launches) * 1e6;
+  }
   if (measure.json) {
     llvm::json::Array kernels;
     for (const Row &row : sorted)
@@ -441,6 +449,7 @@ ExitCode runProfile(const CommonOptions &options, const MeasureOptions &measure,
                                      {"runs", int64_t(runs.size())},
                                      {"run_ms", perRun * 1e3},
                                      {"kernel_ms_per_run", kernelTotal / double(runs.size()) * 1e3},
+                                     {"host_us_per_kernel", hostUsPerKernel},
                                      {"kernels", std::move(kernels)}}))
        << "\n";
     return kExitSuccess;
@@ -463,9 +472,11 @@ ExitCode runProfile(const CommonOptions &options, const MeasureOptions &measure,
                                            : std::string("-"),
                         row.ops.empty() ? "-" : row.ops);
   }
+  // The host's time per kernel launch: what a CUDA graph or fusion saves.
   double outside = std::max(0.0, runSeconds - kernelTotal);
-  os << llvm::formatv("{0,-16} {1,6} {2,10:F3} {3,6:F1}\n", "(outside kernels)", runs.size(),
-                      outside * 1e3, runSeconds > 0 ? 100 * outside / runSeconds : 0.0);
+  os << llvm::formatv("{0,-16} {1,6} {2,10:F3} {3,6:F1} {4,10:F2}  host overhead per kernel launch\n",
+                      "(outside kernels)", runs.size(), outside * 1e3,
+                      runSeconds > 0 ? 100 * outside / runSeconds : 0.0, hostUsPerKernel);
   if (!predict)
     os << "(no predictions: " << error << ")\n";
   if (!measure.trace.empty())
