@@ -128,6 +128,75 @@ DLC_BLOCK_REDUCE(dlc_block_imax, long long, (-9223372036854775807LL - 1), w > v 
 DLC_BLOCK_REDUCE(dlc_block_imin, long long, 9223372036854775807LL, w < v ? w : v)
 #undef DLC_BLOCK_REDUCE
 
+// One-pass rows. The online softmax keeps each thread's running max m and
+// sum s of exp(x - m); two partial pairs combine by rescaling the smaller
+// max's sum. A -inf element adds nothing (a masked score), NaN poisons the
+// sum, +inf makes the row NaN (exp(inf - inf)), as the two-pass form does.
+__device__ inline void dlc_softmax_add(double &m, double &s, double v) {
+  if (v > m) {
+    s = v == INFINITY ? NAN : s * exp(m - v) + 1.0;
+    m = v;
+  } else if (!(v == -INFINITY)) {
+    s += exp(v - m);
+  }
+}
+__device__ inline void dlc_softmax_merge(double &m, double &s, double m2, double s2) {
+  if (m2 > m) {
+    s = s * exp(m - m2) + s2;
+    m = m2;
+  } else if (!(m2 == -INFINITY)) {
+    s += s2 * exp(m2 - m);
+  }
+}
+// Welford's running count, mean and sum of squared deviations; two partial
+// triples combine by Chan's formula.
+__device__ inline void dlc_welford_add(double &n, double &mean, double &m2, double v) {
+  n += 1.0;
+  const double d = v - mean;
+  mean += d / n;
+  m2 += d * (v - mean);
+}
+__device__ inline void dlc_welford_merge(double &n, double &mean, double &m2, double nb,
+                                         double meanb, double m2b) {
+  if (nb == 0.0) return;
+  const double total = n + nb, d = meanb - mean;
+  mean += d * nb / total;
+  m2 += m2b + d * d * n * nb / total;
+  n = total;
+}
+// The block's combination of every thread's pair (triple): warp butterflies,
+// then one partial per warp in shared memory; every thread gets the result.
+__device__ __noinline__ void dlc_block_softmax(double &m, double &s) {
+  __shared__ double dlc_pm[32], dlc_ps[32];
+  for (int o = 16; o > 0; o >>= 1)
+    dlc_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) dlc_pm[threadIdx.x >> 5] = m, dlc_ps[threadIdx.x >> 5] = s;
+  __syncthreads();
+  const bool has = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5);
+  m = has ? dlc_pm[threadIdx.x & 31] : -INFINITY;
+  s = has ? dlc_ps[threadIdx.x & 31] : 0.0;
+  for (int o = 16; o > 0; o >>= 1)
+    dlc_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+}
+__device__ __noinline__ void dlc_block_welford(double &n, double &mean, double &m2) {
+  __shared__ double dlc_pn[32], dlc_pmean[32], dlc_pm2[32];
+  for (int o = 16; o > 0; o >>= 1)
+    dlc_welford_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o),
+                      __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o));
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0)
+    dlc_pn[threadIdx.x >> 5] = n, dlc_pmean[threadIdx.x >> 5] = mean, dlc_pm2[threadIdx.x >> 5] = m2;
+  __syncthreads();
+  const bool has = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5);
+  n = has ? dlc_pn[threadIdx.x & 31] : 0.0;
+  mean = has ? dlc_pmean[threadIdx.x & 31] : 0.0;
+  m2 = has ? dlc_pm2[threadIdx.x & 31] : 0.0;
+  for (int o = 16; o > 0; o >>= 1)
+    dlc_welford_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o),
+                      __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o));
+}
+
 // Tensor cores (sm_80+): mma.sync with f32 accumulation, D = A·B + D, and
 // the conversions and loads that feed it; cuda-emu runs its emulation of the
 // same instructions (dlc_cuda_emu.h).

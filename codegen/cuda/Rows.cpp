@@ -89,18 +89,13 @@ void RowEmitter::softmax(Operation *op, bool log) {
     out.line("// " + describeOp(op) + ": the block reduces each of " +
              std::to_string(sub) + " row(s) of " + std::to_string(L));
     openSerial("s", "0", sub);
-    out.line("double mx = -INFINITY;");
+    // One pass for the max and the sum (online softmax), one to write.
+    out.line("double mx = -INFINITY, sum = 0;");
     openStrided("j", L);
     std::string v = read(x, rowElement(x, "s * " + std::to_string(L) + " + j"));
-    out.line("mx = fmax(mx, (double)" + v + ");");
+    out.line("dlc_softmax_add(mx, sum, (double)" + v + ");");
     close();
-    out.line("mx = dlc_block_max(mx);");
-    out.line("double sum = 0;");
-    openStrided("j", L);
-    v = read(x, rowElement(x, "s * " + std::to_string(L) + " + j"));
-    out.line("sum += " + expf + "((" + ct + ")((double)" + v + " - mx));");
-    close();
-    out.line("sum = dlc_block_sum(sum);");
+    out.line("dlc_block_softmax(mx, sum);");
     openStrided("j", L);
     Index index = rowElement(x, "s * " + std::to_string(L) + " + j");
     v = read(x, index);
@@ -151,17 +146,14 @@ void RowEmitter::norm(Operation *op, bool rms) {
   openSerial("s", "0", sub);
   std::string e = "s * " + Ls + " + j";
   if (!rms) {
-    out.line("double sum = 0;");
+    // One pass for the mean and variance (Welford's, merged by Chan's
+    // formula across threads), one to write.
+    out.line("double count = 0, mean = 0, m2 = 0;");
     openStrided("j", L);
-    out.line("sum += (double)" + read(x, rowElement(x, e)) + ";");
+    out.line("dlc_welford_add(count, mean, m2, (double)" + read(x, rowElement(x, e)) + ");");
     close();
-    out.line("const double mean = dlc_block_sum(sum) / " + Ls + ";");
-    out.line("double sq = 0;");
-    openStrided("j", L);
-    out.line("const double d = (double)" + read(x, rowElement(x, e)) + " - mean;");
-    out.line("sq += d * d;");
-    close();
-    out.line("const double inv = 1.0 / sqrt(dlc_block_sum(sq) / " + Ls + " + " +
+    out.line("dlc_block_welford(count, mean, m2);");
+    out.line("const double inv = 1.0 / sqrt(m2 / " + Ls + " + " +
              llvm::formatv("{0:e17}", eps).str() + ");");
   } else {
     out.line("double sq = 0;");
