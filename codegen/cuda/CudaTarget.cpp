@@ -209,6 +209,20 @@ __device__ inline unsigned dlc_load_u32(const void *p) {
   return *(const unsigned *)p;
 #endif
 }
+// Two 16-bit values as one register, the lower index in the lower half (an
+// mma.sync operand built from registers, as flash attention's P).
+#ifdef DLC_CUDA_EMU
+template <typename T> inline unsigned dlc_pack2(T lo, T hi) {
+  return (unsigned)lo.bits | ((unsigned)hi.bits << 16);
+}
+#else
+__device__ inline unsigned dlc_pack2(__nv_bfloat16 lo, __nv_bfloat16 hi) {
+  return (unsigned)__bfloat16_as_ushort(lo) | ((unsigned)__bfloat16_as_ushort(hi) << 16);
+}
+__device__ inline unsigned dlc_pack2(__half lo, __half hi) {
+  return (unsigned)__half_as_ushort(lo) | ((unsigned)__half_as_ushort(hi) << 16);
+}
+#endif
 #ifdef DLC_CUDA_EMU
 inline unsigned dlc_tf32(float x) { return dlc_emu::roundToTf32(x); }
 inline void dlc_mma_tf32(float *d, const unsigned *a, const unsigned *b) {
