@@ -4,8 +4,10 @@
 // dlc_dgemm (OpenBLAS), one call per
 // batch slice of this call's rows; convolution's rows are (image, output
 // channel): im2col (skipped for 1x1 unit-stride unpadded kernels) then one
-// GEMM per image and group for the call's channels. Other
-// dtypes use loops accumulating in double, as the oracle does.
+// GEMM per image and group for the call's channels. A bf16 or f16 matmul
+// widens its operands to f32 (exact) for dlc_sgemm, accumulating in f32 as
+// tensor cores do (--precision bf16|f16 on the CPU). Other dtypes use
+// loops accumulating in double, as the oracle does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,6 +114,10 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
   Buffer A = ctx.operand(matmul.getLhs()), B = ctx.operand(matmul.getRhs());
   const Buffer &C = ctx.result;
   bool blas = (A.dtype == DType::F32 || A.dtype == DType::F64) && K > 0;
+  // bf16 and f16: widened to f32 (exactly) for sgemm, which accumulates in
+  // f32 as tensor cores do; the result rounded once.
+  bool widened = (A.dtype == DType::BF16 || A.dtype == DType::F16) && A.dtype == B.dtype &&
+                 A.dtype == C.dtype && K > 0;
   std::string first = ctx.rowsBegin(unitRows), last = ctx.rowsEnd(unitRows);
 
   out.open("for (int64_t q = " + first + ", qEnd = " + last + "; q < qEnd;)");
@@ -134,6 +140,24 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
              ", " + addressOf(A, aFirst) + ", " + str(ta ? M : K) + ", " +
              addressOf(B, bBase) + ", " + str(tb ? K : N) + ", " +
              addressOf(C, "q * " + str(N)) + ", " + str(N) + ");");
+  } else if (widened) {
+    ctx.usesBlas = true;
+    // The call's A rows (all of A's batch when A is transposed), B's batch
+    // and the result rows, in f32.
+    std::string aCount = ta ? str(M * K) : "rows * " + str(K);
+    std::string aStart = ta ? aBase : aFirst;
+    out.line("float *wa = dlc_gemm_scratch(0, " + aCount + "), *wb = dlc_gemm_scratch(1, " +
+             str(K * N) + "), *wc = dlc_gemm_scratch(2, rows * " + str(N) + ");");
+    out.line("for (int64_t i = 0; i < " + aCount + "; ++i) wa[i] = " +
+             loadAt(ctx.target, A, aStart + " + i") + ";");
+    out.line("for (int64_t i = 0; i < " + str(K * N) + "; ++i) wb[i] = " +
+             loadAt(ctx.target, B, bBase + " + i") + ";");
+    out.line(std::string(sgemmFor(tb, N)) + "(" + (ta ? "true" : "false") + ", " +
+             (tb ? "true" : "false") + ", rows, " + str(N) + ", " + str(K) + ", " +
+             (ta ? "wa + m" : "wa") + ", " + str(ta ? M : K) + ", wb, " + str(tb ? K : N) +
+             ", wc, " + str(N) + ");");
+    out.line("for (int64_t i = 0; i < rows * " + str(N) + "; ++i) " +
+             storeAt(ctx.target, C, "q * " + str(N) + " + i", "wc[i]"));
   } else {
     out.open("for (int64_t r = 0; r < rows; ++r)");
     out.open("for (int64_t n = 0; n < " + str(N) + "; ++n)");
