@@ -186,11 +186,35 @@ static int64_t occupancy(const CudaArch &arch, int64_t threads,
                                         (int64_t)32}));
 }
 
+/// A GEMM problem: M x N x K over `batch` batches.
+struct GemmShape {
+  int64_t m, n, k, batch;
+};
+
+/// The time and grid of GEMM schedule `s` (its block tile set): waves of
+/// tiles over the SMs, each SM's rate `smFlops` shared by its resident
+/// blocks over `depth` (K, rounded up to whole slices where the kernel
+/// computes them), plus the operands' traffic, streamed from L2 at about
+/// three times DRAM bandwidth.
+static void estimateGemm(const CudaArch &arch, Schedule &s, GemmShape g, int64_t depth,
+                         double smFlops, int64_t elementBytes) {
+  const GemmTile &t = s.tile;
+  int64_t tiles = ceilDiv(g.m, t.bm) * ceilDiv(g.n, t.bn) * g.batch;
+  int64_t waves = ceilDiv(tiles, arch.sms * s.blocksPerSm);
+  int64_t perSm = std::min(s.blocksPerSm, ceilDiv(tiles, arch.sms));
+  double compute = waves * perSm * 2.0 * t.bm * t.bn * depth / smFlops;
+  double traffic = double(tiles) * (t.bm + t.bn) * g.k * elementBytes /
+                   (3.0 * arch.dramBytesPerSecond);
+  s.seconds = compute + traffic;
+  s.grid[0] = ceilDiv(g.n, t.bn);
+  s.grid[1] = ceilDiv(g.m, t.bm);
+  s.grid[2] = g.batch;
+}
+
 /// The GEMM schedule: the candidate tile with the smallest estimated time.
 /// A tile's blocks share their SM's FP32 rate; a thread tile of TM x TN
 /// reads TM + TN shared-memory words per TM·TN FMAs, so small thread tiles
-/// are bound by shared memory (efficiency TM·TN / (TM + TN) / 4, at most 1);
-/// operands stream from L2 at about three times DRAM bandwidth.
+/// are bound by shared memory (efficiency TM·TN / (TM + TN) / 4, at most 1).
 static Schedule scheduleMatmul(const CudaArch &arch, MatmulOp mm) {
   ArrayRef<int64_t> out = shapeOf(mm.getResult());
   int64_t m = out[out.size() - 2], n = out.back();
@@ -217,21 +241,11 @@ static Schedule scheduleMatmul(const CudaArch &arch, MatmulOp mm) {
     s.blocksPerSm = occupancy(arch, s.block, s.registers, s.smem);
     if (s.blocksPerSm == 0)
       continue;
-    int64_t tiles = ceilDiv(m, t.bm) * ceilDiv(n, t.bn) * batch;
-    int64_t concurrent = arch.sms * s.blocksPerSm;
-    int64_t waves = ceilDiv(tiles, concurrent);
-    int64_t perSm = std::min(s.blocksPerSm, ceilDiv(tiles, arch.sms));
     double efficiency = std::min(
         1.0, double(t.tm * t.tn) / double(t.tm + t.tn) / 4.0);
     double smFlops = arch.fp32Flops / arch.sms * efficiency *
                      (wordBytes == 8 ? 0.5 : 1.0);
-    double compute = waves * perSm * 2.0 * t.bm * t.bn * k / smFlops;
-    double traffic = double(tiles) * (t.bm + t.bn) * k * wordBytes /
-                     (3.0 * arch.dramBytesPerSecond);
-    s.seconds = compute + traffic;
-    s.grid[0] = ceilDiv(n, t.bn);
-    s.grid[1] = ceilDiv(m, t.bm);
-    s.grid[2] = batch;
+    estimateGemm(arch, s, {m, n, k, batch}, k, smFlops, wordBytes);
     if (s.seconds < best.seconds)
       best = s;
   }
@@ -284,18 +298,9 @@ static Schedule scheduleMmaMatmul(const CudaArch &arch, MatmulOp mm,
     s.blocksPerSm = occupancy(arch, s.block, s.registers, s.smem);
     if (s.blocksPerSm == 0)
       continue;
-    int64_t tiles = ceilDiv(m, t.bm) * ceilDiv(n, t.bn) * batch;
-    int64_t waves = ceilDiv(tiles, arch.sms * s.blocksPerSm);
-    int64_t perSm = std::min(s.blocksPerSm, ceilDiv(tiles, arch.sms));
     double efficiency = std::min(1.0, double(mt * nt) / double(mt + nt) / 2.0);
-    double compute = waves * perSm * 2.0 * t.bm * t.bn * ceilDiv(k, t.bk) * t.bk /
-                     (tensorFlops / arch.sms * efficiency);
-    double traffic = double(tiles) * (t.bm + t.bn) * k * elementBytes /
-                     (3.0 * arch.dramBytesPerSecond);
-    s.seconds = compute + traffic;
-    s.grid[0] = ceilDiv(n, t.bn);
-    s.grid[1] = ceilDiv(m, t.bm);
-    s.grid[2] = batch;
+    estimateGemm(arch, s, {m, n, k, batch}, ceilDiv(k, t.bk) * t.bk,
+                 tensorFlops / arch.sms * efficiency, elementBytes);
     if (s.seconds < best.seconds)
       best = s;
   }

@@ -114,7 +114,7 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   line("const int64_t qi = q0 + r;");
   line("float x = 0.0f;");
   guarded(fmt("qi < {0}", Tq), "x", [&] {
-    return elemental.emit(Q, attentionOperandIndex(Q, batch, false, "qi", "d"));
+    return elemental.emit(Q, matmulOperandIndex(Q, batch, false, "qi", "d"));
   });
   line(fmt("sQ[r * {0} + d] = x;", qStride));
   close();
@@ -137,7 +137,7 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   line("const int64_t key = k0 + j;");
   line("float x = 0.0f;");
   guarded(fmt("key < {0}", Tk), "x", [&] {
-    return elemental.emit(K, attentionOperandIndex(K, batch, qk.getTransposeB(), "d", "key"));
+    return elemental.emit(K, matmulOperandIndex(K, batch, qk.getTransposeB(), "d", "key"));
   });
   line(fmt("sK[j * {0} + d] = x;", kStride));
   close();
@@ -146,7 +146,7 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
   line("const int64_t key = k0 + j;");
   line("float x = 0.0f;");
   guarded(fmt("key < {0}", Tk), "x", [&] {
-    return elemental.emit(V, attentionOperandIndex(V, batch, pv.getTransposeB(), "key", "c"));
+    return elemental.emit(V, matmulOperandIndex(V, batch, pv.getTransposeB(), "key", "c"));
   });
   line(fmt("sV[j * {0} + c] = x;", Dv));
   close();

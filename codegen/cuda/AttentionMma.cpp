@@ -108,7 +108,7 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
   line("__syncthreads();  // the previous tile's readers are done with sQ");
   stage("this tile's queries", kFlashQueryTile, D, [&] {
     line("const int64_t qi = q0 + i;");
-    guardedRead(fmt("qi < {0}", r.Tq), r.Q, attentionOperandIndex(r.Q, batch, false, "qi", "d"));
+    guardedRead(fmt("qi < {0}", r.Tq), r.Q, matmulOperandIndex(r.Q, batch, false, "qi", "d"));
     line(fmt("sQ[i * {0} + d] = {1};", LQ, target.store(type, "x")));
   });
   line(fmt("float o[{0}][4], m[2] = {{-INFINITY, -INFINITY}, l[2] = {{0.0f, 0.0f};", OT));
@@ -121,13 +121,13 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
   stage("K rows of this key tile", kKeyTile, D, [&] {
     line("const int64_t key = k0 + i;");
     guardedRead(fmt("key < {0}", r.Tk), r.K,
-                attentionOperandIndex(r.K, batch, qk.getTransposeB(), "d", "key"));
+                matmulOperandIndex(r.K, batch, qk.getTransposeB(), "d", "key"));
     line(fmt("sK[i * {0} + d] = {1};", LQ, target.store(type, "x")));
   });
   stage("V rows of this key tile, transposed", kKeyTile, Dv, [&] {
     line("const int64_t key = k0 + i;");
     guardedRead(fmt("key < {0}", r.Tk), r.V,
-                attentionOperandIndex(r.V, batch, pv.getTransposeB(), "key", "d"));
+                matmulOperandIndex(r.V, batch, pv.getTransposeB(), "key", "d"));
     line(fmt("sVt[d * {0} + i] = {1};", LV, target.store(type, "x")));
   });
   line("__syncthreads();");

@@ -121,21 +121,6 @@ keysAttended(const KernelContext &ctx, Value x, int64_t Tq, int64_t Tk) {
 
 } // namespace
 
-/// The index of a matmul operand of shape `s` (batch dims broadcast from
-/// the result's `batch`) at row `r`, column `c` of its untransposed form.
-Index cuda::attentionOperandIndex(Value v, const Index &batch, bool transposed,
-                                  const std::string &r, const std::string &c) {
-  std::vector<int64_t> s = shapeOf(v);
-  size_t rank = s.size();
-  Index idx(rank, "0");
-  size_t skip = batch.size() - (rank - 2);
-  for (size_t d = 0; d + 2 < rank; ++d)
-    idx[d] = s[d] == 1 ? "0" : batch[skip + d];
-  idx[rank - 2] = transposed ? c : r;
-  idx[rank - 1] = transposed ? r : c;
-  return idx;
-}
-
 std::optional<AttentionRegion> cuda::matchAttentionRegion(const KernelContext &ctx) {
   const auto &stages = ctx.analysis.stages;
   if (stages.size() != 3)

@@ -6,8 +6,8 @@
 // for both flash kernels: the SIMT one (Attention.cpp, float) and the
 // tensor-core one (AttentionMma.cpp, bf16/f16 products). Also the parts of
 // their code that are the same: the keys a query tile attends when a
-// constant mask leaves some out, the operands' indices, and the output's
-// store through the layout tail. Internal to codegen/cuda.
+// constant mask leaves some out, and the output's store through the layout
+// tail. Internal to codegen/cuda.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,11 +41,6 @@ struct AttentionRegion {
 /// The region of the kernel, or nothing when it is not one either flash
 /// kernel supports (then the per-row kernel runs it).
 std::optional<AttentionRegion> matchAttentionRegion(const KernelContext &ctx);
-
-/// The index of a matmul operand `v` (batch dims broadcast from the
-/// result's `batch`) at row `r`, column `c` of its untransposed form.
-Index attentionOperandIndex(mlir::Value v, const Index &batch, bool transposed,
-                            const std::string &r, const std::string &c);
 
 /// Emits `key_begin` and `key_end` for the query tile at `q0`.
 void emitKeyRange(CodeWriter &out, const AttentionRegion &region);

@@ -25,18 +25,16 @@ GemmProblem cuda::gemmProblem(const KernelContext &ctx) {
   return p;
 }
 
-/// The matmul operand's index for output batch index `batch`, row/column
-/// `inner0`, `inner1` of its (untransposed) last two dimensions.
-static Index operandIndex(Value operand, const Index &batch, bool transposed,
-                          const std::string &rowIdx, const std::string &colIdx) {
-  std::vector<int64_t> shape = shapeOf(operand);
+Index cuda::matmulOperandIndex(Value v, const Index &batch, bool transposed,
+                               const std::string &r, const std::string &c) {
+  std::vector<int64_t> shape = shapeOf(v);
   size_t rank = shape.size(), batchRank = rank - 2;
   Index index(rank, "0");
   size_t skip = batch.size() - batchRank; // NumPy broadcasting aligns right
   for (size_t d = 0; d < batchRank; ++d)
     index[d] = shape[d] == 1 ? "0" : batch[skip + d];
-  index[rank - 2] = transposed ? colIdx : rowIdx;
-  index[rank - 1] = transposed ? rowIdx : colIdx;
+  index[rank - 2] = transposed ? c : r;
+  index[rank - 1] = transposed ? r : c;
   return index;
 }
 
@@ -85,8 +83,8 @@ void cuda::emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
   out.line("const int64_t gk = " + kOrigin + " + kk, gr = " + origin + " + rr;");
   out.open(llvm::formatv("if (gk < {0} && gr < {1})", problem.K, extent).str());
   elemental.pushScope();
-  Index index = isLhs ? operandIndex(operand, batch, transposed, "gr", "gk")
-                      : operandIndex(operand, batch, transposed, "gk", "gr");
+  Index index = isLhs ? matmulOperandIndex(operand, batch, transposed, "gr", "gk")
+                      : matmulOperandIndex(operand, batch, transposed, "gk", "gr");
   std::string value = elemental.emit(operand, index);
   elemental.popScope();
   out.line(store(value));

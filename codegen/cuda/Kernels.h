@@ -53,6 +53,12 @@ Index indexThroughLayoutTail(CodeWriter &out,
                              Index index, std::vector<int64_t> &shape);
 
 std::vector<int64_t> shapeOf(mlir::Value v);
+
+/// The index of matmul operand `v` for the result's batch index `batch`
+/// (NumPy broadcasting: size-1 batch dims read 0) at row `r`, column `c` of
+/// its untransposed form.
+Index matmulOperandIndex(mlir::Value v, const Index &batch, bool transposed,
+                         const std::string &r, const std::string &c);
 int64_t product(llvm::ArrayRef<int64_t> shape);
 
 /// The accumulator type of a reduction over elements of `dtype`: double for

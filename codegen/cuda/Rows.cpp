@@ -52,15 +52,7 @@ void RowEmitter::matmul(MatmulOp op) {
   openSerial("k", "0", K);
   auto operand = [&](Value v, bool transposed, const std::string &r,
                      const std::string &c) {
-    std::vector<int64_t> s = shapeOf(v);
-    size_t rank = s.size();
-    Index idx(rank, "0");
-    size_t skip = batch.size() - (rank - 2);
-    for (size_t d = 0; d + 2 < rank; ++d)
-      idx[d] = s[d] == 1 ? "0" : batch[skip + d];
-    idx[rank - 2] = transposed ? c : r;
-    idx[rank - 1] = transposed ? r : c;
-    return read(v, idx);
+    return read(v, matmulOperandIndex(v, batch, transposed, r, c));
   };
   std::string a = operand(op.getLhs(), op.getTransposeA(), m, "k");
   std::string b = operand(op.getRhs(), op.getTransposeB(), "k", n);
