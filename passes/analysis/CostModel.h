@@ -194,6 +194,8 @@ struct KernelCost {
 /// One top-level op of a planned function alone: a collective's time on the
 /// link (ring alpha-beta), a compute kernel's roofline time plus the launch
 /// overhead; zero seconds for anything else (parameters, the return).
+/// The peak is that of the kernel's product precision (bf16/f16 operands,
+/// or TF32 rounding allowed by --precision), else `precision`'s.
 KernelCost kernelCost(mlir::Operation *op, const DeviceSpec &device, const LinkSpec &link,
                       const std::string &precision = "f32");
 
