@@ -74,4 +74,18 @@ bool isElementAligned(Operation *op) {
   return op->hasTrait<OpTrait::ElementAligned>();
 }
 
+StringRef productPrecision(Operation *op) {
+  if (!op->hasTrait<OpTrait::ReducedPrecision>() || op->getNumOperands() == 0)
+    return "";
+  Type element = cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+  if (element.isBF16())
+    return "bf16";
+  if (element.isF16())
+    return "f16";
+  if (!element.isF32())
+    return "";
+  auto allowed = op->getAttrOfType<ContractionPrecisionAttr>("precision");
+  return allowed && allowed.getValue() == ContractionPrecision::tensorfloat32 ? "tf32" : "f32";
+}
+
 } // namespace dlc

@@ -158,6 +158,12 @@ class ReducedPrecision
 /// elements (Dlc_ElementAligned).
 bool isElementAligned(mlir::Operation *op);
 
+/// The precision a Dlc_ReducedPrecision op's products run at: "bf16" or
+/// "f16" for operands of that type, "tf32" for f32 operands its `precision`
+/// attribute lets round to TF32, "f32" for exact f32; empty for other ops
+/// and dtypes. Tensor-core schedules and the cost model both read it.
+llvm::StringRef productPrecision(mlir::Operation *op);
+
 } // namespace dlc
 
 #include "ir/DlcInterfaces.h.inc"

@@ -130,18 +130,14 @@ const CudaArch *dlc::cudaArch(llvm::StringRef arch) {
 
 std::string dlc::mmaInstruction(Operation *op) {
   auto mm = dyn_cast_or_null<MatmulOp>(op);
-  if (!mm)
-    return "";
   auto element = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); };
-  Type a = element(mm.getLhs()), b = element(mm.getRhs());
-  if (a != b)
+  if (!mm || element(mm.getLhs()) != element(mm.getRhs()))
     return "";
-  if (a.isBF16())
-    return "m16n8k16.bf16";
-  if (a.isF16())
-    return "m16n8k16.f16";
-  if (a.isF32() && mm.getPrecision() == ContractionPrecision::tensorfloat32)
+  StringRef precision = productPrecision(mm);
+  if (precision == "tf32")
     return "m16n8k8.tf32";
+  if (precision == "bf16" || precision == "f16")
+    return ("m16n8k16." + precision).str();
   return "";
 }
 

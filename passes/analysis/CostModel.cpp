@@ -164,23 +164,15 @@ bool loadLinkSpec(const std::string &name, LinkSpec &out, std::string &error) {
   return true;
 }
 
-/// The precision a kernel's products run at: its contraction's, when that
-/// is bf16 or f16, or f32 allowed to round to TF32 (--precision,
-/// dlc-precision); else `fallback`. The device's peak for it applies.
+/// The precision a kernel's products run at: its contraction's when that
+/// is bf16, f16 or TF32 (--precision, dlc-precision), else `fallback`. The
+/// device's peak for it applies.
 static std::string kernelPrecision(Operation *op, const std::string &fallback) {
   std::string found = fallback;
   op->walk([&](Operation *inner) {
-    if (!inner->hasTrait<::dlc::OpTrait::ReducedPrecision>() || inner->getNumOperands() == 0)
-      return;
-    Type element = cast<RankedTensorType>(inner->getOperand(0).getType()).getElementType();
-    auto allowed = inner->getAttrOfType<ContractionPrecisionAttr>("precision");
-    if (element.isBF16())
-      found = "bf16";
-    else if (element.isF16())
-      found = "f16";
-    else if (element.isF32() && allowed &&
-             allowed.getValue() == ContractionPrecision::tensorfloat32)
-      found = "tf32";
+    StringRef precision = productPrecision(inner);
+    if (!precision.empty() && precision != "f32")
+      found = precision.str();
   });
   return found;
 }

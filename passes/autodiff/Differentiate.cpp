@@ -238,11 +238,7 @@ void DifferentiatePass::runOnOperation() {
         continue;
       Type element = cast<RankedTensorType>(g.getType()).getElementType();
       g = b.mul(g, b.cast(inverse, element));
-      SmallVector<int64_t> all;
-      for (int64_t d = 0; d < (int64_t)shapeOfValue(g).size(); ++d)
-        all.push_back(d);
-      check = b.add(check, b.cast(b.reduceSum(b.mul(g, b.like(g, 0.0)), all, false),
-                                  builder.getF32Type()));
+      check = b.add(check, sumToF32(b, b.mul(g, b.like(g, 0.0))));
     }
     finite = b.compare(ComparePredicate::eq, check, b.like(check, 0.0));
   }

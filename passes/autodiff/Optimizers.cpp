@@ -42,17 +42,20 @@ SmallVector<std::string> OptimizerConfig::momentNames() const {
   return {"m", "v"};
 }
 
+Value sumToF32(VjpBuilder &b, Value x) {
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < (int64_t)shapeOfValue(x).size(); ++d)
+    all.push_back(d);
+  return b.cast(b.reduceSum(x, all, false), b.builder().getF32Type());
+}
+
 void clipByGlobalNorm(VjpBuilder &b, MutableArrayRef<Value> grads,
                       double clipNorm) {
   Value total;
   for (Value g : grads) {
     if (!g)
       continue;
-    SmallVector<int64_t> all;
-    for (int64_t d = 0; d < (int64_t)shapeOfValue(g).size(); ++d)
-      all.push_back(d);
-    Value sq = b.cast(b.reduceSum(b.mul(g, g), all, false),
-                      b.builder().getF32Type());
+    Value sq = sumToF32(b, b.mul(g, g));
     total = total ? b.add(total, sq) : sq;
   }
   if (!total)

@@ -34,6 +34,9 @@ struct OptimizerConfig {
   llvm::SmallVector<std::string> momentNames() const;
 };
 
+/// The sum of every element of `x`, as an f32 scalar.
+mlir::Value sumToF32(VjpBuilder &b, mlir::Value x);
+
 /// Scales every gradient by min(1, clipNorm / (‖g‖₂ + 1e-6)), ‖g‖₂ over all
 /// of them together (torch.nn.utils.clip_grad_norm_).
 void clipByGlobalNorm(VjpBuilder &b, llvm::MutableArrayRef<mlir::Value> grads,
