@@ -1,9 +1,9 @@
 //===- Pooling.cpp - max and average pooling on the CPU -------------------===//
 //
 // One (image, channel) plane per row of the stage; padding counts as -inf
-// (max) or 0 (average), as in the oracle. f32/f64 max pooling works a row
-// of the output at a time in the storage type (max rounds nothing); the
-// other windows accumulate in double.
+// (max) or 0 (average), as in the oracle. f32/f64 max pooling works in the
+// storage type (max rounds nothing), the windows inside the image unrolled
+// and vectorised; the other windows accumulate in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,8 @@
 #include "ir/DlcDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace dlc;
@@ -38,28 +40,69 @@ void dlc::codegen::emitPool2d(Operation *op, StageContext &ctx) {
            ctx.rowsEnd(y[0] * y[1]) + "; ++plane)");
   out.open("for (int64_t oh = 0; oh < " + str(OH) + "; ++oh)");
   if (isMax && (X.dtype == DType::F32 || X.dtype == DType::F64) && Y.dtype == X.dtype) {
-    // Max is exact in the storage type: an output row starts at -inf and
-    // takes the maximum with each window position's input row, over the
-    // columns ow where that position is inside the image ([lo, hi), as in
-    // im2col), a loop without a test per element that vectorises.
+    // Max is exact in the storage type. Rows and columns whose window lies
+    // wholly inside the image (compile-time bounds) take a loop over the
+    // columns with the window unrolled and nothing to test, which the
+    // compiler vectorises; the border (padding) tests each position. A NaN
+    // anywhere in the window gives NaN, as in the oracle.
     std::string type = ctx.target.storageType(X.dtype);
+    int64_t KH = kernel[0], KW = kernel[1], sh = strides[0], sw = strides[1];
+    int64_t pt = padding[0], pl = padding[1];
+    auto firstInside = [](int64_t pad, int64_t stride) { return (pad + stride - 1) / stride; };
+    auto endInside = [](int64_t size, int64_t k, int64_t pad, int64_t stride, int64_t out) {
+      int64_t last = size - k + pad; // the last window start inside, in padded terms
+      return last < 0 ? int64_t(0) : std::min(out, last / stride + 1);
+    };
+    int64_t rLo = std::min(OH, firstInside(pt, sh)), rHi = std::max(rLo, endInside(H, KH, pt, sh, OH));
+    int64_t cLo = std::min(OW, firstInside(pl, sw)), cHi = std::max(cLo, endInside(W, KW, pl, sw, OW));
+    auto take = [&](const std::string &v) {
+      out.line("{ const " + type + " v = " + v + "; m = v > m || v != v ? v : m; }");
+    };
+    std::string planeBase = "plane * " + str(H * W);
+    // One output element at (oh, ow), testing each window position.
+    auto checkedElement = [&](const std::string &ow) {
+      out.line(type + " m = -INFINITY;");
+      out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
+      out.line("const int64_t ih = oh * " + str(sh) + " - " + str(pt) + " + kh;");
+      out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
+      out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");
+      out.line("const int64_t iw = " + ow + " * " + str(sw) + " - " + str(pl) + " + kw;");
+      out.line("if (iw < 0 || iw >= " + str(W) + ") continue;");
+      take(elementAt(X, planeBase + " + ih * " + str(W) + " + iw"));
+      out.close();
+      out.close();
+      out.line("dst[" + ow + "] = m;");
+    };
+    auto checkedColumns = [&](int64_t from, int64_t to) {
+      if (from >= to)
+        return;
+      out.open("for (int64_t ow = " + str(from) + "; ow < " + str(to) + "; ++ow)");
+      checkedElement("ow");
+      out.close();
+    };
     out.line(type + " *dst = " +
              addressOf(Y, "(plane * " + str(OH) + " + oh) * " + str(OW)) + ";");
-    out.line("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow) dst[ow] = -INFINITY;");
-    out.open("for (int64_t kh = 0; kh < " + str(kernel[0]) + "; ++kh)");
-    out.line("const int64_t ih = oh * " + str(strides[0]) + " - " + str(padding[0]) + " + kh;");
-    out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
-    out.open("for (int64_t kw = 0; kw < " + str(kernel[1]) + "; ++kw)");
-    int64_t sw = strides[1];
-    out.line("const int64_t off = kw - " + str(padding[1]) + ";");
-    emitInsideColumns(out, W, OW, sw);
-    out.line("const int64_t src = (plane * " + str(H) + " + ih) * " + str(W) + " + off;");
-    out.open("for (int64_t ow = lo; ow < hi; ++ow)");
-    out.line("const " + type + " v = " + elementAt(X, "src + ow * " + str(sw)) + ", a = dst[ow];");
-    out.line("dst[ow] = v != v || a != a ? (" + type + ")NAN : v > a ? v : a;");
+    bool borderRows = rLo > 0 || rHi < OH;
+    if (borderRows)
+      out.open("if (oh >= " + str(rLo) + " && oh < " + str(rHi) + ")");
+    checkedColumns(0, cLo);
+    out.line("const int64_t top = " + planeBase + " + (oh * " + str(sh) + " - " + str(pt) +
+             ") * " + str(W) + " - " + str(pl) + ";");
+    out.line("#pragma GCC ivdep");
+    out.open("for (int64_t ow = " + str(cLo) + "; ow < " + str(cHi) + "; ++ow)");
+    out.line(type + " m = -INFINITY;");
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw)
+        take(elementAt(X, "top + ow * " + str(sw) + " + " + str(kh * W + kw)));
+    out.line("dst[ow] = m;");
     out.close();
-    out.close();
-    out.close();
+    checkedColumns(cHi, OW);
+    if (borderRows) {
+      out.close();
+      out.open("else");
+      checkedColumns(0, OW);
+      out.close();
+    }
     out.close();
     out.close();
     return;

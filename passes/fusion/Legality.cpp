@@ -129,6 +129,18 @@ static bool isAttention(ArrayRef<Operation *> anchors,
          shapeOf(softmax.getX()) == shapeOf(first.getResult());
 }
 
+/// A convolution whose activations are pooled in the same kernel: `anchors`
+/// are a conv2d and a pooling of its result space (through element-wise ops,
+/// checked by the roles), with no row op. Both compute whole (image,
+/// channel) planes, so each plane of the convolution is pooled while it is
+/// still in the cache (CPU) or in shared memory (CUDA), and the activations
+/// before pooling, four or nine times the pooled bytes, are never stored.
+static bool isPooledConvolution(ArrayRef<Operation *> anchors,
+                                ArrayRef<Operation *> rows) {
+  return rows.empty() && isa<Conv2dOp>(anchors[0]) &&
+         kernelRoleOf(anchors[1]) == KernelRole::Pooling;
+}
+
 std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
   if (ops.size() == 1)
     return singleOpKind(ops.front());
@@ -150,20 +162,27 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
       firstElementwise = op;
   }
   SmallVector<Space, 2> spaces;
-  bool attention = anchors.size() == 2;
+  bool attention = anchors.size() == 2 && isa<MatmulOp>(anchors[0]);
+  bool pooled = anchors.size() == 2 && !attention;
+  auto anchorSpace = [&](Operation *anchor) {
+    spaces.emplace_back();
+    spaces.back().shape.assign(shapeOf(anchor->getResult(0)).begin(),
+                               shapeOf(anchor->getResult(0)).end());
+  };
   if (attention) {
     if (!isAttention(anchors, rows))
       return std::nullopt;
     spaces.push_back(rowSpace(rows[0]));
-    spaces.emplace_back();
-    spaces[1].shape.assign(shapeOf(anchors[1]->getResult(0)).begin(),
-                           shapeOf(anchors[1]->getResult(0)).end());
+    anchorSpace(anchors[1]);
+  } else if (pooled) {
+    if (!isPooledConvolution(anchors, rows))
+      return std::nullopt;
+    anchorSpace(anchors[0]);
+    anchorSpace(anchors[1]);
   } else if (anchors.size() > 2 || (anchors.size() == 1 && !rows.empty())) {
     return std::nullopt;
   } else if (anchors.size() == 1) {
-    spaces.emplace_back();
-    spaces[0].shape.assign(shapeOf(anchors[0]->getResult(0)).begin(),
-                           shapeOf(anchors[0]->getResult(0)).end());
+    anchorSpace(anchors[0]);
   } else if (!rows.empty()) {
     spaces.push_back(rowSpace(rows[0]));
     for (Operation *row : rows) {
@@ -211,12 +230,14 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
     case KernelRole::Contraction:
     case KernelRole::Convolution:
     case KernelRole::Pooling: {
-      unsigned space = attention && op == anchors[1] ? 1 : 0;
+      unsigned space = anchors.size() == 2 && op == anchors[1] ? 1 : 0;
       for (Value operand : op->getOperands()) {
         Role in = roleOf(operand);
-        bool probs = space == 1 && operand == op->getOperand(0);
-        if (probs ? in.kind != Role::Full || in.space != 0
-                  : in.kind != Role::Input)
+        // The second anchor reads the first one's space: attention's
+        // probabilities, or the pooled convolution's activations.
+        bool chained = space == 1 && operand == op->getOperand(0);
+        if (chained ? in.kind != Role::Full || in.space != 0
+                    : in.kind != Role::Input)
           return std::nullopt;
       }
       roles[result] = {Role::Full, space};
@@ -281,8 +302,9 @@ std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {
     }
   }
 
-  // 3. Attention keeps the score matrix inside: nothing of space 0 leaves.
-  if (attention)
+  // 3. Attention keeps the score matrix inside, a pooled convolution its
+  //    activations before pooling: nothing of space 0 leaves.
+  if (anchors.size() == 2)
     for (auto &[value, role] : roles)
       if (role.kind != Role::Input && role.space == 0)
         for (Operation *user : value.getUsers())

@@ -2,7 +2,8 @@
 //
 // The rules dlc-fuse groups ops by. Each op has a class (what it does to the
 // elements it reads); a set of ops is a legal kernel when it has at most one
-// expensive anchor (or the attention pattern's two matmuls), and every value
+// expensive anchor (or the attention pattern's two matmuls, or a
+// convolution and the pooling of its activations), and every value
 // computed inside is produced in the kernel's own iteration space, so that
 // each thread computes each value once from what it loads: no value is
 // recomputed, and none is read at another thread's position.
@@ -47,6 +48,9 @@ mlir::Value skipCast(mlir::Value v);
 ///    keepdims form, so every use stays in its row: "reduction";
 ///  * matmul → element-wise → softmax (last axis) → matmul: "attention",
 ///    when nothing of the score matrix is needed outside;
+///  * conv2d → element-wise → max/avg pool: "convolution", when nothing
+///    of the activations before pooling is needed outside (inference; a
+///    train step keeps them for the backward pass, so it does not fuse);
 ///  * element-wise ops only, all of one result shape: "elementwise";
 ///    layout ops only: "data_movement".
 /// A layout op must be a load remap (its operand comes from outside, maybe

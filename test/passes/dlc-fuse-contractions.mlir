@@ -3,7 +3,7 @@
 // matmul and conv2d with their epilogues ("contraction", "convolution"),
 // pooling, and the attention pattern ("attention"). An expensive anchor is
 // never duplicated and never shares a kernel with another, except the two
-// matmuls of attention.
+// matmuls of attention and a convolution with the pooling of its activations.
 
 // Bias, activation, scale and residual add: one kernel.
 
@@ -114,9 +114,32 @@ func.func @residual_joins_the_matmul_that_closes_no_cycle(%x: tensor<8x16xf32>, 
 // -----
 
 // Convolution with bias and relu, then pooling with the flattening reshape
-// as a store remap: two kernels.
+// as a store remap: one kernel, pooling each plane of activations as it is
+// computed; the [1, 2, 8, 8] activations never leave it.
 
-// CHECK-LABEL: func.func @conv_relu_then_pool
+// CHECK-LABEL: func.func @conv_relu_pool_is_one_kernel
+//       CHECK:   dlc.fusion %{{.+}}, %{{.+}}, %{{.+}} {kind = "convolution"} : ({{.+}}) -> tensor<1x32xf32>
+//  CHECK-NEXT:   ^bb0
+//  CHECK-NEXT:     dlc.conv2d
+//  CHECK-NEXT:     dlc.relu
+//  CHECK-NEXT:     dlc.max_pool2d
+//  CHECK-NEXT:     dlc.reshape
+//  CHECK-NEXT:     dlc.yield
+//   CHECK-NOT:   dlc.fusion
+func.func @conv_relu_pool_is_one_kernel(%x: tensor<1x1x8x8xf32>, %w: tensor<2x1x3x3xf32>, %b: tensor<2xf32>) -> tensor<1x32xf32> {
+  %0 = dlc.conv2d %x, %w, %b {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x1x8x8xf32>, tensor<2x1x3x3xf32>, tensor<2xf32>) -> tensor<1x2x8x8xf32>
+  %1 = dlc.relu %0 : tensor<1x2x8x8xf32>
+  %2 = dlc.max_pool2d %1 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : tensor<1x2x8x8xf32> -> tensor<1x2x4x4xf32>
+  %3 = dlc.reshape %2 : tensor<1x2x4x4xf32> -> tensor<1x32xf32>
+  return %3 : tensor<1x32xf32>
+}
+
+// -----
+
+// The activations are needed outside too (a train step keeps them for the
+// backward pass): the convolution and the pooling stay two kernels.
+
+// CHECK-LABEL: func.func @conv_relu_then_pool_when_activations_are_kept
 //       CHECK:   %[[C:.+]] = dlc.fusion %{{.+}}, %{{.+}}, %{{.+}} {kind = "convolution"}
 //  CHECK-NEXT:   ^bb0
 //  CHECK-NEXT:     dlc.conv2d
@@ -125,15 +148,13 @@ func.func @residual_joins_the_matmul_that_closes_no_cycle(%x: tensor<8x16xf32>, 
 //       CHECK:   dlc.fusion %[[C]] {kind = "reduction"}
 //  CHECK-NEXT:   ^bb0
 //  CHECK-NEXT:     dlc.max_pool2d
-//  CHECK-NEXT:     dlc.reshape
 //  CHECK-NEXT:     dlc.yield
 //   CHECK-NOT:   dlc.fusion
-func.func @conv_relu_then_pool(%x: tensor<1x1x8x8xf32>, %w: tensor<2x1x3x3xf32>, %b: tensor<2xf32>) -> tensor<1x32xf32> {
+func.func @conv_relu_then_pool_when_activations_are_kept(%x: tensor<1x1x8x8xf32>, %w: tensor<2x1x3x3xf32>, %b: tensor<2xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x8x8xf32>) {
   %0 = dlc.conv2d %x, %w, %b {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x1x8x8xf32>, tensor<2x1x3x3xf32>, tensor<2xf32>) -> tensor<1x2x8x8xf32>
   %1 = dlc.relu %0 : tensor<1x2x8x8xf32>
   %2 = dlc.max_pool2d %1 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : tensor<1x2x8x8xf32> -> tensor<1x2x4x4xf32>
-  %3 = dlc.reshape %2 : tensor<1x2x4x4xf32> -> tensor<1x32xf32>
-  return %3 : tensor<1x32xf32>
+  return %2, %1 : tensor<1x2x4x4xf32>, tensor<1x2x8x8xf32>
 }
 
 // -----
