@@ -53,16 +53,13 @@ static Emitted emitAll(const LoweredModule &m) {
   CpuTarget target;
   // Switches for comparisons (docs/design/2026-11-22-cpu-codegen.md):
   // $DLC_CPU_SGEMM=openblas keeps f32 GEMM on OpenBLAS; $DLC_CPU_LIBM=1
-  // calls libm's expf/tanhf; $DLC_CPU_REMAP=0 turns off store remaps;
-  // $DLC_CPU_BLOCK=0 runs every call's rows at once (EmittedKernel::blockRows).
+  // calls libm's expf/tanhf; $DLC_CPU_REMAP=0 turns off store remaps.
   if (const char *gemm = std::getenv("DLC_CPU_SGEMM"))
     target.sgemmDnnl = std::string(gemm) != "openblas";
   if (const char *libm = std::getenv("DLC_CPU_LIBM"))
     target.libm = std::string(libm) == "1";
   const char *remap = std::getenv("DLC_CPU_REMAP");
   bool remapStores = !remap || std::string(remap) != "0";
-  const char *block = std::getenv("DLC_CPU_BLOCK"); // 0: no row blocks
-  bool blockRows = !block || std::string(block) != "0";
   Emitted e;
   llvm::StringMap<std::string> bodyOf; // code -> the body's name
   const std::string placeholder = std::string(kKernelBodyName) + "(";
@@ -80,19 +77,10 @@ static Emitted emitAll(const LoweredModule &m) {
     } else {
       e.source += "//  the body of an earlier kernel: " + it->second + "\n";
     }
-    std::string checkBase = std::to_string(e.checks.firstCheck(static_cast<uint32_t>(i)));
     e.source += "extern \"C\" void " + entry +
-                "(void *const *buffers, int64_t begin, int64_t end) {\n";
-    if (!blockRows)
-      kernel.blockRows = 0;
-    if (kernel.blockRows > 0) {
-      std::string block = std::to_string(kernel.blockRows);
-      e.source += "  for (int64_t b = begin; b < end; b += " + block + ")\n    " +
-                  it->second + "(buffers, b, end - b < " + block + " ? end : b + " +
-                  block + ", " + checkBase + ");\n}\n";
-    } else {
-      e.source += "  " + it->second + "(buffers, begin, end, " + checkBase + ");\n}\n";
-    }
+                "(void *const *buffers, int64_t begin, int64_t end) {\n  " + it->second +
+                "(buffers, begin, end, " +
+                std::to_string(e.checks.firstCheck(static_cast<uint32_t>(i))) + ");\n}\n";
     e.usesBlas |= kernel.usesBlas;
     e.kernels.push_back(std::move(kernel));
   }

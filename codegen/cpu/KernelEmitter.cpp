@@ -131,7 +131,6 @@ private:
   void emitStage(Operation *op);
   std::optional<unsigned> resultComputedInPlace(Operation *stage) const;
   int64_t workPerRow() const;
-  int64_t blockRows() const;
 
   const CTarget &target;
   const KernelView &kernel;
@@ -458,32 +457,9 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   emitted.grain = analysis.rows > 1
                       ? std::max<int64_t>(1, (1 << 16) / workPerRow())
                       : 1;
-  emitted.blockRows = blockRows();
   emitted.usesBlas = usesBlas;
   emitted.checks = checking;
   return emitted;
-}
-
-/// EmittedKernel::blockRows: for a convolution whose activations another
-/// stage reads (pooling), blocks of whole images' planes whose stage
-/// results (and the element-wise values packed between them) take at most
-/// 256 KiB, half this machine class's L2; at least one image, so no block
-/// builds an image's im2col columns again.
-int64_t CpuKernelEmitter::blockRows() const {
-  if (analysis.stages.size() < 2 || analysis.rows <= 1 ||
-      !isa<Conv2dOp>(analysis.stages.front()))
-    return 0;
-  int64_t bytesPerRow = 0;
-  for (Operation *stage : ArrayRef(analysis.stages).drop_back()) {
-    Value v = stage->getResult(0);
-    bytesPerRow += 2 * elementsPerRow(v, analysis) * elementSize(elementDType(v));
-  }
-  int64_t image = 1;
-  if (analysis.parallelDims == 2)
-    image = analysis.rowShape[1]; // rows are (image, output channel)
-  int64_t block = (int64_t(256) << 10) / std::max<int64_t>(bytesPerRow, 1);
-  block = std::max<int64_t>(image, block / image * image);
-  return block < analysis.rows ? block : 0;
 }
 
 EmittedKernel dlc::codegen::emitCpuKernel(const CTarget &target,

@@ -36,12 +36,6 @@ struct EmittedKernel {
   std::string definition;
   int64_t parallelExtent = 1;
   int64_t grain = 1;
-  /// Rows the body computes at a time (0: a call's rows at once). A kernel
-  /// of several stages whose intermediate rows outgrow the cache (a
-  /// convolution pooled in the same kernel) runs its call in blocks, each
-  /// block's stages passed on while they are still in the cache. Rows are
-  /// independent (the split), so a block is a call of its own.
-  int64_t blockRows = 0;
   /// The extent of the outermost dimension of the rows other than 1 (the
   /// results' outermost in memory), or 0 for a kernel that does not split.
   int64_t outerRows = 0;
