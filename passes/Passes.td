@@ -219,13 +219,16 @@ def DlcFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
     rows with their element-wise prologue and epilogue (softmax,
     log_softmax, layer_norm, rms_norm, and their decomposed forms, each
     become one kernel), (c) matmul and conv2d with their epilogue (bias,
-    activation, residual add, scale), and (d) attention (matmul, scale,
+    activation, residual add, scale), (d) attention (matmul, scale,
     mask, softmax over the last axis, matmul) when the score matrix is not
-    needed outside. `kind` is `elementwise`, `reduction`, `contraction`,
-    `convolution`, `attention` or `data_movement`.
+    needed outside, and (e) a conv2d, its epilogue and the pooling of its
+    activations when those are not needed outside (inference: a train step
+    keeps them for the backward pass). `kind` is `elementwise`, `reduction`,
+    `contraction`, `convolution`, `attention` or `data_movement`.
 
     Legality (passes/fusion/Legality.h): one expensive anchor per region
-    (matmul, conv2d, pooling; two matmuls only in attention); nothing is
+    (matmul, conv2d, pooling; two matmuls only in attention, a conv2d and a
+    pooling only in (e)); nothing is
     recomputed (no element-wise prologue into a matmul or conv, no
     element-wise op of another shape); a reduced value meets a full one only
     broadcast along its own rows; reshape, transpose and broadcast_to join a

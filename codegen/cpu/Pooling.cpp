@@ -91,9 +91,17 @@ void dlc::codegen::emitPool2d(Operation *op, StageContext &ctx) {
     out.line("#pragma GCC ivdep");
     out.open("for (int64_t ow = " + str(cLo) + "; ow < " + str(cHi) + "; ++ow)");
     out.line(type + " m = -INFINITY;");
-    for (int64_t kh = 0; kh < KH; ++kh)
-      for (int64_t kw = 0; kw < KW; ++kw)
-        take(elementAt(X, "top + ow * " + str(sw) + " + " + str(kh * W + kw)));
+    if (KH * KW <= 64) {
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          take(elementAt(X, "top + ow * " + str(sw) + " + " + str(kh * W + kw)));
+    } else { // a large window (a global pool): loops, still without tests
+      out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
+      out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");
+      take(elementAt(X, "top + ow * " + str(sw) + " + kh * " + str(W) + " + kw"));
+      out.close();
+      out.close();
+    }
     out.line("dst[ow] = m;");
     out.close();
     checkedColumns(cHi, OW);

@@ -126,7 +126,6 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
     out.hostPath = true;
     out.segmentSeconds = host->getNumber("segment_seconds").value_or(0);
     out.collectiveOverheadSeconds = host->getNumber("collective_seconds").value_or(0);
-    out.collectiveStepSeconds = host->getNumber("collective_step_seconds").value_or(0);
     out.segmentByteSeconds = host->getNumber("segment_byte_seconds").value_or(0);
     out.transferOverheadSeconds = host->getNumber("transfer_seconds").value_or(0);
     // What the host path's kernels gain from a rank's threads, as fitted
@@ -192,8 +191,8 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
     // link measured between two ranks of the host): ranks beyond its
     // cores wait for their time slices.
     if (device.hostPath)
-      cost.seconds = (cost.seconds + device.collectiveOverheadSeconds) * device.hostShare +
-                     double(ring.steps) * device.collectiveStepSeconds;
+      cost.seconds =
+          (cost.seconds + device.collectiveOverheadSeconds) * device.hostShare;
     return cost;
   }
   if (!isKernel(op))
@@ -318,8 +317,7 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
                       !(def && collectiveInKernel(def));
         if (packed) {
           it->second += bytes;
-          k.seconds -= device.collectiveOverheadSeconds * device.hostShare +
-                       double(ringCost(c).steps) * device.collectiveStepSeconds;
+          k.seconds -= device.collectiveOverheadSeconds * device.hostShare;
           betweenRanks = false; // no call of its own
         } else {
           openBucket[key] = bytes;

@@ -85,12 +85,6 @@ struct DeviceSpec {
   /// a mesh runs on its group's own communicator (MPI_Comm_split).
   bool hostPath = false;
   double segmentSeconds = 0, collectiveOverheadSeconds = 0;
-  /// What each ring step of a collective handed to the communication
-  /// threads costs beyond the link's alpha (fitted): a step waits for the
-  /// peer's communication thread to run, so a ring over 4 ranks (6 steps
-  /// for an all-reduce) pays three times a ring over 2 (2 steps). A
-  /// pipeline stage calls MPI from its own thread and does not pay it.
-  double collectiveStepSeconds = 0;
   /// What a segment costs a byte of its outputs (host tensors allocated,
   /// filled and handed over every run).
   double segmentByteSeconds = 0;

@@ -239,11 +239,9 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     KernelCost k = kernelCost(op, device, link);
     if (k.collective) {
       // A stage's ranks exchange its gradients and activations from its
-      // own thread: no communication thread's hand-over, and no
-      // communication threads to wake at each step of the ring.
-      if (int64_t steps = ringCost(collectiveInKernel(op)).steps; device.hostPath && steps > 0)
-        k.seconds = std::max(0.0, k.seconds - device.collectiveOverheadSeconds * device.hostShare -
-                                      double(steps) * device.collectiveStepSeconds);
+      // own thread: no communication thread's hand-over.
+      if (device.hostPath && ringCost(collectiveInKernel(op)).steps > 0)
+        k.seconds = std::max(0.0, k.seconds - device.collectiveOverheadSeconds * device.hostShare);
       (isDataCollective(op) ? stage.gradientSyncSeconds : stage.microbatchCommSeconds) +=
           k.seconds;
       continue;
