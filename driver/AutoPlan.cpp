@@ -128,14 +128,12 @@ public:
         errors[key] = error = message;
         return nullptr;
       }
-      // The Megatron preset splits matmuls on `param` ops; a train step's
-      // parameters are state arguments, which it leaves whole: a model
-      // axis then only replicates the step. Said, not predicted as if it
-      // were tensor parallelism.
+      // The Megatron preset splits matmuls on parameters by columns; a
+      // step with none only replicates on a model axis. Said, not
+      // predicted as if it were tensor parallelism.
       if (model > 1 && !hasCollectiveOver(entryGraph(*module), "model")) {
-        errors[key] = error = "tensor parallelism splits nothing in the train step (the "
-                              "Megatron preset splits matmuls on param ops; the step's "
-                              "parameters are state arguments): not planned";
+        errors[key] = error = "tensor parallelism splits nothing in the train step (no "
+                              "matmul on a parameter): not planned";
         return nullptr;
       }
     }

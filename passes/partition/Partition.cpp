@@ -102,6 +102,9 @@ private:
   /// Whether state `name` is a parameter's optimizer moment: `P.m` where
   /// `P` names another state argument (Differentiate's naming).
   bool isOptimizerMoment(StringRef name);
+  /// A dlc.param, or a train step's state argument that is a parameter
+  /// (not an optimizer moment).
+  bool isParameter(Value v);
   LogicalResult shardParameters();
   /// `axes` (mesh axis names, "" whole) as axis indices; an error at `at`
   /// naming `what` for an unknown axis or a count that is not the rank.
@@ -225,9 +228,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       take(f, s.dims[d]);
   }
   // Megatron: a matmul on a parameter splits the columns (N) when nothing
-  // split K.
-  if (options.preset.tensor && isa<MatmulOp>(op) &&
-      op->getOperand(1).getDefiningOp<ParamOp>()) {
+  // split K. In a train step the parameters are state arguments, kept
+  // whole on every rank: each rank multiplies by its own columns.
+  if (options.preset.tensor && isa<MatmulOp>(op) && isParameter(op->getOperand(1))) {
     int64_t model = axisIndex("model");
     auto matmul = cast<MatmulOp>(op);
     int64_t rb = rule.operands[1].size();
@@ -376,6 +379,16 @@ LogicalResult Partitioner::shardArguments() {
     arg.replaceAllUsesExcept(local, local.getDefiningOp());
   }
   return success();
+}
+
+bool Partitioner::isParameter(Value v) {
+  if (v.getDefiningOp<ParamOp>())
+    return true;
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return false;
+  auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.state");
+  return state && !isOptimizerMoment(state.getValue());
 }
 
 bool Partitioner::isOptimizerMoment(StringRef name) {
