@@ -64,14 +64,6 @@ std::string dlc::codegen::storeAt(const CTarget &target, const Buffer &b,
   return elementAt(b, flat) + " = " + target.store(b.dtype, v) + ";";
 }
 
-void dlc::codegen::emitInsideColumns(CodeWriter &out, int64_t width,
-                                     int64_t outWidth, int64_t stride) {
-  std::string w = str(width), s = str(stride);
-  out.line("const int64_t lo = off >= 0 ? 0 : (" + s + " - 1 - off) / " + s + ";");
-  out.line("int64_t hi = off >= " + w + " ? 0 : (" + w + " - off + " + s + " - 1) / " + s + ";");
-  out.line("hi = hi > " + str(outWidth) + " ? " + str(outWidth) + " : hi < lo ? lo : hi;");
-}
-
 /// The flat index, in a tensor of batch shape `in`, of the batch element
 /// `b` of the broadcast batch shape `out` (NumPy rules).
 static std::string batchIndex(const std::vector<int64_t> &out,
@@ -237,9 +229,8 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
       // around it, so that each row of columns is a copy of a constant
       // length (vectorised and unrolled by the compiler), with no bounds to
       // test: the padded copy is a ninth of the columns of a 3x3 kernel.
-      bool pad = padded;
-      std::string src = pad ? "padded" : addressOf(X, xBase);
-      if (pad) {
+      std::string src = padded ? "padded" : addressOf(X, xBase);
+      if (padded) {
         out.line("// the group's channels, padded: [" + str(Cg) + ", " + str(Hp) + ", " +
                  str(Wp) + "]");
         out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
@@ -269,7 +260,7 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
         out.close();
       }
       out.line(std::string("// im2col: col[(c, kh, kw), (oh, ow)] from the ") +
-               (pad ? "padded " : "") + "image");
+               (padded ? "padded " : "") + "image");
       out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
       out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
       out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");

@@ -57,11 +57,6 @@ std::string storeAt(const CTarget &target, const Buffer &buffer,
 /// the bytes asked for as its value) and returns.
 void guardScratch(CodeWriter &out, const std::string &check, const std::string &memory);
 
-/// Declares `lo` and `hi`: the output columns ow in [lo, hi) whose input
-/// column `ow * stride + off` (`off` declared before) lies in [0, width),
-/// with 0 <= lo <= hi <= outWidth (im2col, pooling windows).
-void emitInsideColumns(CodeWriter &out, int64_t width, int64_t outWidth, int64_t stride);
-
 void emitMatmul(mlir::Operation *op, StageContext &ctx);
 void emitConv2d(mlir::Operation *op, StageContext &ctx);
 void emitPool2d(mlir::Operation *op, StageContext &ctx);

@@ -67,11 +67,7 @@ bool cuda::emitFlashAttention(KernelContext &ctx) {
 
   CodeWriter &out = ctx.out;
   ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics, *ctx.checks);
-  ctx.info.block[0] = kThreads;
-  ctx.info.block[1] = ctx.info.block[2] = 1;
-  ctx.info.grid[0] = (unsigned)std::min<int64_t>(tiles, 1 << 30);
-  ctx.info.grid[1] = ctx.info.grid[2] = 1;
-  ctx.info.dynamicSharedBytes = (uint32_t)(smemFloats * 4);
+  setFlashLaunch(ctx, kThreads, tiles, smemFloats * 4);
 
   auto line = [&](const std::string &s) { out.line(s); };
   auto fmt = [](const char *f, auto &&...args) {

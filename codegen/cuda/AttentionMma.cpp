@@ -60,11 +60,7 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
 
   CodeWriter &out = ctx.out;
   ElementalEmitter elemental(target, out, ctx.buffers, ctx.statics, *ctx.checks);
-  ctx.info.block[0] = threads;
-  ctx.info.block[1] = ctx.info.block[2] = 1;
-  ctx.info.grid[0] = (unsigned)std::min<int64_t>(tiles, 1 << 30);
-  ctx.info.grid[1] = ctx.info.grid[2] = 1;
-  ctx.info.dynamicSharedBytes = (uint32_t)(smemElements * 2);
+  setFlashLaunch(ctx, threads, tiles, smemElements * 2);
 
   auto line = [&](const std::string &s) { out.line(s); };
   auto fmt = [](const char *f, auto &&...args) {

@@ -19,6 +19,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace dlc;
 using namespace dlc::codegen;
@@ -213,6 +215,15 @@ std::optional<AttentionRegion> cuda::matchAttentionRegion(const KernelContext &c
     }
   }
   return r;
+}
+
+void cuda::setFlashLaunch(KernelContext &ctx, int64_t threads, int64_t tiles,
+                          int64_t sharedBytes) {
+  ctx.info.block[0] = (unsigned)threads;
+  ctx.info.block[1] = ctx.info.block[2] = 1;
+  ctx.info.grid[0] = (unsigned)std::min<int64_t>(tiles, 1 << 30);
+  ctx.info.grid[1] = ctx.info.grid[2] = 1;
+  ctx.info.dynamicSharedBytes = (uint32_t)sharedBytes;
 }
 
 void cuda::emitKeyRange(CodeWriter &out, const AttentionRegion &r) {

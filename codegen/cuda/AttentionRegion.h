@@ -42,6 +42,10 @@ struct AttentionRegion {
 /// kernel supports (then the per-row kernel runs it).
 std::optional<AttentionRegion> matchAttentionRegion(const KernelContext &ctx);
 
+/// The launch of a flash kernel: one block of `threads` per query tile
+/// (grid-stride beyond 2^30 tiles), `sharedBytes` of dynamic shared memory.
+void setFlashLaunch(KernelContext &ctx, int64_t threads, int64_t tiles, int64_t sharedBytes);
+
 /// Emits `key_begin` and `key_end` for the query tile at `q0`.
 void emitKeyRange(CodeWriter &out, const AttentionRegion &region);
 
