@@ -66,6 +66,31 @@ std::vector<HostTensor> splitFlat(const HostTensor &flat, const std::vector<int6
   return blocks;
 }
 
+/// The concatenation along `axis` of the `g` blocks of `shape` that lie one
+/// after another in `flat` (an all-gather's receive buffer): `flat` itself
+/// where the blocks are already in place (axis 0, or only size-1 dims
+/// before it), else one copy of rows, never the blocks apart first (a
+/// Megatron column split's new parameters are gathered on axis 1 every
+/// step).
+HostTensor concatOfFlat(HostTensor flat, std::vector<int64_t> shape, int64_t g, int64_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  size_t row = static_cast<size_t>(shape[axis] * inner) * elementSize(flat.dtype());
+  shape[axis] *= g;
+  DType dtype = flat.dtype();
+  if (outer == 1)
+    return HostTensor(dtype, std::move(shape), std::move(flat).takeBytes());
+  HostTensor out(dtype, std::move(shape));
+  size_t block = static_cast<size_t>(outer) * row;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t p = 0; p < g; ++p)
+      std::memcpy(out.mutableData() + (o * g + p) * row, flat.data() + p * block + o * row, row);
+  return out;
+}
+
 rt::comm::ReduceOp reduceOpOf(CollectiveReduction kind) {
   switch (kind) {
   case CollectiveReduction::max: return rt::comm::ReduceOp::kMax;
@@ -111,7 +136,7 @@ FailureOr<HostTensor> communicateOne(Operation *op, const HostTensor &x,
     HostTensor recv(x.dtype(), {g * static_cast<int64_t>(count)});
     if (!check(comm.allGather(x.data(), recv.mutableData(), count, x.dtype())))
       return failure();
-    return concatOf(splitFlat(recv, x.shape(), g), norm(o.getAxis()));
+    return concatOfFlat(std::move(recv), x.shape(), g, norm(o.getAxis()));
   }
   // Block i of the split axis contiguous, in rank order.
   auto blocksInOrder = [&](int64_t axis) {
@@ -137,7 +162,7 @@ FailureOr<HostTensor> communicateOne(Operation *op, const HostTensor &x,
     HostTensor recv(x.dtype(), {static_cast<int64_t>(count)});
     if (!check(comm.allToAll(send.data(), recv.mutableData(), count / g, x.dtype())))
       return failure();
-    return concatOf(splitFlat(recv, shape, g), norm(o.getConcatAxis()));
+    return concatOfFlat(std::move(recv), shape, g, norm(o.getConcatAxis()));
   }
   error = "no host form for '" + op->getName().getStringRef().str() + "'";
   return failure();

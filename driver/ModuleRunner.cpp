@@ -6,6 +6,7 @@
 #include "runtime/base/Memory.h"
 
 #include <cstring>
+#include <optional>
 #include <utility>
 
 using namespace dlc;
@@ -255,13 +256,23 @@ static ExitCode describeTensors(dlc_module_t *m, int64_t extent,
     return t;
   };
   // An output the process cannot hold is refused by name before anything
-  // is allocated (a failed allocation would end dlc with no name).
-  const rt::AvailableMemory available = rt::availableMemory();
+  // is allocated (a failed allocation would end dlc with no name). Asking
+  // the kernel (/proc/meminfo) costs tens of microseconds, which a caller
+  // running a small module every step (the SPMD segments) must not pay:
+  // only outputs of 64 MiB and more are checked; a smaller one that cannot
+  // be met ends dlc through the new-handler's out-of-memory message.
+  constexpr uint64_t kCheckedOutputBytes = uint64_t(64) << 20;
+  std::optional<rt::AvailableMemory> availableOnce;
   for (size_t o = 0; o < out.size(); ++o) {
     dlc_tensor_info_t i = info(in.size() + o);
     uint64_t bytes = (i.dtype.bits + 7) / 8;
     for (int64_t d : out[o].shape)
       bytes *= static_cast<uint64_t>(d);
+    if (bytes < kCheckedOutputBytes)
+      continue;
+    if (!availableOnce)
+      availableOnce = rt::availableMemory();
+    const rt::AvailableMemory &available = *availableOnce;
     if (!available.source.empty() && bytes > available.bytes) {
       error = "out of memory: output '" + out[o].name + "' needs " + std::to_string(bytes) +
               " bytes, " + std::to_string(available.bytes) + " bytes available (" +

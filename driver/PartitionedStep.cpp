@@ -54,6 +54,11 @@ public:
     // prediction on device spec SPEC (bench/costmodel/kernel_times.py).
     if (const char *spec = std::getenv("DLC_KERNEL_TIMES"); comm && comm->rank() == 0 && spec)
       program.printKernelTimes(llvm::errs(), *spec ? spec : "cpu");
+    // DLC_COLLECTIVE_TIMES=SPEC: the same for the communication thread's
+    // calls.
+    if (const char *spec = std::getenv("DLC_COLLECTIVE_TIMES");
+        comm && comm->rank() == 0 && spec)
+      program.printCollectiveTimes(llvm::errs(), *spec ? spec : "cpu");
   }
   std::string modelName() const override { return signature.model; }
   std::string lossKind() const override { return signature.loss; }

@@ -32,6 +32,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -88,6 +89,8 @@ struct Bucket {
   std::vector<std::vector<HostTensor>> in, out;
   /// This run's ticket on the communication queue (0: not issued yet).
   uint64_t ticket = 0;
+  /// Seconds the communication thread spent on it, over all runs.
+  double seconds = 0;
 };
 
 /// What run() does, in order: a segment, or issuing a bucket.
@@ -109,6 +112,7 @@ struct SpmdProgram::Impl {
   llvm::DenseMap<Value, std::pair<size_t, size_t>> fromBucket;
   std::unique_ptr<rt::comm::CommQueue> queue;
   double compute = 0, exposed = 0;
+  size_t runs = 0;
 
   /// The program's mesh. A collective over part of it (one axis of a 2-D
   /// mesh) runs on this rank's group's own communicator (split from the
@@ -292,6 +296,11 @@ void SpmdProgram::Impl::issue(Bucket &bucket) {
       hang && &bucket == &buckets.front() && std::atoi(hang) == comm->rank())
     std::this_thread::sleep_for(std::chrono::hours(1));
   bucket.ticket = queue->submit([this, &bucket]() -> rt::Status {
+    auto started = std::chrono::steady_clock::now();
+    auto timed = llvm::make_scope_exit([&] {
+      bucket.seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    });
     std::string error;
     bool ok = true;
     bucket.out.assign(bucket.ops.size(), {});
@@ -329,6 +338,42 @@ double SpmdProgram::collectiveSeconds() const {
   return impl->queue ? impl->queue->busySeconds() : 0;
 }
 size_t SpmdProgram::callsPerRun() const { return impl->buckets.size(); }
+
+void SpmdProgram::printCollectiveTimes(llvm::raw_ostream &os,
+                                       const std::string &deviceSpec) const {
+  size_t runs = impl->runs;
+  DeviceSpec device;
+  LinkSpec link;
+  std::string error;
+  bool predict = loadDeviceSpec(deviceSpec, device, error) &&
+                 loadLinkSpec(device.defaultLink.empty() ? "pcie4" : device.defaultLink, link,
+                              error);
+  if (!predict)
+    os << "dlc: collective times: no predictions (" << error << ")\n";
+  device.shareAmong(impl->mesh.size());
+  os << "call op members bytes_in measured_us predicted_us\n";
+  double measuredTotal = 0, predictedTotal = 0;
+  for (auto [i, bucket] : llvm::enumerate(impl->buckets)) {
+    int64_t bytes = 0;
+    double predicted = 0;
+    for (Operation *op : bucket.ops) {
+      bytes += tensorBytes(op->getOperandTypes());
+      if (predict)
+        predicted += kernelCost(op, device, link).seconds;
+    }
+    // A bucket is one call: one hand-over however many members.
+    if (predict && bucket.ops.size() > 1)
+      predicted -= double(bucket.ops.size() - 1) * device.collectiveOverheadSeconds;
+    double measured = runs ? bucket.seconds / double(runs) : 0;
+    measuredTotal += measured;
+    predictedTotal += predicted;
+    os << i << " " << bucket.ops.front()->getName().getStringRef() << " " << bucket.ops.size()
+       << " " << bytes << " " << llvm::formatv("{0:F1}", measured * 1e6) << " "
+       << (predict ? llvm::formatv("{0:F1}", predicted * 1e6).str() : std::string("-")) << "\n";
+  }
+  os << "total per run: measured " << llvm::formatv("{0:F3}", measuredTotal * 1e3)
+     << " ms, predicted " << llvm::formatv("{0:F3}", predictedTotal * 1e3) << " ms\n";
+}
 
 void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &deviceSpec) const {
   DeviceSpec device;
@@ -447,6 +492,7 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
 ExitCode SpmdProgram::run(const std::vector<std::vector<HostTensor>> &inputs,
                           std::vector<std::vector<HostTensor>> &outputs, std::string &error) {
   Impl &p = *impl;
+  ++p.runs;
   Block &body = p.func.getBody().front();
   size_t shards = static_cast<size_t>(p.options.localShards);
   std::vector<llvm::DenseMap<Value, HostTensor>> values(shards);

@@ -89,6 +89,12 @@ public:
   /// kernels dlc generates.
   void printKernelTimes(llvm::raw_ostream &os, const std::string &deviceSpec) const;
 
+  /// Each call of the communication thread (a collective, a bucket of
+  /// all-reduces, a shard) with its mean seconds a run beside the cost
+  /// model's prediction on `deviceSpec`, as a table: how the model's
+  /// collective terms are checked against the host path.
+  void printCollectiveTimes(llvm::raw_ostream &os, const std::string &deviceSpec) const;
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;

@@ -277,6 +277,9 @@ def main():
     ap.add_argument("--only", help="run the configurations whose name contains this")
     ap.add_argument("--measurements", help="a .json file: measurements are read from it "
                     "when it exists (to refit without measuring again), else written to it")
+    ap.add_argument("--more", action="store_true",
+                    help="measure the configurations of --measurements again and add the "
+                    "runs to theirs (the fastest of all is kept): more rounds for a loud VM")
     ap.add_argument("--spec", default=os.path.join(ROOT, "devices", "cpu.json"),
                     help="the device spec whose host_path overheads are fitted and written")
     args = ap.parse_args()
@@ -288,8 +291,9 @@ def main():
         # Rounds over the configurations, one run of each per round: a
         # window of minutes in which the VM's neighbours slow everything
         # costs every configuration one run, not one configuration all.
-        todo = [c for c in configs if c[0] not in measured]
-        runs = {c[0]: ([], []) for c in todo}
+        todo = [c for c in configs if args.more or c[0] not in measured]
+        runs = {c[0]: (list(measured[c[0]]["runs"]) if c[0] in measured else [],
+                       [measured[c[0]]["busy"]] if c[0] in measured else []) for c in todo}
         for r in range(args.repeat):
             for config in todo:
                 step, busy = measure(args.build, tmp, config)

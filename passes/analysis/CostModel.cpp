@@ -185,14 +185,16 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
     cost.collective = true;
     RingCost ring = ringCost(c);
     if (ring.steps == 0)
-      return cost;
+      return cost; // a shard: a slice on this rank
     cost.seconds = double(ring.steps) * link.latency + double(ring.bytes) / link.bandwidth;
     // MPI's shared-memory copies and sums are the ranks' own work (the
     // link measured between two ranks of the host): ranks beyond its
-    // cores wait for their time slices.
+    // cores wait for their time slices. The call's hand-over to the
+    // communication thread and back (wake-ups, the peers' arrival) is
+    // latency, not work: a waiting rank sleeps and leaves its core to the
+    // others, so it does not grow with them.
     if (device.hostPath)
-      cost.seconds =
-          (cost.seconds + device.collectiveOverheadSeconds) * device.hostShare;
+      cost.seconds = cost.seconds * device.hostShare + device.collectiveOverheadSeconds;
     return cost;
   }
   if (!isKernel(op))
@@ -317,7 +319,7 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
                       !(def && collectiveInKernel(def));
         if (packed) {
           it->second += bytes;
-          k.seconds -= device.collectiveOverheadSeconds * device.hostShare;
+          k.seconds -= device.collectiveOverheadSeconds;
           betweenRanks = false; // no call of its own
         } else {
           openBucket[key] = bytes;
@@ -354,6 +356,14 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
       ready[r] = computeClock;
   }
   cost.stepSeconds = std::max(computeClock, commClock);
+  // On the host path the communication thread's work (MPI's shared-memory
+  // copies and sums, the results' host copies) is CPU work on the cores
+  // the rank's kernels already fill (runtime/base/HostCores.h gives them
+  // every core the rank has): what it overlaps, the kernels lose, so the
+  // step is at least both one after another.
+  if (device.hostPath)
+    cost.stepSeconds =
+        std::max(cost.stepSeconds, cost.computeSeconds + cost.communicationSeconds);
   return cost;
 }
 

@@ -13,8 +13,10 @@
 //  - the program as the executor runs it: kernels one after another on the
 //    compute stream, collectives in order on the communication stream from
 //    when their operand is computed, a kernel waiting for the collectives
-//    whose results it reads. The difference between the step time and the
-//    compute time is the exposed communication.
+//    whose results it reads (on CPU ranks, whose communication thread
+//    shares the cores with the kernels, no less than both one after
+//    another). The difference between the step time and the compute time
+//    is the exposed communication.
 //
 // Device and link specs are data files (devices/*.json in the source tree,
 // or a file a user gives).
@@ -67,8 +69,8 @@ struct DeviceSpec {
   /// ranks set by shareAmong: below 1 where a rank's threads run faster
   /// than one, above where ranks outnumber what the host sustains.
   double timeShare = 1;
-  /// The same for the host code around the kernels (the host path's
-  /// hand-overs): ranks beyond the cores wait for a time slice.
+  /// The same for the host code around the kernels (module runs, MPI's
+  /// copies): ranks beyond the cores wait for a time slice.
   double hostShare = 1;
   /// The factor of a kernel's time in memory (beyond the cache): ranks
   /// of one host share its memory bandwidth, `hostMemoryBandwidth` (0:
@@ -96,13 +98,14 @@ struct DeviceSpec {
   int64_t meshRanks = 1;
   /// The kernel time factor when `busy` ranks of one host compute at once,
   /// each on the runtime's default threads t (runtime/base/HostCores.h: the
-  /// cores over the host's ranks, at least one): a rank runs at its
-  /// threads' gain, at most the cores it has, cores / busy, in
-  /// single-thread rates.
-  double shareFor(int64_t busy) const {
+  /// cores over the host's ranks, `hostRanks`, at least one; all of them
+  /// busy when 0): a rank runs at its threads' gain, at most the cores it
+  /// has, cores / busy, in single-thread rates. A pipeline's stage that
+  /// computes alone in a bubble still has only its t threads.
+  double shareFor(int64_t busy, int64_t hostRanks = 0) const {
     if (cores <= 0 || busy < 1)
       return 1.0;
-    double threads = double(std::max<int64_t>(1, cores / busy));
+    double threads = double(std::max<int64_t>(1, cores / std::max(busy, hostRanks)));
     double capacity = parallelCapacity > 0 ? parallelCapacity : double(cores);
     double gain = cores > 1 ? 1.0 + (capacity - 1.0) * (threads - 1.0) / double(cores - 1) : 1.0;
     return 1.0 / std::min(gain, double(cores) / double(busy));

@@ -241,7 +241,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
       // A stage's ranks exchange its gradients and activations from its
       // own thread: no communication thread's hand-over.
       if (device.hostPath && ringCost(collectiveInKernel(op)).steps > 0)
-        k.seconds = std::max(0.0, k.seconds - device.collectiveOverheadSeconds * device.hostShare);
+        k.seconds = std::max(0.0, k.seconds - device.collectiveOverheadSeconds);
       (isDataCollective(op) ? stage.gradientSyncSeconds : stage.microbatchCommSeconds) +=
           k.seconds;
       continue;
@@ -329,8 +329,9 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // A stage posts its sends and receives from its own thread (driver/
   // PipelineProgram.h): no communication thread's hand-over, which the
   // SPMD path's collectives pay (DeviceSpec::collectiveOverheadSeconds),
-  // except for the step's one all-reduce (the loss).
-  double handOver = device.hostPath ? device.collectiveOverheadSeconds * hostShare : 0;
+  // except for the step's one all-reduce (the loss): latency, which does
+  // not grow with the ranks sharing the cores (kernelCost).
+  double handOver = device.hostPath ? device.collectiveOverheadSeconds : 0;
   for (StageCost &stage : cost.perStage)
     stage.kernelSeconds = stage.forwardSeconds + stage.backwardSeconds;
   // A part's host tensors, allocated and filled every run: the forward
@@ -368,11 +369,14 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // Stages' kernels were costed as if one stage's ranks computed alone
   // (device.timeShare for meshRanks). Ranks of one host share it: in slot
   // j of the M + P - 1, min(j + 1, P, M, M + P - 1 - j) stages compute at
-  // once (the ramp-up and ramp-down have fewer), and each runs slower by
-  // shareFor(those ranks) over the alone factor; every stage updates at
-  // once. On devices of their own (GPUs) the factor is 1.
+  // once (the ramp-up and ramp-down have fewer), and each runs at
+  // shareFor(those ranks) over the alone factor, on the threads that all
+  // the stages' ranks on the host leave it (a stage alone in the bubble
+  // does not get the idle stages' cores); every stage updates at once. On
+  // devices of their own (GPUs) the factor is 1.
   auto slowdown = [&](int64_t busyStages) {
-    return device.shareFor(busyStages * device.meshRanks) / device.shareFor(device.meshRanks);
+    return device.shareFor(busyStages * device.meshRanks, stages * device.meshRanks) /
+           device.shareFor(device.meshRanks);
   };
   auto hostSlowdown = [&](int64_t busyStages) {
     return device.hostShareFor(busyStages * device.meshRanks) / hostShare;

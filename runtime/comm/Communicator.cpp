@@ -3,6 +3,9 @@
 #include "runtime/comm/Communicator.h"
 
 #include <cerrno>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -203,6 +206,21 @@ Status Communicator::barrier() {
   return issue(makeCall(CollectiveKind::kBarrier, nullptr, nullptr, 0, DType::F32));
 }
 
+/// Makes this thread's sleeps end when asked. Linux lets a sleep run up to
+/// the thread's timer slack late (50 us by default) so that wake-ups
+/// batch; a collective's wait sleeps 20 us between polls, so each sleep
+/// cost three times that, and a ZeRO step's chain of small collectives on
+/// CPU ranks (reduce-scatter, update, all-gather) ran 27% slower.
+static void preciseSleeps() {
+#ifdef __linux__
+  static thread_local bool set = [] {
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL); // 1 us
+    return true;
+  }();
+  (void)set;
+#endif
+}
+
 Status Communicator::pollUntilDeadline(const Collective &call,
                                       const std::function<std::optional<Status>()> &poll,
                                       const std::function<void()> &onTimeout) {
@@ -223,6 +241,7 @@ Status Communicator::pollUntilDeadline(const Collective &call,
       // Sleep an eighth of the wait so far (20 us to 1 ms): a peer that
       // answers late costs at most about 1/8 more than its lateness, and a
       // long wait leaves the cores to the ranks it waits for.
+      preciseSleeps();
       auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
           std::chrono::steady_clock::now() - start);
       std::this_thread::sleep_for(std::min(std::chrono::microseconds(1000),
