@@ -124,7 +124,8 @@ public:
       mesh.parallel = shape.parallel();
       mesh.zero = zero ? 1 : 0;
       if (partitionForMesh(context, entryGraph(*module), mesh, nullptr,
-                           /*localArguments=*/true) != kExitSuccess) {
+                           /*localArguments=*/true,
+                           /*splitParameterState=*/true) != kExitSuccess) {
         errors[key] = error = message;
         return nullptr;
       }

@@ -114,7 +114,8 @@ ExitCode parseMeshOptions(MLIRContext &context, const MeshOptions &options,
 }
 
 ExitCode partitionForMesh(MLIRContext &context, func::FuncOp func,
-                          const MeshOptions &options, Mesh *mesh, bool localArguments) {
+                          const MeshOptions &options, Mesh *mesh, bool localArguments,
+                          bool splitParameterState) {
   PartitionOptions partition;
   if (ExitCode c = parseMeshOptions(context, options, partition))
     return c;
@@ -124,6 +125,7 @@ ExitCode partitionForMesh(MLIRContext &context, func::FuncOp func,
                 "(mpirun -np P dlc run|train ... --mesh pipe=P); it is not one SPMD program "
                 "to print or compile");
   partition.localArguments = localArguments;
+  partition.splitParameterState = splitParameterState;
   if (failed(partitionFunction(func, partition)))
     return kExitBadInput;
   if (mesh)

@@ -70,10 +70,12 @@ ExitCode parseMeshOptions(mlir::MLIRContext &context, const MeshOptions &options
 /// Partitions `func` for `--mesh`/`--parallel` (passes/partition), and sets
 /// `mesh` (when given) to the parsed mesh; errors (a bad mesh or preset, an
 /// op without a rule) are reported, exit 2. With `localArguments`, split
-/// arguments are given as each rank's block (PartitionOptions).
+/// arguments are given as each rank's block; with `splitParameterState`
+/// too, the parameters the tensor preset splits stay split between steps
+/// (PartitionOptions).
 ExitCode partitionForMesh(mlir::MLIRContext &context, mlir::func::FuncOp func,
                           const MeshOptions &options, Mesh *mesh = nullptr,
-                          bool localArguments = false);
+                          bool localArguments = false, bool splitParameterState = false);
 
 } // namespace dlc
 

@@ -8,6 +8,7 @@
 #include "runtime/comm/Communicator.h"
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 
 using namespace mlir;
@@ -282,14 +283,43 @@ LogicalResult communicateInShardOrder(Operation *op, const Mesh &mesh,
   return success();
 }
 
-LogicalResult gatherBlocks(const std::vector<HostTensor> &blocks, int64_t axis,
-                           HostTensor &whole, rt::comm::Communicator &comm,
-                           std::string &error) {
-  std::vector<HostTensor> all;
-  if (failed(allShards(blocks, all, comm, error)))
-    return failure();
-  whole = concatOf(all, axis);
-  return success();
+LogicalResult gatherShards(const std::vector<HostTensor> &blocks, std::vector<HostTensor> &all,
+                           rt::comm::Communicator &comm, std::string &error) {
+  return allShards(blocks, all, comm, error);
+}
+
+HostTensor assembleBlocks(const std::vector<HostTensor> &blocks, const Mesh &mesh,
+                          const std::vector<std::string> &dims) {
+  // Ranks at coordinate 0 on every axis but those still to be assembled;
+  // each split dimension in turn concatenates its axis' positions.
+  std::function<HostTensor(std::vector<int64_t>, size_t)> build =
+      [&](std::vector<int64_t> coords, size_t d) -> HostTensor {
+    while (d < dims.size() && dims[d].empty())
+      ++d;
+    if (d == dims.size())
+      return blocks[mesh.rankOf(coords)];
+    int64_t axis = mesh.axisIndex(dims[d]);
+    std::vector<HostTensor> parts;
+    for (int64_t p = 0; p < mesh.axes()[axis].second; ++p) {
+      coords[axis] = p;
+      parts.push_back(build(coords, d + 1));
+    }
+    return concatOf(parts, static_cast<int64_t>(d));
+  };
+  return build(std::vector<int64_t>(mesh.axes().size(), 0), 0);
+}
+
+HostTensor blockOfRank(const HostTensor &whole, const Mesh &mesh,
+                       const std::vector<std::string> &dims, int64_t rank) {
+  std::vector<int64_t> coords = mesh.coordinates(rank);
+  HostTensor block = whole;
+  for (auto [d, name] : llvm::enumerate(dims)) {
+    if (name.empty())
+      continue;
+    int64_t axis = mesh.axisIndex(name);
+    block = blockOf(block, static_cast<int64_t>(d), coords[axis], mesh.axes()[axis].second);
+  }
+  return block;
 }
 
 } // namespace dlc

@@ -62,11 +62,21 @@ mlir::LogicalResult communicateInShardOrder(mlir::Operation *op, const Mesh &mes
                                             std::vector<HostTensor> &ys,
                                             rt::comm::Communicator &comm, std::string &error);
 
-/// The whole tensor whose blocks along `axis` are every process's `blocks`
-/// (its shards' blocks, in order), on every process.
-mlir::LogicalResult gatherBlocks(const std::vector<HostTensor> &blocks, int64_t axis,
-                                 HostTensor &whole, rt::comm::Communicator &comm,
+/// Every shard's block on every process: `blocks` are this process's
+/// shards' (in order), `all` every process's, in mesh rank order.
+mlir::LogicalResult gatherShards(const std::vector<HostTensor> &blocks,
+                                 std::vector<HostTensor> &all, rt::comm::Communicator &comm,
                                  std::string &error);
+
+/// The whole tensor split over `mesh` as `dims` says (per dimension, a
+/// mesh axis or ""), from every rank's block `blocks` (mesh rank order):
+/// along each split dimension, the blocks of the ranks at positions 0, 1,
+/// ... of its axis, the other axes' coordinates 0.
+HostTensor assembleBlocks(const std::vector<HostTensor> &blocks, const Mesh &mesh,
+                          const std::vector<std::string> &dims);
+/// Rank `rank`'s block of `whole` split over `mesh` as `dims` says.
+HostTensor blockOfRank(const HostTensor &whole, const Mesh &mesh,
+                       const std::vector<std::string> &dims, int64_t rank);
 
 } // namespace dlc
 

@@ -7,7 +7,9 @@
 // all-reduces (in buckets, overlapping the backward pass), the loss average
 // and the global count of a mean loss are collectives the partitioner
 // placed. The state (parameters, moments, the step) is kept on the host
-// between steps, whole on every rank but for `--zero 1`'s split moments;
+// between steps, whole on every rank but where the program takes it split
+// (`--zero 1`'s moments over `data`; the parameters `--parallel tensor`
+// splits over `model`, with their moments): each rank keeps its block;
 // rank 0 writes the checkpoints and logs. `--deterministic` runs the
 // program for G shards of the batch, G/N after another on each of N ranks,
 // with collectives summed in shard order: the same bits for any N.
@@ -88,7 +90,6 @@ public:
   int64_t shards() const { return static_cast<int64_t>(stateValues.size()); }
   /// Shard s of this process is shard `firstShard + s` of the program's mesh.
   int64_t firstShard() const { return comm->rank() * shards(); }
-  int64_t allShards() const { return comm->size() * shards(); }
 
   Status step(const std::vector<HostTensor> &batch, float learningRate,
               float &lossOut) override {
@@ -133,18 +134,20 @@ public:
     return Status::success();
   }
 
-  /// Split state (ZeRO's moments) is gathered whole on every rank before
-  /// rank 0 writes a checkpoint (a collective: every rank calls it).
+  /// Split state (ZeRO's moments, tensor parallelism's parameters and
+  /// their moments) is gathered whole on every rank before rank 0 writes a
+  /// checkpoint (a collective: every rank calls it).
   Status beforeCheckpoint() override {
     for (auto [i, spec] : llvm::enumerate(signature.state)) {
-      if (!signature.split[i] || gathered.count(i))
+      if (signature.split[i].empty() || gathered.count(i))
         continue;
-      std::vector<HostTensor> blocks;
+      std::vector<HostTensor> blocks, all;
       for (int64_t s = 0; s < shards(); ++s)
         blocks.push_back(stateValues[s][i]);
       std::string error;
-      if (ExitCode c = program.gather(blocks, 0, gathered[i], error))
+      if (ExitCode c = program.gatherShards(blocks, all, error))
         return Status::failure(c, error);
+      gathered[i] = assembleBlocks(all, programMesh, signature.split[i]);
     }
     return Status::success();
   }
@@ -153,7 +156,7 @@ public:
     if (found == signature.stateIndexOf.end())
       return Status::failure(kExitBadInput, "no state tensor '" + name + "'");
     size_t i = found->second;
-    if (!signature.split[i]) {
+    if (signature.split[i].empty()) {
       out = stateValues[0][i];
       return Status::success();
     }
@@ -172,12 +175,16 @@ public:
   /// State `i` on every local shard from its whole value.
   void setWhole(size_t i, const HostTensor &whole) {
     for (int64_t s = 0; s < shards(); ++s)
-      stateValues[s][i] = signature.split[i] ? blockOf(whole, 0, firstShard() + s, allShards()) : whole;
+      stateValues[s][i] = signature.split[i].empty()
+                              ? whole
+                              : blockOfRank(whole, programMesh, signature.split[i], firstShard() + s);
     gathered.erase(i);
   }
 
   StepSignature signature;
-  Mesh mesh;
+  /// The launch's mesh, and the program's: its shards' (--deterministic:
+  /// data=G, G/N shards per rank).
+  Mesh mesh, programMesh;
   bool zero = false, inShardOrder = false;
   /// Per local shard, per state index: its value (a block where split).
   std::vector<std::vector<HostTensor>> stateValues;
@@ -232,6 +239,8 @@ ExitCode buildPartitionedTraining(const CommonOptions &options, const TrainOptio
     result->inShardOrder = true;
   }
   result->zero = partition.shardOptimizerState;
+  result->programMesh = partition.mesh;
+  partition.splitParameterState = true;
 
   // 1. The train step at the global batch size, partitioned.
   dlg::BuildResult built;

@@ -92,7 +92,8 @@ static ExitCode planOnMesh(const CommonOptions &options, const PlanOptions &plan
     single = module.clone();
   Mesh mesh;
   if (ExitCode c = partitionForMesh(context, func, plan.mesh, &mesh,
-                                    /*localArguments=*/plan.train))
+                                    /*localArguments=*/plan.train,
+                                    /*splitParameterState=*/plan.train))
     return c;
   int64_t kernelsBefore = countKernels(func);
   if (failed(runCompilePipeline(module)))

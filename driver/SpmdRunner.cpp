@@ -363,7 +363,8 @@ void SpmdProgram::printCollectiveTimes(llvm::raw_ostream &os,
     }
     // A bucket is one call: one hand-over however many members.
     if (predict && bucket.ops.size() > 1)
-      predicted -= double(bucket.ops.size() - 1) * device.collectiveOverheadSeconds;
+      predicted -= double(bucket.ops.size() - 1) * device.collectiveOverheadSeconds *
+                   device.hostShare;
     double measured = runs ? bucket.seconds / double(runs) : 0;
     measuredTotal += measured;
     predictedTotal += predicted;
@@ -584,11 +585,11 @@ ExitCode SpmdProgram::run(const std::vector<std::vector<HostTensor>> &inputs,
   return kExitSuccess;
 }
 
-ExitCode SpmdProgram::gather(const std::vector<HostTensor> &blocks, int64_t axis,
-                             HostTensor &whole, std::string &error) {
+ExitCode SpmdProgram::gatherShards(const std::vector<HostTensor> &blocks,
+                                   std::vector<HostTensor> &all, std::string &error) {
   bool ok = true;
   uint64_t ticket = impl->queue->submit([&] {
-    ok = succeeded(gatherBlocks(blocks, axis, whole, *impl->comm, error));
+    ok = succeeded(dlc::gatherShards(blocks, all, *impl->comm, error));
     return rt::okStatus();
   });
   (void)impl->queue->wait(ticket);

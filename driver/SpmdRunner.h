@@ -70,10 +70,10 @@ public:
   /// order; `outputs[s]` its results.
   ExitCode run(const std::vector<std::vector<HostTensor>> &inputs,
                std::vector<std::vector<HostTensor>> &outputs, std::string &error);
-  /// The whole tensor whose blocks along `axis` are the shards' `blocks`
-  /// (this process's, in order; every process calls it).
-  ExitCode gather(const std::vector<HostTensor> &blocks, int64_t axis, HostTensor &whole,
-                  std::string &error);
+  /// Every shard's block, in mesh rank order, from this process's shards'
+  /// `blocks` (every process calls it).
+  ExitCode gatherShards(const std::vector<HostTensor> &blocks, std::vector<HostTensor> &all,
+                        std::string &error);
   /// Over all runs: seconds in the segments (compute), seconds the
   /// communication thread spent in collectives, and seconds the segments
   /// waited for a collective's result (communication not overlapped).

@@ -38,7 +38,14 @@ ExitCode readStepSignature(MLIRContext &context, func::FuncOp func,
       s.arguments.push_back({StepArgument::State, state.str(), shape, index});
       s.stateIndexOf[state.str()] = index;
       s.state.push_back({state.str(), dtype, shapeOfType(wholeType)});
-      s.split.push_back(wholeType != arg.getType());
+      std::vector<std::string> split;
+      if (auto local = func.getArgAttrOfType<ArrayAttr>(i, "dlc.local_sharding"))
+        for (Attribute a : local)
+          split.push_back(cast<StringAttr>(a).str());
+      if (split.empty() && wholeType != arg.getType())
+        return fail(context, kExitInternalError,
+                    "state '" + state.str() + "' is split with no dlc.local_sharding");
+      s.split.push_back(std::move(split));
       auto init = func.getArgAttrOfType<DictionaryAttr>(i, "dlc.init");
       auto value = initialValue(init, wholeType, state.str(), func);
       if (failed(value))

@@ -37,10 +37,11 @@ struct StepSignature {
   /// The data inputs per sample (no batch dimension), and every state whole.
   std::vector<data::TensorSpec> data, state;
   std::map<std::string, size_t> stateIndexOf;
-  /// Per state: its initial value (whole) and whether the function takes a
-  /// block of it (split over ranks).
+  /// Per state: its initial value (whole), and how the function takes it:
+  /// per dimension, the mesh axis it is split over or "" (empty: whole on
+  /// every rank; the partitioner's `dlc.local_sharding`).
   std::vector<HostTensor> initial;
-  std::vector<bool> split;
+  std::vector<std::vector<std::string>> split;
   /// Per result: the state index it replaces (result 0, the loss: 0).
   std::vector<size_t> resultState;
 };

@@ -189,12 +189,11 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
     cost.seconds = double(ring.steps) * link.latency + double(ring.bytes) / link.bandwidth;
     // MPI's shared-memory copies and sums are the ranks' own work (the
     // link measured between two ranks of the host): ranks beyond its
-    // cores wait for their time slices. The call's hand-over to the
-    // communication thread and back (wake-ups, the peers' arrival) is
-    // latency, not work: a waiting rank sleeps and leaves its core to the
-    // others, so it does not grow with them.
+    // cores wait for their time slices. So does the call's hand-over to
+    // the communication thread and back (wake-ups, the peers' arrival): a
+    // peer that is descheduled arrives a time slice late.
     if (device.hostPath)
-      cost.seconds = cost.seconds * device.hostShare + device.collectiveOverheadSeconds;
+      cost.seconds = (cost.seconds + device.collectiveOverheadSeconds) * device.hostShare;
     return cost;
   }
   if (!isKernel(op))
@@ -319,7 +318,7 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
                       !(def && collectiveInKernel(def));
         if (packed) {
           it->second += bytes;
-          k.seconds -= device.collectiveOverheadSeconds;
+          k.seconds -= device.collectiveOverheadSeconds * device.hostShare;
           betweenRanks = false; // no call of its own
         } else {
           openBucket[key] = bytes;

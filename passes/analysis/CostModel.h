@@ -70,7 +70,7 @@ struct DeviceSpec {
   /// than one, above where ranks outnumber what the host sustains.
   double timeShare = 1;
   /// The same for the host code around the kernels (module runs, MPI's
-  /// copies): ranks beyond the cores wait for a time slice.
+  /// copies, the hand-overs): ranks beyond the cores wait for a time slice.
   double hostShare = 1;
   /// The factor of a kernel's time in memory (beyond the cache): ranks
   /// of one host share its memory bandwidth, `hostMemoryBandwidth` (0:

@@ -241,7 +241,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
       // A stage's ranks exchange its gradients and activations from its
       // own thread: no communication thread's hand-over.
       if (device.hostPath && ringCost(collectiveInKernel(op)).steps > 0)
-        k.seconds = std::max(0.0, k.seconds - device.collectiveOverheadSeconds);
+        k.seconds = std::max(0.0, k.seconds - device.collectiveOverheadSeconds * device.hostShare);
       (isDataCollective(op) ? stage.gradientSyncSeconds : stage.microbatchCommSeconds) +=
           k.seconds;
       continue;
@@ -329,9 +329,8 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // A stage posts its sends and receives from its own thread (driver/
   // PipelineProgram.h): no communication thread's hand-over, which the
   // SPMD path's collectives pay (DeviceSpec::collectiveOverheadSeconds),
-  // except for the step's one all-reduce (the loss): latency, which does
-  // not grow with the ranks sharing the cores (kernelCost).
-  double handOver = device.hostPath ? device.collectiveOverheadSeconds : 0;
+  // except for the step's one all-reduce (the loss).
+  double handOver = device.hostPath ? device.collectiveOverheadSeconds * hostShare : 0;
   for (StageCost &stage : cost.perStage)
     stage.kernelSeconds = stage.forwardSeconds + stage.backwardSeconds;
   // A part's host tensors, allocated and filled every run: the forward

@@ -16,7 +16,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -350,6 +352,14 @@ LogicalResult Partitioner::shardArguments() {
         return failure();
       wanted = *axes;
     } else if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.state");
+               state && options.stateShardings.count(state.str())) {
+      auto axes = axesOf(options.stateShardings.at(state.str()), arg, func,
+                         "state '" + state.str() + "'");
+      if (failed(axes))
+        return failure();
+      wanted = *axes;
+      splitState[state.str()] = wanted;
+    } else if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.state");
                state && isOptimizerMoment(state.getValue()) && !wanted.empty()) {
       int64_t data = axisIndex("data");
       if (options.shardOptimizerState && data >= 0 &&
@@ -372,6 +382,15 @@ LogicalResult Partitioner::shardArguments() {
       s.dims = wanted;
       shardings[arg] = s;
       arg.setType(localType(arg, wanted));
+      // State given split leaves split: each rank keeps its block between
+      // steps. The caller reads how from `dlc.local_sharding` (per
+      // dimension, a mesh axis or "").
+      if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.state"))
+        splitState[state.str()] = wanted;
+      SmallVector<Attribute> names;
+      for (int64_t a : wanted)
+        names.push_back(builder.getStringAttr(a < 0 ? "" : mesh.axes()[a].first));
+      func.setArgAttr(arg.getArgNumber(), "dlc.local_sharding", builder.getArrayAttr(names));
       continue;
     }
     Operation *first = &body.front();
@@ -539,8 +558,57 @@ std::optional<ParallelPreset> parseParallelPreset(const std::string &name) {
   return preset;
 }
 
+/// How the tensor preset splits a train step's parameters: partitioned
+/// once as given (a copy), a parameter state whose only use slices it over
+/// one mesh axis is one the preset splits; its optimizer moments (`P.m`,
+/// same shape) split with it.
+static std::map<std::string, std::vector<std::string>>
+presetStateShardings(func::FuncOp func, const PartitionOptions &options) {
+  std::map<std::string, std::vector<std::string>> found;
+  auto probe = cast<func::FuncOp>(func->clone());
+  auto erase = llvm::make_scope_exit([&] { probe->erase(); });
+  {
+    // The probe's diagnostics are the real run's: not shown twice.
+    ScopedDiagnosticHandler quiet(func.getContext(), [](Diagnostic &) { return success(); });
+    if (failed(Partitioner(probe, options).run()))
+      return found;
+  }
+  std::map<std::string, Type> stateTypes;
+  for (BlockArgument arg : func.getArguments())
+    if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.state"))
+      stateTypes[state.str()] = arg.getType();
+  for (BlockArgument arg : probe.getArguments()) {
+    auto state = probe.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.state");
+    if (!state || !arg.hasOneUse())
+      continue;
+    auto shard = dyn_cast<ShardOp>(*arg.getUsers().begin());
+    auto axes = shard ? shard->getAttrOfType<ArrayAttr>("mesh_axes") : ArrayAttr();
+    if (!axes || axes.size() != 1)
+      continue;
+    std::vector<std::string> dims(cast<RankedTensorType>(arg.getType()).getRank(), "");
+    int64_t axis = shard.getAxis() < 0 ? shard.getAxis() + int64_t(dims.size()) : shard.getAxis();
+    dims[axis] = cast<StringAttr>(axes[0]).str();
+    found[state.str()] = dims;
+  }
+  // Moments: `P.<name>` of a split parameter P, of P's shape.
+  std::map<std::string, std::vector<std::string>> moments;
+  for (auto &[name, type] : stateTypes) {
+    auto [param, moment] = StringRef(name).rsplit('.');
+    auto split = found.find(param.str());
+    if (!moment.empty() && split != found.end() && stateTypes[param.str()] == type)
+      moments[name] = split->second;
+  }
+  found.insert(moments.begin(), moments.end());
+  return found;
+}
+
 LogicalResult partitionFunction(func::FuncOp func, const PartitionOptions &options) {
-  return Partitioner(func, options).run();
+  if (!options.splitParameterState || !options.preset.tensor || !options.localArguments ||
+      !options.stateShardings.empty())
+    return Partitioner(func, options).run();
+  PartitionOptions withState = options;
+  withState.stateShardings = presetStateShardings(func, options);
+  return Partitioner(func, withState).run();
 }
 
 } // namespace dlc

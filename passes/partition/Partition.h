@@ -49,6 +49,17 @@ struct PartitionOptions {
   /// Split arguments arrive split: each rank is given its block (a data
   /// loader's shard of the batch) instead of the whole value to `shard`.
   bool localArguments = false;
+  /// Per state name (`dlc.state`): per dimension, a mesh axis or "": the
+  /// state arrives and leaves split that way, each rank keeping its block
+  /// between steps (with localArguments).
+  std::map<std::string, std::vector<std::string>> stateShardings;
+  /// With the tensor preset and localArguments: partitionFunction fills
+  /// stateShardings for the parameters the preset splits and their
+  /// optimizer moments, so that tensor parallelism divides their memory,
+  /// as Megatron's does, instead of slicing whole copies every step and
+  /// gathering the update. For callers that keep split state between steps
+  /// (`dlc train` on ranks, and `dlc plan` predicting it).
+  bool splitParameterState = false;
   /// ZeRO stage 1 on the `data` axis: a train step's optimizer moments
   /// (state `P.m` of a parameter state `P`) are split along their first
   /// dimension where the axis divides it, arrive and leave split (each rank
