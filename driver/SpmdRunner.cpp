@@ -339,17 +339,26 @@ double SpmdProgram::collectiveSeconds() const {
 }
 size_t SpmdProgram::callsPerRun() const { return impl->buckets.size(); }
 
+/// The device spec `deviceSpec` and its default link, for the timing
+/// tables' predictions; false (said on `os`, the table then shows none)
+/// when either cannot be loaded.
+static bool loadPredictionSpecs(llvm::raw_ostream &os, llvm::StringRef table,
+                                const std::string &deviceSpec, DeviceSpec &device,
+                                LinkSpec &link) {
+  std::string error;
+  if (loadDeviceSpec(deviceSpec, device, error) &&
+      loadLinkSpec(device.defaultLink.empty() ? "pcie4" : device.defaultLink, link, error))
+    return true;
+  os << "dlc: " << table << ": no predictions (" << error << ")\n";
+  return false;
+}
+
 void SpmdProgram::printCollectiveTimes(llvm::raw_ostream &os,
                                        const std::string &deviceSpec) const {
   size_t runs = impl->runs;
   DeviceSpec device;
   LinkSpec link;
-  std::string error;
-  bool predict = loadDeviceSpec(deviceSpec, device, error) &&
-                 loadLinkSpec(device.defaultLink.empty() ? "pcie4" : device.defaultLink, link,
-                              error);
-  if (!predict)
-    os << "dlc: collective times: no predictions (" << error << ")\n";
+  bool predict = loadPredictionSpecs(os, "collective times", deviceSpec, device, link);
   device.shareAmong(impl->mesh.size());
   os << "call op members bytes_in measured_us predicted_us\n";
   double measuredTotal = 0, predictedTotal = 0;
@@ -379,12 +388,7 @@ void SpmdProgram::printCollectiveTimes(llvm::raw_ostream &os,
 void SpmdProgram::printKernelTimes(llvm::raw_ostream &os, const std::string &deviceSpec) const {
   DeviceSpec device;
   LinkSpec link;
-  std::string error;
-  bool predict = loadDeviceSpec(deviceSpec, device, error) &&
-                 loadLinkSpec(device.defaultLink.empty() ? "pcie4" : device.defaultLink, link,
-                              error);
-  if (!predict)
-    os << "dlc: kernel times: no predictions (" << error << ")\n";
+  bool predict = loadPredictionSpecs(os, "kernel times", deviceSpec, device, link);
   double measuredTotal = 0, predictedTotal = 0;
   os << "segment kernel calls measured_us predicted_us flops gemm_flops gemm_flops_over_k "
         "slow_flops bytes rows ops\n";
