@@ -8,8 +8,8 @@
 #include "runtime/comm/Communicator.h"
 
 #include <algorithm>
-#include <functional>
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 
@@ -210,12 +210,10 @@ LogicalResult communicate(ArrayRef<Operation *> ops, const std::vector<HostTenso
   return success();
 }
 
-namespace {
-
 /// Every shard's tensor (this process's `local`, the others' from the
 /// peers), in shard order.
-LogicalResult allShards(const std::vector<HostTensor> &local, std::vector<HostTensor> &all,
-                        rt::comm::Communicator &comm, std::string &error) {
+LogicalResult gatherShards(const std::vector<HostTensor> &local, std::vector<HostTensor> &all,
+                           rt::comm::Communicator &comm, std::string &error) {
   all.clear();
   if (comm.size() == 1) {
     all = local;
@@ -236,8 +234,6 @@ LogicalResult allShards(const std::vector<HostTensor> &local, std::vector<HostTe
                   static_cast<int64_t>(local.size()) * comm.size());
   return success();
 }
-
-} // namespace
 
 LogicalResult communicateInShardOrder(Operation *op, const Mesh &mesh,
                                       const std::vector<HostTensor> &xs,
@@ -266,7 +262,7 @@ LogicalResult communicateInShardOrder(Operation *op, const Mesh &mesh,
     return success();
   }
   std::vector<HostTensor> all;
-  if (failed(allShards(xs, all, comm, error)))
+  if (failed(gatherShards(xs, all, comm, error)))
     return failure();
   try {
     for (int64_t s = 0; s < local; ++s) {
@@ -281,11 +277,6 @@ LogicalResult communicateInShardOrder(Operation *op, const Mesh &mesh,
     return failure();
   }
   return success();
-}
-
-LogicalResult gatherShards(const std::vector<HostTensor> &blocks, std::vector<HostTensor> &all,
-                           rt::comm::Communicator &comm, std::string &error) {
-  return allShards(blocks, all, comm, error);
 }
 
 HostTensor assembleBlocks(const std::vector<HostTensor> &blocks, const Mesh &mesh,

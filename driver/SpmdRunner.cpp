@@ -372,8 +372,7 @@ void SpmdProgram::printCollectiveTimes(llvm::raw_ostream &os,
     }
     // A bucket is one call: one hand-over however many members.
     if (predict && bucket.ops.size() > 1)
-      predicted -= double(bucket.ops.size() - 1) * device.collectiveOverheadSeconds *
-                   device.hostShare;
+      predicted -= double(bucket.ops.size() - 1) * device.handOverSeconds();
     double measured = runs ? bucket.seconds / double(runs) : 0;
     measuredTotal += measured;
     predictedTotal += predicted;

@@ -179,9 +179,9 @@ bool CpuKernelEmitter::isFlatElementwise() const {
     std::vector<int64_t> s = shapeOf(v);
     return s.empty() || s == shape;
   };
-  for (auto [i, r] : llvm::enumerate(kernel.results))
-    if (r != analysis.iterated[i] || !sameOrScalar(r) || shapeOf(r).empty())
-      return false;
+  // One result group: every result has `shape` (no store remap).
+  if (kernel.results != analysis.iterated)
+    return false;
   for (Operation *op : kernel.body) {
     if (!isa<ElementwiseOpInterface, CastOp>(op))
       return false;

@@ -193,7 +193,7 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
     // the communication thread and back (wake-ups, the peers' arrival): a
     // peer that is descheduled arrives a time slice late.
     if (device.hostPath)
-      cost.seconds = (cost.seconds + device.collectiveOverheadSeconds) * device.hostShare;
+      cost.seconds = cost.seconds * device.hostShare + device.handOverSeconds();
     return cost;
   }
   if (!isKernel(op))
@@ -318,7 +318,7 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
                       !(def && collectiveInKernel(def));
         if (packed) {
           it->second += bytes;
-          k.seconds -= device.collectiveOverheadSeconds * device.hostShare;
+          k.seconds -= device.handOverSeconds();
           betweenRanks = false; // no call of its own
         } else {
           openBucket[key] = bytes;

@@ -87,6 +87,10 @@ struct DeviceSpec {
   /// a mesh runs on its group's own communicator (MPI_Comm_split).
   bool hostPath = false;
   double segmentSeconds = 0, collectiveOverheadSeconds = 0;
+  /// A collective call's hand-over on the host path at the ranks' time
+  /// share (0 off it): what a call costs beyond its ring, and what the
+  /// members of a bucket after the first do not pay.
+  double handOverSeconds() const { return hostPath ? collectiveOverheadSeconds * hostShare : 0; }
   /// What a segment costs a byte of its outputs (host tensors allocated,
   /// filled and handed over every run).
   double segmentByteSeconds = 0;

@@ -241,7 +241,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
       // A stage's ranks exchange its gradients and activations from its
       // own thread: no communication thread's hand-over.
       if (device.hostPath && ringCost(collectiveInKernel(op)).steps > 0)
-        k.seconds = std::max(0.0, k.seconds - device.collectiveOverheadSeconds * device.hostShare);
+        k.seconds = std::max(0.0, k.seconds - device.handOverSeconds());
       (isDataCollective(op) ? stage.gradientSyncSeconds : stage.microbatchCommSeconds) +=
           k.seconds;
       continue;

@@ -3,9 +3,6 @@
 #include "runtime/comm/Communicator.h"
 
 #include <cerrno>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -14,6 +11,10 @@
 #include <map>
 #include <thread>
 #include <vector>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 namespace dlc::rt::comm {
 
