@@ -258,8 +258,8 @@ struct MmaTile {
 
 /// The tensor-core GEMM schedule for `instruction` (mmaInstruction): the
 /// candidate with the smallest estimated time, as scheduleMatmul's. Operand
-/// slices sit in shared memory k-contiguous, rows padded by 16 bytes so
-/// that a warp's fragment loads hit 32 distinct banks. A warp tile of MT x
+/// slices sit in a ring of shared-memory stages (codegen/cuda/MmaPipelined.cpp).
+/// A warp tile of MT x
 /// NT instructions loads MT + NT fragments for MT·NT instructions: below
 /// two instructions per fragment, shared memory bounds it.
 static Schedule scheduleMmaMatmul(const CudaArch &arch, MatmulOp mm,
@@ -272,7 +272,7 @@ static Schedule scheduleMmaMatmul(const CudaArch &arch, MatmulOp mm,
   for (size_t i = 0; i + 2 < out.size(); ++i)
     batch *= out[i];
   bool tf32 = StringRef(instruction).ends_with(".tf32");
-  int64_t elementBytes = tf32 ? 4 : 2, padElements = 16 / elementBytes;
+  int64_t elementBytes = tf32 ? 4 : 2;
   double tensorFlops = tf32 ? arch.tf32Flops : arch.halfFlops;
   static const MmaTile candidates[] = {
       {128, 128, 32, 64, 32}, {128, 64, 32, 64, 32}, {64, 64, 32, 32, 32},
@@ -288,7 +288,10 @@ static Schedule scheduleMmaMatmul(const CudaArch &arch, MatmulOp mm,
     s.warpTile[0] = t.wm;
     s.warpTile[1] = t.wn;
     s.block = t.warps() * 32;
-    s.smem = (t.bm + t.bn) * (t.bk + padElements) * elementBytes;
+    // The pipelined template's ring of stages (MmaPipelined.cpp: 4 for
+    // 16-bit operands, 3 for TF32), the common case; operands it cannot
+    // copy directly use one padded slice instead.
+    s.smem = (tf32 ? 3 : 4) * (t.bm + t.bn) * t.bk * elementBytes;
     int64_t mt = t.wm / 16, nt = t.wn / 8;
     s.registers = mt * nt * 4 + mt * 4 + nt * 2 + 40;
     s.blocksPerSm = occupancy(arch, s.block, s.registers, s.smem);

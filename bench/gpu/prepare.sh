@@ -19,7 +19,8 @@ rm -rf "$OUT"
 mkdir -p "$OUT/modules" "$OUT/weights" "$OUT/lib" "$OUT/src"
 cp "$BUILD/bin/dlc-bench-gpu" "$OUT/"
 cp -P "$BUILD"/lib/libdlc_runtime.so* "$OUT/lib/"
-cp "$ROOT/bench/gpu/run.sh" "$ROOT/bench/gpu/bench_gpu.py" "$OUT/"
+cp "$ROOT/bench/gpu/run.sh" "$ROOT/bench/gpu/bench_gpu.py" "$ROOT/bench/gpu/check_gpu.py" \
+  "$ROOT/bench/gpu/torch_gpt2.py" "$OUT/"
 
 # 1. The GPT-2 block's weights, exactly as dlc draws them.
 "$DLC" run "$ROOT/examples/gpt2_block.dlg" --dim B=1 --dim T=2 --device reference --random-inputs \
@@ -88,7 +89,9 @@ compile "$OUT/src/gemm.dlg" gemm_4096
 compile "$OUT/src/gemm.dlg" gemm_4096_tf32 --precision tf32
 compile "$OUT/src/gemm_bf16.dlg" gemm_4096_bf16
 compile "$OUT/src/gemm_f16.dlg" gemm_4096_f16
-compile "$OUT/src/gpt2_block.dlg" gpt2_b8_t512_bf16 --dim B=8 --dim T=512 --precision bf16
+for precision in tf32 bf16 f16; do
+  compile "$OUT/src/gpt2_block.dlg" gpt2_b8_t512_$precision --dim B=8 --dim T=512 --precision $precision
+done
 compile "$OUT/src/bias_gelu.dlg" bias_gelu
 compile "$OUT/src/layer_norm.dlg" layer_norm
 compile "$OUT/src/softmax.dlg" softmax

@@ -7,8 +7,13 @@
 //
 //  * a block of 4 warps takes 64 queries of one (batch, head), each warp 16
 //    of them; Q is staged once in shared memory, then each tile of 64 keys
-//    stages K (key-major) and V transposed (dv-major), both k-contiguous
-//    as the instruction's B operand wants, rows padded by 16 bytes;
+//    stages K (key-major) and V. When K and V are kernel arguments in the
+//    product's type, key rows contiguous (the usual [.., T, D] layout), the
+//    next key tile is copied by cp.async into the other of two stages while
+//    this one is computed, and the fragments are loaded by ldmatrix (.trans
+//    for V's); otherwise each element is read through the elemental emitter
+//    and V is stored transposed (dv-major), k-contiguous as the B operand
+//    wants. Rows are padded by 16 bytes;
 //  * S = Q·Kᵀ for the warp's 16 x 64 scores: D/16 steps of 8 instructions,
 //    accumulators in float; each score is rounded to S's type and goes
 //    through the region's element-wise ops (scale, mask) via the elemental
@@ -22,8 +27,8 @@
 //
 // Key tiles a constant mask leaves out are skipped (AttentionRegion.cpp).
 // cuda-emu runs the instructions' emulation, so the fragment reuse is
-// checked without a GPU. Not yet: ldmatrix, cp.async double buffering of
-// K/V, a split over keys for long sequences of few heads.
+// checked without a GPU. Not yet: a split over keys for long sequences of
+// few heads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,12 +56,19 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
   MatmulOp qk = r.qk, pv = r.pv;
   const CudaTarget &target = ctx.target;
   const std::string T = target.storageType(type);
-  const int64_t D = r.D, Dv = r.Dv, LQ = D + kPad, LV = kKeyTile + kPad;
+  // K and V copied as stored: [.., Tk, D] and [.., Tk, Dv] kernel arguments,
+  // Dv whole pairs of n8 tiles (one ldmatrix.x4 feeds two).
+  const Buffer *kBuffer = argumentBuffer(ctx, r.K, type), *vBuffer = argumentBuffer(ctx, r.V, type);
+  const bool direct = kBuffer && vBuffer && qk.getTransposeB() && !pv.getTransposeB() &&
+                      r.Dv % 16 == 0;
+  const int64_t D = r.D, Dv = r.Dv, LQ = D + kPad, LV = direct ? Dv + kPad : kKeyTile + kPad;
   const int64_t NT = kKeyTile / 8, OT = Dv / 8;
   const int64_t threads = kWarps * 32;
   int64_t heads = product(r.batchShape), qTiles = (r.Tq + kFlashQueryTile - 1) / kFlashQueryTile;
   int64_t tiles = heads * qTiles;
-  int64_t smemElements = 2 * kFlashQueryTile * LQ + Dv * LV;
+  // Q, then one (direct: two) stage(s) of K [keys][LQ] and V (direct: [keys][LV], else [Dv][LV]).
+  int64_t stageElements = kKeyTile * LQ + (direct ? kKeyTile : Dv) * LV;
+  int64_t smemElements = kFlashQueryTile * LQ + (direct ? 2 : 1) * stageElements;
 
   CodeWriter &out = ctx.out;
   ElementalEmitter elemental(target, out, ctx.buffers, ctx.statics, *ctx.checks);
@@ -72,10 +84,22 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
            mma, tiles, kFlashQueryTile, heads, qTiles, kKeyTile, r.Tq, r.Tk, D, Dv));
   line("DLC_DYNAMIC_SHARED(dlc_smem);");
   line(fmt("{0} *sQ = ({0} *)dlc_smem;  // [{1}][{2}]", T, kFlashQueryTile, LQ));
-  line(fmt("{0} *sK = sQ + {1};  // [{2}][{3}]: keys x d", T, kFlashQueryTile * LQ, kKeyTile, LQ));
-  line(fmt("{0} *sVt = sK + {1};  // [{2}][{3}]: dv x keys", T, kKeyTile * LQ, Dv, LV));
+  if (direct) {
+    line(fmt("{0} *const sKV = sQ + {1};  // 2 stages of K [{2}][{3}] then V [{2}][{4}]", T,
+             kFlashQueryTile * LQ, kKeyTile, LQ, LV));
+  } else {
+    line(fmt("{0} *sK = sQ + {1};  // [{2}][{3}]: keys x d", T, kFlashQueryTile * LQ, kKeyTile,
+             LQ));
+    line(fmt("{0} *sVt = sK + {1};  // [{2}][{3}]: dv x keys", T, kKeyTile * LQ, Dv, LV));
+  }
   line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
   line("const int gid = lane / 4, tig = lane % 4;  // the fragments' group and thread");
+  if (direct) {
+    line("const bool kv_aligned = ((unsigned long long)(const void *)" + kBuffer->ptr +
+         " & 15) == 0 && ((unsigned long long)(const void *)" + vBuffer->ptr + " & 15) == 0;");
+    line("// ldmatrix: this lane's row in its matrix and the matrix's place");
+    line("const int lrow = lane % 8, lm = (lane / 8) % 2, lk = lane / 16;");
+  }
   out.open(fmt("for (int64_t tile = blockIdx.x; tile < {0}; tile += gridDim.x)", tiles));
   elemental.pushScope();
   line(fmt("const int64_t bh = tile / {0}, q0 = tile % {0} * {1};", qTiles, kFlashQueryTile));
@@ -111,6 +135,54 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
   line("#pragma unroll");
   line(fmt("for (int c = 0; c < {0}; ++c) o[c][0] = o[c][1] = o[c][2] = o[c][3] = 0.0f;", OT));
   emitKeyRange(out, r);
+  // cp.async of key tile `t` (from key `k`) into stage t % 2: its K and V
+  // rows as 16-byte chunks, zero past Tk.
+  auto copyKeyTile = [&](const std::string &t, const std::string &k) {
+    auto rows = [&](const char *what, Value v, const Buffer &b, int64_t width, int64_t stride,
+                    int64_t offset) {
+      int64_t chunks = kKeyTile * width / 8;
+      line(fmt("// {0} rows of key tile {1}", what, t));
+      line("#pragma unroll");
+      out.open(fmt("for (int l = 0; l < {0}; ++l)", (chunks + threads - 1) / threads));
+      line(fmt("const int c = threadIdx.x + l * {0};", threads));
+      if (chunks % threads)
+        line(fmt("if (c >= {0}) break;", chunks));
+      line(fmt("const int i = c / {0}, chunk = c % {0};", width / 8));
+      line(fmt("const int64_t key = {0} + i, d = chunk * 8;", k));
+      line(fmt("const bool full = key < {0};", r.Tk));
+      line("const auto *src = full ? " + b.ptr + " + " +
+           flatIndex(b.shape, matmulOperandIndex(v, batch, false, "key", "d")) + " : " + b.ptr +
+           ";");
+      line(fmt("auto *dst = sKV + ({0}) % 2 * {1} + {2} + i * {3} + chunk * 8;", t, stageElements,
+               offset, stride));
+      line("if (kv_aligned) dlc_cp_async16(dst, src, full);");
+      line("else for (int e = 0; e < 16; ++e) ((unsigned char *)dst)[e] = full ? ((const "
+           "unsigned char *)src)[e] : 0;");
+      out.close();
+    };
+    rows("K", r.K, *kBuffer, D, LQ, 0);
+    rows("V", r.V, *vBuffer, Dv, LV, kKeyTile * LQ);
+    line("dlc_cp_async_commit();");
+  };
+  if (direct) {
+    line(fmt("const int64_t key_tiles = (key_end - key_begin + {0}) / {1};", kKeyTile - 1,
+             kKeyTile));
+    out.open("if (key_tiles > 0)");
+    copyKeyTile("0", "key_begin");
+    out.close();
+    out.open("for (int64_t kt = 0; kt < key_tiles; ++kt)");
+    elemental.pushScope();
+    line(fmt("const int64_t k0 = key_begin + kt * {0};", kKeyTile));
+    line("dlc_cp_async_wait<0>();");
+    line("// tile kt has landed and every warp is done with tile kt - 1, whose stage the next");
+    line("// copy overwrites");
+    line("__syncthreads();");
+    out.open("if (kt + 1 < key_tiles)");
+    copyKeyTile("kt + 1", fmt("k0 + {0}", kKeyTile));
+    out.close();
+    line(fmt("const {0} *const sK = sKV + kt % 2 * {1}, *const sV = sK + {2};", T, stageElements,
+             kKeyTile * LQ));
+  } else {
   out.open(fmt("for (int64_t k0 = key_begin; k0 < key_end; k0 += {0})", kKeyTile));
   elemental.pushScope();
   line("__syncthreads();");
@@ -127,6 +199,7 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
     line(fmt("sVt[d * {0} + i] = {1};", LV, target.store(type, "x")));
   });
   line("__syncthreads();");
+  }
 
   line(fmt("// S = Q·Kᵀ: the warp's 16 queries x {0} keys", kKeyTile));
   line(fmt("float s[{0}][4];", NT));
@@ -134,6 +207,18 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
   line(fmt("for (int j = 0; j < {0}; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;", NT));
   line("#pragma unroll");
   out.open(fmt("for (int ks = 0; ks < {0}; ks += 16)", D));
+  if (direct) {
+    // Q's matrices: rows +0/+8 at d +0, then at d +8 (a0..a3); K's: d +0/+8
+    // of keys +0, then of keys +8 (b[j][0], b[j][1], b[j+1][0], b[j+1][1]).
+    line(fmt("unsigned a[4], b[{0}][2];", NT));
+    line(fmt("dlc_ldmatrix_x4(a, sQ + (warp * 16 + lm * 8 + lrow) * {0} + ks + lk * 8);", LQ));
+    line("#pragma unroll");
+    line(fmt("for (int j = 0; j < {0}; j += 2) dlc_ldmatrix_x4(&b[j][0], sK + (j * 8 + lk * 8 "
+             "+ lrow) * {1} + ks + lm * 8);",
+             NT, LQ));
+    line("#pragma unroll");
+    line(fmt("for (int j = 0; j < {0}; ++j) {1}(s[j], a, b[j]);", NT, mma));
+  } else {
   line("const int q = warp * 16 + gid;");
   line(fmt("const unsigned a[4] = {{dlc_load_u32(&sQ[q * {0} + ks + 2 * tig]), "
            "dlc_load_u32(&sQ[(q + 8) * {0} + ks + 2 * tig]), "
@@ -147,6 +232,7 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
            LQ));
   line(mma + "(s[j], a, b);");
   out.close();
+  }
   out.close();
 
   line("// the region's element-wise ops on each score (scale, mask, ...)");
@@ -211,11 +297,22 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
        p("2 * kk + 1", "0") + ", " + p("2 * kk + 1", "1") + "), dlc_pack2(" +
        p("2 * kk + 1", "2") + ", " + p("2 * kk + 1", "3") + ")};");
   line("#pragma unroll");
-  out.open(fmt("for (int c = 0; c < {0}; ++c)", OT));
-  line(fmt("const unsigned b[2] = {{dlc_load_u32(&sVt[(c * 8 + gid) * {0} + kk * 16 + 2 * tig]), "
-           "dlc_load_u32(&sVt[(c * 8 + gid) * {0} + kk * 16 + 2 * tig + 8])};",
-           LV));
-  line(mma + "(o[c], a, b);");
+  if (direct) {
+    // V [keys][dv] transposed by ldmatrix: keys +0/+8 of dv +0, then of dv +8.
+    out.open(fmt("for (int c = 0; c < {0}; c += 2)", OT));
+    line("unsigned b[2][2];");
+    line(fmt("dlc_ldmatrix_x4_trans(&b[0][0], sV + (kk * 16 + lm * 8 + lrow) * {0} + c * 8 + "
+             "lk * 8);",
+             LV));
+    line(mma + "(o[c], a, b[0]);");
+    line(mma + "(o[c + 1], a, b[1]);");
+  } else {
+    out.open(fmt("for (int c = 0; c < {0}; ++c)", OT));
+    line(fmt("const unsigned b[2] = {{dlc_load_u32(&sVt[(c * 8 + gid) * {0} + kk * 16 + 2 * "
+             "tig]), dlc_load_u32(&sVt[(c * 8 + gid) * {0} + kk * 16 + 2 * tig + 8])};",
+             LV));
+    line(mma + "(o[c], a, b);");
+  }
   out.close();
   out.close();
   elemental.popScope();

@@ -119,6 +119,7 @@ __device__ inline int64_t dlc_ipow(int64_t base, int64_t e, int64_t *status, int
     return v;                                                                   \
   }
 DLC_BLOCK_REDUCE(dlc_block_sum, double, 0, v + w)
+DLC_BLOCK_REDUCE(dlc_block_sumf, float, 0, v + w)
 DLC_BLOCK_REDUCE(dlc_block_prod, double, 1, v * w)
 DLC_BLOCK_REDUCE(dlc_block_max, double, -INFINITY, (w > v || v != v) ? (v != v ? v : w) : v)
 DLC_BLOCK_REDUCE(dlc_block_min, double, INFINITY, (w < v || v != v) ? (v != v ? v : w) : v)
@@ -128,73 +129,62 @@ DLC_BLOCK_REDUCE(dlc_block_imax, long long, (-9223372036854775807LL - 1), w > v 
 DLC_BLOCK_REDUCE(dlc_block_imin, long long, 9223372036854775807LL, w < v ? w : v)
 #undef DLC_BLOCK_REDUCE
 
-// One-pass rows. The online softmax keeps each thread's running max m and
-// sum s of exp(x - m); two partial pairs combine by rescaling the smaller
-// max's sum. A -inf element adds nothing (a masked score), NaN poisons the
-// sum, +inf makes the row NaN (exp(inf - inf)), as the two-pass form does.
-__device__ inline void dlc_softmax_add(double &m, double &s, double v) {
+// One-pass rows, in the rows' accumulation type T (float for f32 and
+// 16-bit data, as PyTorch's kernels; double for f64). The online softmax
+// keeps each thread's running max m and sum s of exp(x - m); two partial
+// pairs combine by rescaling the smaller max's sum. A -inf element adds
+// nothing (a masked score), NaN poisons the sum, +inf makes the row NaN
+// (exp(inf - inf)), as the two-pass form does.
+__device__ inline float dlc_exp(float v) { return expf(v); }
+__device__ inline double dlc_exp(double v) { return exp(v); }
+template <typename T> __device__ inline void dlc_softmax_add(T &m, T &s, T v) {
   if (v > m) {
-    s = v == INFINITY ? NAN : s * exp(m - v) + 1.0;
+    s = v == (T)INFINITY ? (T)NAN : s * dlc_exp(m - v) + (T)1;
     m = v;
-  } else if (!(v == -INFINITY)) {
-    s += exp(v - m);
+  } else if (!(v == -(T)INFINITY)) {
+    s += dlc_exp(v - m);
   }
 }
-__device__ inline void dlc_softmax_merge(double &m, double &s, double m2, double s2) {
+template <typename T> __device__ inline void dlc_softmax_merge(T &m, T &s, T m2, T s2) {
   if (m2 > m) {
-    s = s * exp(m - m2) + s2;
+    s = s * dlc_exp(m - m2) + s2;
     m = m2;
-  } else if (!(m2 == -INFINITY)) {
-    s += s2 * exp(m2 - m);
+  } else if (!(m2 == -(T)INFINITY)) {
+    s += s2 * dlc_exp(m2 - m);
   }
 }
-// Welford's running count, mean and sum of squared deviations; two partial
-// triples combine by Chan's formula.
-__device__ inline void dlc_welford_add(double &n, double &mean, double &m2, double v) {
-  n += 1.0;
-  const double d = v - mean;
-  mean += d / n;
-  m2 += d * (v - mean);
-}
-__device__ inline void dlc_welford_merge(double &n, double &mean, double &m2, double nb,
-                                         double meanb, double m2b) {
-  if (nb == 0.0) return;
-  const double total = n + nb, d = meanb - mean;
-  mean += d * nb / total;
-  m2 += m2b + d * d * n * nb / total;
-  n = total;
-}
-// The block's combination of every thread's pair (triple): warp butterflies,
-// then one partial per warp in shared memory; every thread gets the result.
-__device__ __noinline__ void dlc_block_softmax(double &m, double &s) {
-  __shared__ double dlc_pm[32], dlc_ps[32];
+// The block's combination of every thread's pair: warp butterflies, then
+// one partial per warp in shared memory; every thread gets the result (by
+// value: references would put the pair in local memory).
+template <typename T> struct dlc_pair { T a, b; };
+template <typename T> __device__ __noinline__ dlc_pair<T> dlc_block_softmax(T m, T s) {
+  __shared__ T dlc_pm[32], dlc_ps[32];
   for (int o = 16; o > 0; o >>= 1)
     dlc_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
   __syncthreads();
   if ((threadIdx.x & 31) == 0) dlc_pm[threadIdx.x >> 5] = m, dlc_ps[threadIdx.x >> 5] = s;
   __syncthreads();
   const bool has = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5);
-  m = has ? dlc_pm[threadIdx.x & 31] : -INFINITY;
-  s = has ? dlc_ps[threadIdx.x & 31] : 0.0;
+  m = has ? dlc_pm[threadIdx.x & 31] : -(T)INFINITY;
+  s = has ? dlc_ps[threadIdx.x & 31] : (T)0;
   for (int o = 16; o > 0; o >>= 1)
     dlc_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+  return {m, s};
 }
-__device__ __noinline__ void dlc_block_welford(double &n, double &mean, double &m2) {
-  __shared__ double dlc_pn[32], dlc_pmean[32], dlc_pm2[32];
+// Two sums at once (a norm's shifted sum and sum of squares).
+template <typename T> __device__ __noinline__ dlc_pair<T> dlc_block_sum2(T a, T b) {
+  __shared__ T dlc_pa[32], dlc_pb[32];
   for (int o = 16; o > 0; o >>= 1)
-    dlc_welford_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o),
-                      __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o));
+    a += __shfl_xor_sync(0xffffffffu, a, o), b += __shfl_xor_sync(0xffffffffu, b, o);
   __syncthreads();
-  if ((threadIdx.x & 31) == 0)
-    dlc_pn[threadIdx.x >> 5] = n, dlc_pmean[threadIdx.x >> 5] = mean, dlc_pm2[threadIdx.x >> 5] = m2;
+  if ((threadIdx.x & 31) == 0) dlc_pa[threadIdx.x >> 5] = a, dlc_pb[threadIdx.x >> 5] = b;
   __syncthreads();
   const bool has = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5);
-  n = has ? dlc_pn[threadIdx.x & 31] : 0.0;
-  mean = has ? dlc_pmean[threadIdx.x & 31] : 0.0;
-  m2 = has ? dlc_pm2[threadIdx.x & 31] : 0.0;
+  a = has ? dlc_pa[threadIdx.x & 31] : (T)0;
+  b = has ? dlc_pb[threadIdx.x & 31] : (T)0;
   for (int o = 16; o > 0; o >>= 1)
-    dlc_welford_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o),
-                      __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o));
+    a += __shfl_xor_sync(0xffffffffu, a, o), b += __shfl_xor_sync(0xffffffffu, b, o);
+  return {a, b};
 }
 
 // Tensor cores (sm_80+): mma.sync with f32 accumulation, D = A·B + D, and
@@ -221,6 +211,44 @@ __device__ inline unsigned dlc_pack2(__nv_bfloat16 lo, __nv_bfloat16 hi) {
 }
 __device__ inline unsigned dlc_pack2(__half lo, __half hi) {
   return (unsigned)__half_as_ushort(lo) | ((unsigned)__half_as_ushort(hi) << 16);
+}
+#endif
+// Asynchronous copies (sm_80+) of 16 bytes from global to shared memory,
+// zero-filled when `full` is false, committed as one group per pipeline
+// stage and waited for until at most N groups are pending; ldmatrix loads a
+// warp's fragments of four 8x8 16-bit matrices (or their transposes) from
+// shared memory. cuda-emu copies at once (the kernel's barriers order the
+// copies the same way) and emulates ldmatrix lane by lane.
+#ifdef DLC_CUDA_EMU
+inline void dlc_cp_async16(void *dst, const void *src, bool full) {
+  if (full)
+    std::memcpy(dst, src, 16);
+  else
+    std::memset(dst, 0, 16);
+}
+inline void dlc_cp_async_commit() {}
+template <int N> inline void dlc_cp_async_wait() {}
+inline void dlc_ldmatrix_x4(unsigned *r, const void *p) { dlc_emu::ldmatrix(4, false, r, p); }
+inline void dlc_ldmatrix_x4_trans(unsigned *r, const void *p) { dlc_emu::ldmatrix(4, true, r, p); }
+#else
+__device__ inline unsigned dlc_smem_address(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ inline void dlc_cp_async16(void *dst, const void *src, bool full) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(dlc_smem_address(dst)), "l"(src), "r"(full ? 16 : 0) : "memory");
+}
+__device__ inline void dlc_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ inline void dlc_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+__device__ inline void dlc_ldmatrix_x4(unsigned *r, const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(dlc_smem_address(p)));
+}
+__device__ inline void dlc_ldmatrix_x4_trans(unsigned *r, const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(dlc_smem_address(p)));
 }
 #endif
 #ifdef DLC_CUDA_EMU

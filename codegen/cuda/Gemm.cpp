@@ -4,6 +4,7 @@
 
 #include "passes/TileRules.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -36,6 +37,14 @@ Index cuda::matmulOperandIndex(Value v, const Index &batch, bool transposed,
   index[rank - 2] = transposed ? c : r;
   index[rank - 1] = transposed ? r : c;
   return index;
+}
+
+const Buffer *cuda::argumentBuffer(const KernelContext &ctx, Value v, DType dtype) {
+  auto it = ctx.buffers.find(v);
+  if (it == ctx.buffers.end() || !llvm::is_contained(ctx.view.args, v) ||
+      !it->second.base.empty() || it->second.dtype != dtype || elementDType(v) != dtype)
+    return nullptr;
+  return &it->second;
 }
 
 /// Opens the loop over this thread's elements of a `rows` x `depth` slice

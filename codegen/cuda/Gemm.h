@@ -55,6 +55,33 @@ void emitGemmEpilogue(KernelContext &ctx, ElementalEmitter &elemental,
                       const GemmProblem &problem, const Index &batch,
                       const std::string &accumulator);
 
+/// The tensor-core templates' geometry (MmaMatmul.cpp, MmaPipelined.cpp):
+/// the schedule's block tile BM x BN x BK and warp tile WM x WN of MT x NT
+/// mma.sync instructions, each k-step KI deep.
+struct MmaGeometry {
+  std::string mma, type; ///< "m16n8k16.bf16", "bf16"
+  bool tf32 = false;
+  int64_t BM, BN, BK, WM, WN, MT, NT, KI, warpsN, threads;
+};
+MmaGeometry mmaGeometry(const KernelContext &ctx);
+
+/// Declares a thread's warp, lane and fragment coordinates (gid, tig), its
+/// warp tile's origin (wm0, wn0), its block tile's (m0, n0), and its float
+/// accumulators acc[MT][NT][4], zeroed; returns the batch index.
+Index emitMmaPrologue(KernelContext &ctx, const GemmProblem &problem, const MmaGeometry &g);
+
+/// The warp tile's MT x NT instructions on the fragments a[MT][4], b[NT][2].
+void emitMmaProducts(CodeWriter &out, const MmaGeometry &g);
+
+/// Every accumulator's element through the GEMM epilogue (emitGemmEpilogue).
+void emitMmaEpilogue(KernelContext &ctx, ElementalEmitter &elemental,
+                     const GemmProblem &problem, const Index &batch, const MmaGeometry &g);
+
+/// MmaPipelined.cpp: the tensor-core GEMM whose operands are kernel
+/// arguments of the instruction's type, copied by cp.async into a ring of
+/// shared-memory stages; false (nothing emitted) for other operands.
+bool emitPipelinedMmaMatmul(KernelContext &ctx);
+
 } // namespace dlc::codegen::cuda
 
 #endif // DLC_CODEGEN_CUDA_GEMM_H

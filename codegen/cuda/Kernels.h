@@ -61,6 +61,11 @@ Index matmulOperandIndex(mlir::Value v, const Index &batch, bool transposed,
                          const std::string &r, const std::string &c);
 int64_t product(llvm::ArrayRef<int64_t> shape);
 
+/// The buffer of `v` when it is one of the kernel's arguments, stored whole
+/// in `dtype` (so its elements can be copied straight from memory, e.g. by
+/// cp.async); nullptr otherwise.
+const Buffer *argumentBuffer(const KernelContext &ctx, mlir::Value v, DType dtype);
+
 /// The accumulator type of a reduction over elements of `dtype`: double for
 /// floats (as the oracle), long long for integers.
 std::string accumulatorType(DType dtype);

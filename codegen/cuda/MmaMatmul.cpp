@@ -28,20 +28,85 @@ using namespace dlc;
 using namespace dlc::codegen;
 using namespace dlc::codegen::cuda;
 
+MmaGeometry cuda::mmaGeometry(const KernelContext &ctx) {
+  MmaGeometry g;
+  g.mma = ctx.schedule.getMma().str();
+  g.tf32 = StringRef(g.mma).ends_with(".tf32");
+  g.type = g.mma.substr(g.mma.find('.') + 1);
+  ArrayRef<int64_t> tile = ctx.schedule.getTile().asArrayRef();
+  ArrayRef<int64_t> warpTile = ctx.schedule.getWarpTile().asArrayRef();
+  g.BM = tile[0], g.BN = tile[1], g.BK = tile[2], g.WM = warpTile[0], g.WN = warpTile[1];
+  g.MT = g.WM / 16, g.NT = g.WN / 8, g.KI = g.tf32 ? 8 : 16;
+  g.warpsN = g.BN / g.WN;
+  g.threads = (g.BM / g.WM) * g.warpsN * 32;
+  return g;
+}
+
+Index cuda::emitMmaPrologue(KernelContext &ctx, const GemmProblem &problem,
+                            const MmaGeometry &g) {
+  CodeWriter &out = ctx.out;
+  out.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
+  out.line("const int gid = lane / 4, tig = lane % 4;  // the fragments' group and thread");
+  out.line(llvm::formatv("const int wm0 = (warp / {0}) * {1}, wn0 = (warp % {0}) * {2};",
+                         g.warpsN, g.WM, g.WN)
+               .str());
+  out.line(llvm::formatv("const int64_t m0 = (int64_t)blockIdx.y * {0}, n0 = "
+                         "(int64_t)blockIdx.x * {1};",
+                         g.BM, g.BN)
+               .str());
+  Index batch = decompose(out, "(int64_t)blockIdx.z", problem.batchShape);
+  out.line(llvm::formatv("float acc[{0}][{1}][4];", g.MT, g.NT).str());
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", g.MT).str());
+  out.line("#pragma unroll");
+  out.line(llvm::formatv("for (int j = 0; j < {0}; ++j)", g.NT).str());
+  out.line("  acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;");
+  out.close();
+  return batch;
+}
+
+void cuda::emitMmaProducts(CodeWriter &out, const MmaGeometry &g) {
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", g.MT).str());
+  out.line("#pragma unroll");
+  out.line(llvm::formatv("for (int j = 0; j < {0}; ++j) dlc_mma_{1}(acc[i][j], a[i], b[j]);",
+                         g.NT, g.type)
+               .str());
+  out.close();
+}
+
+void cuda::emitMmaEpilogue(KernelContext &ctx, ElementalEmitter &elemental,
+                           const GemmProblem &problem, const Index &batch,
+                           const MmaGeometry &g) {
+  CodeWriter &out = ctx.out;
+  // The accumulators' layout: d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1).
+  out.line("// epilogue: the kernel's results from each accumulator");
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", g.MT).str());
+  out.line("#pragma unroll");
+  out.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", g.NT).str());
+  out.line("#pragma unroll");
+  out.open("for (int h = 0; h < 4; ++h)");
+  out.line("const int64_t m = m0 + wm0 + i * 16 + gid + (h >= 2 ? 8 : 0), "
+           "n = n0 + wn0 + j * 8 + 2 * tig + (h & 1);");
+  out.line(llvm::formatv("if (m >= {0} || n >= {1}) continue;", problem.M, problem.N).str());
+  emitGemmEpilogue(ctx, elemental, problem, batch, "acc[i][j][h]");
+  out.close();
+  out.close();
+  out.close();
+}
+
 void cuda::emitMmaMatmulKernel(KernelContext &ctx) {
+  if (emitPipelinedMmaMatmul(ctx))
+    return;
   GemmProblem problem = gemmProblem(ctx);
   CodeWriter &out = ctx.out;
   const CudaTarget &target = ctx.target;
   ElementalEmitter elemental(target, out, ctx.buffers, ctx.statics, *ctx.checks);
-
-  StringRef mma = ctx.schedule.getMma();
-  bool tf32 = mma.ends_with(".tf32");
-  std::string type = mma.substr(mma.find('.') + 1).str();
-  ArrayRef<int64_t> tile = ctx.schedule.getTile().asArrayRef();
-  ArrayRef<int64_t> warpTile = ctx.schedule.getWarpTile().asArrayRef();
-  int64_t BM = tile[0], BN = tile[1], BK = tile[2], WM = warpTile[0], WN = warpTile[1];
-  int64_t MT = WM / 16, NT = WN / 8, KI = tf32 ? 8 : 16;
-  int64_t warpsN = BN / WN, threads = (BM / WM) * warpsN * 32;
+  MmaGeometry g = mmaGeometry(ctx);
+  bool tf32 = g.tf32;
+  int64_t BM = g.BM, BN = g.BN, BK = g.BK, WM = g.WM, WN = g.WN, MT = g.MT, NT = g.NT,
+          KI = g.KI, threads = g.threads;
   DType operandType = elementDType(problem.matmul.getLhs());
   std::string element = tf32 ? "unsigned" : target.storageType(operandType);
   int64_t stride = BK + (tf32 ? 4 : 8); // + 16 bytes
@@ -49,27 +114,11 @@ void cuda::emitMmaMatmulKernel(KernelContext &ctx) {
   out.line(llvm::formatv("// {0}: [{1} x {2}] x [{2} x {3}] over {4} batch(es) on tensor "
                          "cores (mma.sync.{5}); block tile {6}x{7}x{8}, warp tile {9}x{10}",
                          describeOp(problem.matmul), problem.M, problem.K, problem.N,
-                         product(problem.batchShape), mma, BM, BN, BK, WM, WN)
+                         product(problem.batchShape), g.mma, BM, BN, BK, WM, WN)
                .str());
   out.line(llvm::formatv("__shared__ __align__(16) {0} As[{1}][{2}];", element, BM, stride).str());
   out.line(llvm::formatv("__shared__ __align__(16) {0} Bs[{1}][{2}];", element, BN, stride).str());
-  out.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
-  out.line("const int gid = lane / 4, tig = lane % 4;  // the fragments' group and thread");
-  out.line(llvm::formatv("const int wm0 = (warp / {0}) * {1}, wn0 = (warp % {0}) * {2};",
-                         warpsN, WM, WN)
-               .str());
-  out.line(llvm::formatv("const int64_t m0 = (int64_t)blockIdx.y * {0}, n0 = "
-                         "(int64_t)blockIdx.x * {1};",
-                         BM, BN)
-               .str());
-  Index batch = decompose(out, "(int64_t)blockIdx.z", problem.batchShape);
-  out.line(llvm::formatv("float acc[{0}][{1}][4];", MT, NT).str());
-  out.line("#pragma unroll");
-  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", MT).str());
-  out.line("#pragma unroll");
-  out.line(llvm::formatv("for (int j = 0; j < {0}; ++j)", NT).str());
-  out.line("  acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;");
-  out.close();
+  Index batch = emitMmaPrologue(ctx, problem, g);
 
   // Software pipelining: the next slice's elements are read from global
   // memory into registers (ra, rb) before this slice's instructions, so the
@@ -129,30 +178,10 @@ void cuda::emitMmaMatmulKernel(KernelContext &ctx) {
   out.line("b[j][0] = " + load("Bs", "c", k0) + ";");
   out.line("b[j][1] = " + load("Bs", "c", k1) + ";");
   out.close();
-  out.line("#pragma unroll");
-  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", MT).str());
-  out.line("#pragma unroll");
-  out.line(llvm::formatv("for (int j = 0; j < {0}; ++j) dlc_mma_{1}(acc[i][j], a[i], b[j]);",
-                         NT, type)
-               .str());
-  out.close();
+  emitMmaProducts(out, g);
   out.close();
   out.line("__syncthreads();");
   out.close();
 
-  // The accumulators' layout: d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1).
-  out.line("// epilogue: the kernel's results from each accumulator");
-  out.line("#pragma unroll");
-  out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", MT).str());
-  out.line("#pragma unroll");
-  out.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", NT).str());
-  out.line("#pragma unroll");
-  out.open("for (int h = 0; h < 4; ++h)");
-  out.line("const int64_t m = m0 + wm0 + i * 16 + gid + (h >= 2 ? 8 : 0), "
-           "n = n0 + wn0 + j * 8 + 2 * tig + (h & 1);");
-  out.line(llvm::formatv("if (m >= {0} || n >= {1}) continue;", problem.M, problem.N).str());
-  emitGemmEpilogue(ctx, elemental, problem, batch, "acc[i][j][h]");
-  out.close();
-  out.close();
-  out.close();
+  emitMmaEpilogue(ctx, elemental, problem, batch, g);
 }

@@ -34,6 +34,13 @@ static int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// The type softmax and norm statistics accumulate in: float for f32 and
+/// 16-bit rows (as PyTorch's CUDA kernels; one pass, no division or double
+/// exp per element), double for f64.
+static std::string rowAccumulator(DType dtype) {
+  return dtype == DType::F64 ? "double" : "float";
+}
+
 void RowEmitter::matmul(MatmulOp op) {
   Value result = op.getResult();
   std::vector<int64_t> shape = shapeOf(result);
@@ -69,12 +76,13 @@ void RowEmitter::softmax(Operation *op, bool log) {
   int64_t axis = normalizeAxis(op->getAttrOfType<IntegerAttr>("axis").getInt(), rank);
   int64_t L = shape[axis];
   DType dtype = elementDType(result);
-  std::string expf = dtype == DType::F64 ? "exp" : "expf";
   std::string ct = target().computeType(dtype);
+  // The statistics accumulate in float for f32 and 16-bit rows (as
+  // PyTorch's kernels do), in double for f64.
+  std::string acc = rowAccumulator(dtype);
   auto finish = [&](const std::string &xv) {
-    return log ? "(" + ct + ")((double)" + xv + " - mx - log(sum))"
-               : "(" + ct + ")(" + expf + "((" + ct + ")((double)" + xv +
-                     " - mx)) / sum)";
+    return log ? "(" + ct + ")((" + acc + ")" + xv + " - mx - log(sum))"
+               : "(" + ct + ")(dlc_exp((" + acc + ")" + xv + " - mx) / sum)";
   };
   if (axis == rank - 1) {
     int64_t sub = perRow(x) / L;
@@ -82,12 +90,13 @@ void RowEmitter::softmax(Operation *op, bool log) {
              std::to_string(sub) + " row(s) of " + std::to_string(L));
     openSerial("s", "0", sub);
     // One pass for the max and the sum (online softmax), one to write.
-    out.line("double mx = -INFINITY, sum = 0;");
+    out.line(acc + " mx = -INFINITY, sum = 0;");
     openStrided("j", L);
     std::string v = read(x, rowElement(x, "s * " + std::to_string(L) + " + j"));
-    out.line("dlc_softmax_add(mx, sum, (double)" + v + ");");
+    out.line("dlc_softmax_add(mx, sum, (" + acc + ")" + v + ");");
     close();
-    out.line("dlc_block_softmax(mx, sum);");
+    out.line("const dlc_pair<" + acc + "> row = dlc_block_softmax(mx, sum);");
+    out.line("mx = row.a, sum = row.b;");
     openStrided("j", L);
     Index index = rowElement(x, "s * " + std::to_string(L) + " + j");
     v = read(x, index);
@@ -110,12 +119,12 @@ void RowEmitter::softmax(Operation *op, bool log) {
     index.insert(index.end(), r.begin(), r.end());
     return index;
   };
-  out.line("double mx = -INFINITY, sum = 0;");
+  out.line(acc + " mx = -INFINITY, sum = 0;");
   openSerial("j", "0", L);
-  out.line("mx = fmax(mx, (double)" + read(x, at("j")) + ");");
+  out.line("mx = fmax(mx, (" + acc + ")" + read(x, at("j")) + ");");
   close();
   openSerial("j", "0", L);
-  out.line("sum += " + expf + "((" + ct + ")((double)" + read(x, at("j")) + " - mx));");
+  out.line("sum += dlc_exp((" + acc + ")" + read(x, at("j")) + " - mx);");
   close();
   openSerial("j", "0", L);
   write(result, at("j"), finish(read(x, at("j"))));
@@ -137,34 +146,44 @@ void RowEmitter::norm(Operation *op, bool rms) {
            std::to_string(sub) + " row(s) of " + Ls);
   openSerial("s", "0", sub);
   std::string e = "s * " + Ls + " + j";
+  std::string acc = rowAccumulator(elementDType(result));
+  std::string epsilon = llvm::formatv("{0:e17}", eps).str();
   if (!rms) {
-    // One pass for the mean and variance (Welford's, merged by Chan's
-    // formula across threads), one to write.
-    out.line("double count = 0, mean = 0, m2 = 0;");
+    // One pass for the mean and variance: sums of the elements shifted by
+    // the row's first one (which keeps their cancellation small), summed
+    // over the block.
+    out.line("const " + acc + " shift = (" + acc + ")" + read(x, rowElement(x, "s * " + Ls)) +
+             ";");
+    out.line(acc + " s1 = 0, s2 = 0;");
     openStrided("j", L);
-    out.line("dlc_welford_add(count, mean, m2, (double)" + read(x, rowElement(x, e)) + ");");
+    out.line("const " + acc + " d = (" + acc + ")" + read(x, rowElement(x, e)) + " - shift;");
+    out.line("s1 += d;");
+    out.line("s2 += d * d;");
     close();
-    out.line("dlc_block_welford(count, mean, m2);");
-    out.line("const double inv = 1.0 / sqrt(m2 / " + Ls + " + " +
-             llvm::formatv("{0:e17}", eps).str() + ");");
+    out.line("const dlc_pair<" + acc + "> sums = dlc_block_sum2(s1, s2);");
+    out.line("const " + acc + " mean = shift + sums.a / " + Ls + ", m2 = sums.b - sums.a * (sums.a / " +
+             Ls + ");");
+    out.line("const " + acc + " inv = (" + acc + ")(1.0 / sqrt((double)(m2 > 0 ? m2 : 0) / " + Ls +
+             " + " + epsilon + "));");
   } else {
-    out.line("double sq = 0;");
+    out.line(acc + " sq = 0;");
     openStrided("j", L);
-    out.line("const double v = (double)" + read(x, rowElement(x, e)) + ";");
+    out.line("const " + acc + " v = (" + acc + ")" + read(x, rowElement(x, e)) + ";");
     out.line("sq += v * v;");
     close();
-    out.line("const double inv = 1.0 / sqrt(dlc_block_sum(sq) / " + Ls + " + " +
-             llvm::formatv("{0:e17}", eps).str() + ");");
+    std::string sum = acc == "double" ? "dlc_block_sum" : "dlc_block_sumf";
+    out.line("const " + acc + " inv = (" + acc + ")(1.0 / sqrt((double)" + sum + "(sq) / " + Ls +
+             " + " + epsilon + "));");
   }
   openStrided("j", L);
   Index index = rowElement(x, e);
   Index inner(index.begin() + axis, index.end());
   std::string v = read(x, index);
   std::string g = read(scale, inner);
-  std::string y = rms ? "(double)" + v + " * inv * (double)" + g
-                      : "((double)" + v + " - mean) * inv * (double)" + g;
+  std::string y = rms ? "(" + acc + ")" + v + " * inv * (" + acc + ")" + g
+                      : "((" + acc + ")" + v + " - mean) * inv * (" + acc + ")" + g;
   if (bias)
-    y += " + (double)" + read(bias, inner);
+    y += " + (" + acc + ")" + read(bias, inner);
   write(result, index, "(" + target().computeType(elementDType(result)) + ")(" + y + ")");
   close();
   close();

@@ -11,7 +11,8 @@
 #  3. the outputs' error against the f32 graph (as written) is reported and
 #     within the mode's stated bound, 16 unit roundoffs normwise;
 #  4. tf32 really rounds (its output differs from exact f32's), bf16/f16
-#     attention runs on tensor cores (the emitted kernel says so), and
+#     attention runs on tensor cores with K/V copied by cp.async (the
+#     emitted kernel says so), and
 #     `dlc verify --precision` reports the same measurement.
 import glob
 import os
@@ -144,6 +145,9 @@ with tempfile.TemporaryDirectory() as tmp:
             text = run(["dlc", "compile", model, "--target=cuda:sm_90", f"--precision={mode}",
                         "--emit=cuda"] + dim_args(model))
             assert f"flash attention on tensor cores (dlc_mma_{mode}" in text, f"{name} {mode}"
+            # K and V are casts' results in kernel arguments: copied by cp.async
+            # into two stages, V's fragments by ldmatrix.trans.
+            assert "2 stages of K" in text and "dlc_ldmatrix_x4_trans(&b[0][0], sV" in text, name
 
     # dlc verify reports the error against f32 with the stated bound.
     model = models["mnist_mlp"]

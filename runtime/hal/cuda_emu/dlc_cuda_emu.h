@@ -125,11 +125,13 @@ inline constexpr size_t kFiberStackBytes = 64 * 1024;
 inline constexpr size_t kMaxDynamicShared = 227 * 1024;
 inline constexpr unsigned kFullMask = 0xffffffffu;
 
-/// One lane's operands of an mma.sync: A, B and C fragments as registers.
+/// One lane's operands of an mma.sync (A, B and C fragments as registers)
+/// or the row address it gives an ldmatrix.
 struct MmaFragments {
   unsigned a[4];
   unsigned b[2];
   float c[4];
+  const unsigned char *row;
 };
 
 /// Where a fiber is: running (or ready to), waiting at __syncthreads, waiting

@@ -2,7 +2,7 @@
 //
 // The PTX instructions dlc's tensor-core kernels use (sm_80+), with the
 // fragment layouts of the PTX ISA (warp-level matrix fragments of
-// mma.m16n8k8 and mma.m16n8k16): the prelude of generated code calls these
+// mma.m16n8k8 and mma.m16n8k16, and ldmatrix's): the prelude of generated code calls these
 // under cuda-emu and the instructions themselves under NVRTC. Included by
 // dlc_cuda_emu.h, after the block scheduler (warp barriers, the lanes'
 // MmaFragments slots) and the 16-bit float types it needs.
@@ -87,6 +87,29 @@ inline void mmaSync(MmaType type, float *d, const unsigned *a, const unsigned *b
     for (int k = 0; k < K; ++k)
       acc = std::fma(A(row, k), B(k, col), acc);
     d[i] = acc;
+  }
+  warpBarrier(kFullMask);
+}
+
+/// ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: lanes 8q..8q+7
+/// give the addresses of matrix q's eight rows of 16 bytes (eight 16-bit
+/// elements); lane l receives in r[q] the elements (l/4, 2(l%4)) and
+/// (l/4, 2(l%4)+1) of matrix q, or with `trans` the elements (2(l%4), l/4)
+/// and (2(l%4)+1, l/4), the lower one in the lower half.
+inline void ldmatrix(int count, bool trans, unsigned *r, const void *rowAddress) {
+  BlockState &s = state();
+  int self = linearThread(), base = self - self % kWarpSize, l = self % kWarpSize;
+  s.mmaFragments[size_t(self)].row = static_cast<const unsigned char *>(rowAddress);
+  warpBarrier(kFullMask);
+  auto element = [&](int q, int row, int col) {
+    uint16_t v;
+    std::memcpy(&v, s.mmaFragments[size_t(base + q * 8 + row)].row + 2 * col, 2);
+    return unsigned(v);
+  };
+  for (int q = 0; q < count; ++q) {
+    int g = l / 4, t = l % 4;
+    r[q] = trans ? element(q, 2 * t, g) | element(q, 2 * t + 1, g) << 16
+                 : element(q, g, 2 * t) | element(q, g, 2 * t + 1) << 16;
   }
   warpBarrier(kFullMask);
 }
