@@ -95,8 +95,8 @@ void RowEmitter::softmax(Operation *op, bool log) {
     std::string v = read(x, rowElement(x, "s * " + std::to_string(L) + " + j"));
     out.line("dlc_softmax_add(mx, sum, (" + acc + ")" + v + ");");
     close();
-    out.line("const dlc_pair<" + acc + "> row = dlc_block_softmax(mx, sum);");
-    out.line("mx = row.a, sum = row.b;");
+    out.line("const dlc_pair<" + acc + "> stats = dlc_block_softmax(mx, sum);");
+    out.line("mx = stats.a, sum = stats.b;");
     openStrided("j", L);
     Index index = rowElement(x, "s * " + std::to_string(L) + " + j");
     v = read(x, index);
