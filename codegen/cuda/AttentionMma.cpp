@@ -97,8 +97,8 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
   if (direct) {
     line("const bool kv_aligned = ((unsigned long long)(const void *)" + kBuffer->ptr +
          " & 15) == 0 && ((unsigned long long)(const void *)" + vBuffer->ptr + " & 15) == 0;");
-    line("// ldmatrix: this lane's row in its matrix and the matrix's place");
-    line("const int lrow = lane % 8, lm = (lane / 8) % 2, lk = lane / 16;");
+    line("// ldmatrix: this lane's row of its matrix q = lane / 8, and q's two bits");
+    line("const int lrow = lane % 8, q_lo = (lane / 8) % 2, q_hi = lane / 16;");
   }
   out.open(fmt("for (int64_t tile = blockIdx.x; tile < {0}; tile += gridDim.x)", tiles));
   elemental.pushScope();
@@ -211,10 +211,10 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
     // Q's matrices: rows +0/+8 at d +0, then at d +8 (a0..a3); K's: d +0/+8
     // of keys +0, then of keys +8 (b[j][0], b[j][1], b[j+1][0], b[j+1][1]).
     line(fmt("unsigned a[4], b[{0}][2];", NT));
-    line(fmt("dlc_ldmatrix_x4(a, sQ + (warp * 16 + lm * 8 + lrow) * {0} + ks + lk * 8);", LQ));
+    line(fmt("dlc_ldmatrix_x4(a, sQ + (warp * 16 + q_lo * 8 + lrow) * {0} + ks + q_hi * 8);", LQ));
     line("#pragma unroll");
-    line(fmt("for (int j = 0; j < {0}; j += 2) dlc_ldmatrix_x4(&b[j][0], sK + (j * 8 + lk * 8 "
-             "+ lrow) * {1} + ks + lm * 8);",
+    line(fmt("for (int j = 0; j < {0}; j += 2) dlc_ldmatrix_x4(&b[j][0], sK + (j * 8 + q_hi * 8 "
+             "+ lrow) * {1} + ks + q_lo * 8);",
              NT, LQ));
     line("#pragma unroll");
     line(fmt("for (int j = 0; j < {0}; ++j) {1}(s[j], a, b[j]);", NT, mma));
@@ -301,8 +301,8 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
     // V [keys][dv] transposed by ldmatrix: keys +0/+8 of dv +0, then of dv +8.
     out.open(fmt("for (int c = 0; c < {0}; c += 2)", OT));
     line("unsigned b[2][2];");
-    line(fmt("dlc_ldmatrix_x4_trans(&b[0][0], sV + (kk * 16 + lm * 8 + lrow) * {0} + c * 8 + "
-             "lk * 8);",
+    line(fmt("dlc_ldmatrix_x4_trans(&b[0][0], sV + (kk * 16 + q_lo * 8 + lrow) * {0} + c * 8 + "
+             "q_hi * 8);",
              LV));
     line(mma + "(o[c], a, b[0]);");
     line(mma + "(o[c + 1], a, b[1]);");

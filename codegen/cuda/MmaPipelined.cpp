@@ -195,11 +195,11 @@ void emitFragmentLoads(CodeWriter &out, const MmaGeometry &g, const SliceTile &a
   };
   out.line("#pragma unroll");
   out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", g.MT).str());
-  load(a, "As", "wm0 + i * 16", "lm * 8", "lk * 8", "a[i]");
+  load(a, "As", "wm0 + i * 16", "q_lo * 8", "q_hi * 8", "a[i]");
   out.close();
   out.line("#pragma unroll");
   out.open(llvm::formatv("for (int j = 0; j < {0}; j += 2)", g.NT).str());
-  load(b, "Bs", "wn0 + j * 8", "lk * 8", "lm * 8", "&b[j][0]");
+  load(b, "Bs", "wn0 + j * 8", "q_hi * 8", "q_lo * 8", "&b[j][0]");
   out.close();
 }
 
@@ -235,8 +235,8 @@ bool cuda::emitPipelinedMmaMatmul(KernelContext &ctx) {
   out.line("const bool aligned = ((unsigned long long)(const void *)" + a->buffer->ptr +
            " & 15) == 0 && ((unsigned long long)(const void *)" + b->buffer->ptr +
            " & 15) == 0;");
-  if (!g.tf32) // ldmatrix: this lane's row in its matrix and the matrix's place
-    out.line("const int lrow = lane % 8, lm = (lane / 8) % 2, lk = lane / 16;");
+  if (!g.tf32) // ldmatrix: this lane's row of its matrix q = lane / 8, and q's two bits
+    out.line("const int lrow = lane % 8, q_lo = (lane / 8) % 2, q_hi = lane / 16;");
 
   int64_t slices = (problem.K + g.BK - 1) / g.BK;
   auto copyStage = [&](const std::string &slice) {
