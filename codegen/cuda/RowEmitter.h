@@ -38,6 +38,23 @@ struct RowEmitter {
     return {s.begin() + parallelDims, s.end()};
   }
   int64_t perRow(mlir::Value v) const { return product(suffixOf(v)); }
+  /// A convolution whose window (Cg x KH x KW products) is this long or
+  /// longer gives a warp each output element (Windows.cpp), else a thread.
+  static constexpr int64_t kWarpWindow = 512;
+  static bool warpPerOutput(Conv2dOp op) {
+    llvm::ArrayRef<int64_t> w = llvm::cast<mlir::RankedTensorType>(op.getW().getType()).getShape();
+    return w[1] * w[2] * w[3] >= kWarpWindow;
+  }
+  /// The threads a window stage (conv2d, pooling) wants: one per 4 output
+  /// elements of the row, or a warp per output element; at most 512.
+  int64_t windowThreads(mlir::Operation *stage) const {
+    int64_t outputs = perRow(stage->getResult(0));
+    auto conv = llvm::dyn_cast<Conv2dOp>(stage);
+    int64_t need = conv && warpPerOutput(conv) ? outputs * 32 : (outputs + 3) / 4, want = 32;
+    while (want < 512 && want < need)
+      want *= 2;
+    return want;
+  }
   /// The full index of element `e` (a C expression) of this row of `v`.
   Index rowElement(mlir::Value v, const std::string &e) {
     Index index = rowIndex;

@@ -1,0 +1,38 @@
+# RUN: %python %s %dlc_src/examples/fashion_mnist/cnn.dlg %t
+# A convolution's weight gradient is a convolution whose window is the
+# batch times the image (tens of thousands of products per output): its
+# rows kernel gives a warp each output element, the lanes splitting the
+# window and summing by shuffles (codegen/cuda/Windows.cpp), and a block
+# of up to 512 threads. The Fashion-MNIST CNN's gradients on cuda-emu, with
+# both weight gradients in that form, agree with the float64 oracle's.
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+MODEL, TMP = sys.argv[1], sys.argv[2]
+os.makedirs(TMP, exist_ok=True)
+ARGS = ["--dim=N=8", "--seed=3"]
+
+
+def run(*cmd):
+    r = subprocess.run(["dlc", *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0, f"dlc {' '.join(cmd)}: exit {r.returncode}\n{r.stderr}"
+    return r.stdout
+
+
+source = run("compile", MODEL, "--train", "--target=cuda:sm_90", "--emit=cuda", ARGS[0])
+windows = source.count("a warp per output element, its lanes splitting the window")
+assert windows == 2, f"{windows} convolutions take a warp per output, not the 2 weight gradients"
+
+paths = {d: os.path.join(TMP, d + ".npz") for d in ("cuda-emu", "reference")}
+for device, path in paths.items():
+    run("run", MODEL, f"--device={device}", f"--gradients={path}", *ARGS)
+emu, ref = (np.load(p) for p in paths.values())
+for name in ref.files:
+    x, y = emu[name].astype(np.float64), ref[name].astype(np.float64)
+    err = float(np.linalg.norm(x - y) / max(np.linalg.norm(y), 1e-30))
+    print(f"{name:10} {err:.1e}")
+    assert err < 2e-5, (name, err)
+print("gradients agree")
