@@ -4,7 +4,7 @@
 Runs in the folder bench/gpu/prepare.sh made, beside bench_gpu.py (which
 times); needs PyTorch with CUDA and nothing of dlc but its runtime library,
 loaded here through ctypes, so dlc's kernels and PyTorch's run in one
-process on one context:
+process on one context (test/e2e_lib/dlc_runtime_ctypes.py):
 
 1. Correctness of every GEMM module (f32, and the tensor-core tf32, bf16,
    f16 ones): two fresh random draws each, the output poisoned with NaN
@@ -23,12 +23,12 @@ process on one context:
 Exit 1 when a check fails.
 """
 import argparse
-import ctypes
 import os
 import sys
 
 import numpy as np
 import torch
+from dlc_runtime_ctypes import KDL_CUDA, Runtime, Session
 from torch_gpt2 import torch_block
 
 p = argparse.ArgumentParser()
@@ -38,93 +38,32 @@ args = p.parse_args()
 D = args.dir
 
 
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-class TensorInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("dtype", DLDataType), ("ndim", ctypes.c_int32),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("size_bytes", ctypes.c_uint64)]
-
-
-lib = ctypes.CDLL(os.path.join(D, "lib", "libdlc_runtime.so"))
-lib.dlc_status_message.restype = ctypes.c_char_p
-for f in ("dlc_module_load_file", "dlc_session_create", "dlc_session_run",
-          "dlc_module_input_info", "dlc_module_output_info"):
-    getattr(lib, f).restype = ctypes.c_void_p
-lib.dlc_module_input_count.restype = ctypes.c_size_t
-lib.dlc_module_output_count.restype = ctypes.c_size_t
-lib.dlc_module_input_info.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(TensorInfo)]
-lib.dlc_module_output_info.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(TensorInfo)]
-lib.dlc_session_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p,
-                                   ctypes.POINTER(ctypes.c_void_p)]
-lib.dlc_session_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                ctypes.c_void_p, ctypes.c_size_t]
-lib.dlc_status_message.argtypes = [ctypes.c_void_p]
-
-
-def check(status, what):
-    if status:
-        raise RuntimeError(f"{what}: {lib.dlc_status_message(status).decode()}")
-
-
+runtime = Runtime(os.path.join(D, "lib", "libdlc_runtime.so"))
 TORCH_DTYPE = {(2, 32): torch.float32, (2, 16): torch.float16, (4, 16): torch.bfloat16,
                (0, 32): torch.int32, (0, 64): torch.int64}
 
 
 class Module:
-    """A .dlcm on cuda:0, run on torch tensors in device memory."""
+    """A .dlcm on cuda:0, run on torch tensors in device memory; inputs and
+    outputs as (name, shape, torch dtype)."""
 
     def __init__(self, name):
         self.name = name
-        handle = ctypes.c_void_p()
-        check(lib.dlc_module_load_file(os.path.join(D, "modules", name + ".dlcm").encode(),
-                                       ctypes.byref(handle)), name)
-        self.module = handle
-        session = ctypes.c_void_p()
-        check(lib.dlc_session_create(self.module, b"cuda:0", None, ctypes.byref(session)), name)
-        self.session = session
-        self.inputs = [self._info(lib.dlc_module_input_info, i)
-                       for i in range(lib.dlc_module_input_count(self.module))]
-        self.outputs = [self._info(lib.dlc_module_output_info, i)
-                        for i in range(lib.dlc_module_output_count(self.module))]
-
-    def _info(self, getter, i):
-        info = TensorInfo()
-        check(getter(self.module, i, ctypes.byref(info)), self.name)
-        shape = tuple(info.shape[k] for k in range(info.ndim))
-        return info.name.decode(), shape, TORCH_DTYPE[(info.dtype.code, info.dtype.bits)], info
+        self.session = Session(runtime, os.path.join(D, "modules", name + ".dlcm"), "cuda:0")
+        self.inputs = [(n, shape, TORCH_DTYPE[(d.code, d.bits)])
+                       for n, shape, d in self.session.inputs]
+        self.outputs = [(n, shape, TORCH_DTYPE[(d.code, d.bits)])
+                        for n, shape, d in self.session.outputs]
 
     def empty_outputs(self):
         return [torch.full(shape, float("nan"), dtype=dt, device="cuda")
-                for _, shape, dt, _ in self.outputs]
+                for _, shape, dt in self.outputs]
 
     def run(self, inputs, outputs):
-        keep = []
-
-        def dl(t, info):
-            t = t.contiguous()
-            shape = (ctypes.c_int64 * max(t.dim(), 1))(*t.shape)
-            d = DLTensor(t.data_ptr(), DLDevice(2, 0), t.dim(), info.dtype, shape, None, 0)
-            keep.append((t, shape, d))
-            return ctypes.pointer(d)
-
-        ins = (ctypes.POINTER(DLTensor) * len(inputs))(
-            *[dl(t, i[3]) for t, i in zip(inputs, self.inputs)])
-        outs = (ctypes.POINTER(DLTensor) * len(outputs))(
-            *[dl(t, o[3]) for t, o in zip(outputs, self.outputs)])
+        inputs = [t.contiguous() for t in inputs]
         torch.cuda.synchronize()
-        check(lib.dlc_session_run(self.session, ins, len(inputs), outs, len(outputs)), self.name)
+        self.session.run([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs],
+                         KDL_CUDA)
 
 
 def rel(y, ref):
@@ -176,7 +115,7 @@ for precision in ("f32", "tf32", "bf16", "f16"):
     if not os.path.exists(os.path.join(D, "modules", name + ".dlcm")):
         continue
     m = Module(name)
-    ins = [x if n == "x" else weights[n] for n, _, _, _ in m.inputs]
+    ins = [x if n == "x" else weights[n] for n, _, _ in m.inputs]
     out = m.empty_outputs()
     m.run(ins, out)
     record(f"GPT-2 block B=8 T=512 {precision}", rel(out[0], ref), BOUND[precision],

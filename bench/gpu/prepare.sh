@@ -20,6 +20,7 @@ mkdir -p "$OUT/modules" "$OUT/weights" "$OUT/lib" "$OUT/src"
 cp "$BUILD/bin/dlc-bench-gpu" "$OUT/"
 cp -P "$BUILD"/lib/libdlc_runtime.so* "$OUT/lib/"
 cp "$ROOT/bench/gpu/run.sh" "$ROOT/bench/gpu/bench_gpu.py" "$ROOT/bench/gpu/check_gpu.py" \
+  "$ROOT/test/e2e_lib/dlc_runtime_ctypes.py" \
   "$ROOT/bench/gpu/torch_gpt2.py" "$OUT/"
 
 # 1. The GPT-2 block's weights, exactly as dlc draws them.

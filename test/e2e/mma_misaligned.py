@@ -7,12 +7,12 @@
 # bf16 operands at 2 bytes past an aligned address must give the same
 # result as aligned copies of the same values, and that is the float64
 # result of the bf16 operands (rounded as the graph says).
-import ctypes
 import os
 import subprocess
 import sys
 
 import numpy as np
+from dlc_runtime_ctypes import Runtime, Session
 
 LIB, TMP = sys.argv[1], sys.argv[2]
 os.makedirs(TMP, exist_ok=True)
@@ -29,60 +29,16 @@ def compile_graph(name, text, marker):
     return module
 
 
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-lib = ctypes.CDLL(LIB)
-for f in ("dlc_module_load_file", "dlc_session_create", "dlc_session_run"):
-    getattr(lib, f).restype = ctypes.c_void_p
-lib.dlc_status_message.restype = ctypes.c_char_p
-lib.dlc_status_message.argtypes = [ctypes.c_void_p]
-lib.dlc_session_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p,
-                                   ctypes.POINTER(ctypes.c_void_p)]
-lib.dlc_session_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                ctypes.c_void_p, ctypes.c_size_t]
-
-
-def check(status):
-    assert not status, lib.dlc_status_message(status).decode()
-
-
+runtime = Runtime(LIB)
 
 
 def session_of(module):
-    handle, session = ctypes.c_void_p(), ctypes.c_void_p()
-    check(lib.dlc_module_load_file(module.encode(), ctypes.byref(handle)))
-    check(lib.dlc_session_create(handle, b"cuda-emu", None, ctypes.byref(session)))
-    return session
-
-
-BF16 = DLDataType(4, 16, 1)
-keep = []
-
-
-def tensor(array):
-    shape = (ctypes.c_int64 * array.ndim)(*array.shape)
-    t = DLTensor(array.ctypes.data, DLDevice(1, 0), array.ndim, BF16, shape, None, 0)
-    keep.append((array, shape, t))
-    return ctypes.pointer(t)
+    return Session(runtime, module, "cuda-emu")
 
 
 def run(session, inputs, out_shape):
     out = np.zeros(out_shape, np.uint16)
-    ins = (ctypes.POINTER(DLTensor) * len(inputs))(*[tensor(x) for x in inputs])
-    outs = (ctypes.POINTER(DLTensor) * 1)(tensor(out))
-    check(lib.dlc_session_run(session, ins, len(inputs), outs, 1))
+    session.run([x.ctypes.data for x in inputs], [out.ctypes.data])
     return out
 
 
