@@ -14,6 +14,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+
 namespace dlc::codegen::cuda {
 
 /// Emission state of one row kernel.
@@ -46,14 +48,13 @@ struct RowEmitter {
     return w[1] * w[2] * w[3] >= kWarpWindow;
   }
   /// The threads a window stage (conv2d, pooling) wants: one per 4 output
-  /// elements of the row, or a warp per output element; at most 512.
+  /// elements of the row, or a warp per output element; whole warps, at
+  /// most 512.
   int64_t windowThreads(mlir::Operation *stage) const {
     int64_t outputs = perRow(stage->getResult(0));
     auto conv = llvm::dyn_cast<Conv2dOp>(stage);
-    int64_t need = conv && warpPerOutput(conv) ? outputs * 32 : (outputs + 3) / 4, want = 32;
-    while (want < 512 && want < need)
-      want *= 2;
-    return want;
+    int64_t need = conv && warpPerOutput(conv) ? outputs * 32 : (outputs + 3) / 4;
+    return std::clamp<int64_t>((need + 31) / 32 * 32, 32, 512);
   }
   /// The full index of element `e` (a C expression) of this row of `v`.
   Index rowElement(mlir::Value v, const std::string &e) {

@@ -358,11 +358,15 @@ void RowEmitter::loss(Operation *op) {
   }
 }
 
+/// Fewer rows than this leave most of a GPU's SMs idle.
+static constexpr int64_t kFewRows = 32;
+
 /// For a kernel whose results are all reshapes/transposes of its last
-/// stage (attention: the heads merged back), the split over the leading
-/// dimensions every stage shares (batch, head, query): finer than the
-/// analysis's, which splits only where the results themselves do. Returns
-/// 0 when that does not apply.
+/// stage (attention: the heads merged back; a convolution's weight
+/// gradient), the split over the leading dimensions every stage shares
+/// (batch, head, query): finer than the analysis's, which splits only where
+/// the results themselves do. Returns 0 when that does not apply.
+
 static unsigned layoutTailSplit(const KernelContext &ctx, Value &pre) {
   const auto &stages = ctx.analysis.stages;
   if (stages.empty())
@@ -382,7 +386,12 @@ static unsigned layoutTailSplit(const KernelContext &ctx, Value &pre) {
     if (auto mm = dyn_cast<MatmulOp>(stage))
       if (mm.getTransposeA())
         return 0;
-    if (!isa<MatmulOp, SoftmaxOp>(stage))
+    // A lone convolution reads only the kernel's arguments, so any split of
+    // its outputs works; taken where the results' own split leaves the GPU
+    // idle (a weight gradient, its result transposed: one row).
+    bool loneConvolution = isa<Conv2dOp>(stage) && stages.size() == 1 &&
+                           ctx.analysis.rows < kFewRows;
+    if (!isa<MatmulOp, SoftmaxOp>(stage) && !loneConvolution)
       return 0;
   }
   for (Value result : ctx.view.results) {
@@ -417,7 +426,9 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
     analysis.parallelDims = rows.parallelDims = split;
     analysis.rowShape.assign(s.begin(), s.begin() + split);
     analysis.rows = product(analysis.rowShape);
-    analysis.splitReason = "query rows of the attention: results through their layout";
+    analysis.splitReason = isa<Conv2dOp>(analysis.stages.back())
+                               ? "rows of the convolution: results through their layout"
+                               : "query rows of the attention: results through their layout";
   }
   int64_t cap = std::max<int64_t>(1, ctx.schedule.getGrid()[0]);
   ctx.info.grid[0] = (unsigned)std::max<int64_t>(1, std::min(analysis.rows, cap));

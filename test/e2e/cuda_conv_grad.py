@@ -2,9 +2,11 @@
 # A convolution's weight gradient is a convolution whose window is the
 # batch times the image (tens of thousands of products per output): its
 # rows kernel gives a warp each output element, the lanes splitting the
-# window and summing by shuffles (codegen/cuda/Windows.cpp), and a block
-# of up to 512 threads. The Fashion-MNIST CNN's gradients on cuda-emu, with
-# both weight gradients in that form, agree with the float64 oracle's.
+# window and summing by shuffles (codegen/cuda/Windows.cpp); and since its
+# result is transposed (one row for the kernel's own split), its rows are
+# the convolution's (Rows.cpp: layoutTailSplit), a block each. The
+# Fashion-MNIST CNN's gradients on cuda-emu, with both weight gradients in
+# that form, agree with the float64 oracle's.
 import os
 import subprocess
 import sys
@@ -25,6 +27,8 @@ def run(*cmd):
 source = run("compile", MODEL, "--train", "--target=cuda:sm_90", "--emit=cuda", ARGS[0])
 windows = source.count("a warp per output element, its lanes splitting the window")
 assert windows == 2, f"{windows} convolutions take a warp per output, not the 2 weight gradients"
+split = source.count("rows of the convolution: results through their layout")
+assert split == 2, f"{split} convolutions split by their own rows, not the 2 weight gradients"
 
 paths = {d: os.path.join(TMP, d + ".npz") for d in ("cuda-emu", "reference")}
 for device, path in paths.items():
