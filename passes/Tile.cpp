@@ -259,9 +259,9 @@ struct MmaTile {
 /// The tensor-core GEMM schedule for `instruction` (mmaInstruction): the
 /// candidate with the smallest estimated time, as scheduleMatmul's. Operand
 /// slices sit in a ring of shared-memory stages (codegen/cuda/MmaPipelined.cpp).
-/// A warp tile of MT x
-/// NT instructions loads MT + NT fragments for MT·NT instructions: below
-/// two instructions per fragment, shared memory bounds it.
+/// A warp tile of MT x NT instructions loads MT + NT fragments for MT·NT
+/// instructions: below two instructions per fragment, shared memory bounds
+/// it.
 static Schedule scheduleMmaMatmul(const CudaArch &arch, MatmulOp mm,
                                   const std::string &instruction) {
   ArrayRef<int64_t> out = shapeOf(mm.getResult());

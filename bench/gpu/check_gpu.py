@@ -98,13 +98,11 @@ for precision, module in (("f32", "gemm_4096"), ("tf32", "gemm_4096_tf32"),
         m.run([a, b], out)
         record(f"gemm 4096^3 {precision} draw {draw}", rel(c, a.double() @ b.double()),
                BOUND[precision], int(torch.isnan(c).sum()))
-    del m
+    m.session.close()  # its device memory, before the GPT-2 modules'
 
 # 2. The GPT-2 block against PyTorch f32 (float64 of the same weights).
 weights = {f[:-4]: torch.from_numpy(np.load(os.path.join(D, "weights", f))).cuda()
            for f in os.listdir(os.path.join(D, "weights")) if f.endswith(".npy")}
-
-
 blocks = {}
 g = torch.Generator(device="cuda").manual_seed(7)
 x = torch.randn(8, 512, 768, generator=g, device="cuda")

@@ -95,10 +95,8 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
   line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
   line("const int gid = lane / 4, tig = lane % 4;  // the fragments' group and thread");
   if (direct) {
-    line("const bool kv_aligned = ((unsigned long long)(const void *)" + kBuffer->ptr +
-         " & 15) == 0 && ((unsigned long long)(const void *)" + vBuffer->ptr + " & 15) == 0;");
-    line("// ldmatrix: this lane's row of its matrix q = lane / 8, and q's two bits");
-    line("const int lrow = lane % 8, q_lo = (lane / 8) % 2, q_hi = lane / 16;");
+    line("const bool kv_aligned = " + aligned16({kBuffer, vBuffer}) + ";");
+    emitLdmatrixLanes(out);
   }
   out.open(fmt("for (int64_t tile = blockIdx.x; tile < {0}; tile += gridDim.x)", tiles));
   elemental.pushScope();
@@ -155,9 +153,7 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
            ";");
       line(fmt("auto *dst = sKV + ({0}) % 2 * {1} + {2} + i * {3} + chunk * 8;", t, stageElements,
                offset, stride));
-      line("if (kv_aligned) dlc_cp_async16(dst, src, full);");
-      line("else for (int e = 0; e < 16; ++e) ((unsigned char *)dst)[e] = full ? ((const "
-           "unsigned char *)src)[e] : 0;");
+      emitChunkCopy(out, "kv_aligned");
       out.close();
     };
     rows("K", r.K, *kBuffer, D, LQ, 0);
@@ -183,22 +179,22 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
     line(fmt("const {0} *const sK = sKV + kt % 2 * {1}, *const sV = sK + {2};", T, stageElements,
              kKeyTile * LQ));
   } else {
-  out.open(fmt("for (int64_t k0 = key_begin; k0 < key_end; k0 += {0})", kKeyTile));
-  elemental.pushScope();
-  line("__syncthreads();");
-  stage("K rows of this key tile", kKeyTile, D, [&] {
-    line("const int64_t key = k0 + i;");
-    guardedRead(fmt("key < {0}", r.Tk), r.K,
-                matmulOperandIndex(r.K, batch, qk.getTransposeB(), "d", "key"));
-    line(fmt("sK[i * {0} + d] = {1};", LQ, target.store(type, "x")));
-  });
-  stage("V rows of this key tile, transposed", kKeyTile, Dv, [&] {
-    line("const int64_t key = k0 + i;");
-    guardedRead(fmt("key < {0}", r.Tk), r.V,
-                matmulOperandIndex(r.V, batch, pv.getTransposeB(), "key", "d"));
-    line(fmt("sVt[d * {0} + i] = {1};", LV, target.store(type, "x")));
-  });
-  line("__syncthreads();");
+    out.open(fmt("for (int64_t k0 = key_begin; k0 < key_end; k0 += {0})", kKeyTile));
+    elemental.pushScope();
+    line("__syncthreads();");
+    stage("K rows of this key tile", kKeyTile, D, [&] {
+      line("const int64_t key = k0 + i;");
+      guardedRead(fmt("key < {0}", r.Tk), r.K,
+                  matmulOperandIndex(r.K, batch, qk.getTransposeB(), "d", "key"));
+      line(fmt("sK[i * {0} + d] = {1};", LQ, target.store(type, "x")));
+    });
+    stage("V rows of this key tile, transposed", kKeyTile, Dv, [&] {
+      line("const int64_t key = k0 + i;");
+      guardedRead(fmt("key < {0}", r.Tk), r.V,
+                  matmulOperandIndex(r.V, batch, pv.getTransposeB(), "key", "d"));
+      line(fmt("sVt[d * {0} + i] = {1};", LV, target.store(type, "x")));
+    });
+    line("__syncthreads();");
   }
 
   line(fmt("// S = Q·Kᵀ: the warp's 16 queries x {0} keys", kKeyTile));
@@ -219,19 +215,19 @@ bool cuda::emitMmaFlashAttention(KernelContext &ctx, const AttentionRegion &r) {
     line("#pragma unroll");
     line(fmt("for (int j = 0; j < {0}; ++j) {1}(s[j], a, b[j]);", NT, mma));
   } else {
-  line("const int q = warp * 16 + gid;");
-  line(fmt("const unsigned a[4] = {{dlc_load_u32(&sQ[q * {0} + ks + 2 * tig]), "
-           "dlc_load_u32(&sQ[(q + 8) * {0} + ks + 2 * tig]), "
-           "dlc_load_u32(&sQ[q * {0} + ks + 2 * tig + 8]), "
-           "dlc_load_u32(&sQ[(q + 8) * {0} + ks + 2 * tig + 8])};",
-           LQ));
-  line("#pragma unroll");
-  out.open(fmt("for (int j = 0; j < {0}; ++j)", NT));
-  line(fmt("const unsigned b[2] = {{dlc_load_u32(&sK[(j * 8 + gid) * {0} + ks + 2 * tig]), "
-           "dlc_load_u32(&sK[(j * 8 + gid) * {0} + ks + 2 * tig + 8])};",
-           LQ));
-  line(mma + "(s[j], a, b);");
-  out.close();
+    line("const int q = warp * 16 + gid;");
+    line(fmt("const unsigned a[4] = {{dlc_load_u32(&sQ[q * {0} + ks + 2 * tig]), "
+             "dlc_load_u32(&sQ[(q + 8) * {0} + ks + 2 * tig]), "
+             "dlc_load_u32(&sQ[q * {0} + ks + 2 * tig + 8]), "
+             "dlc_load_u32(&sQ[(q + 8) * {0} + ks + 2 * tig + 8])};",
+             LQ));
+    line("#pragma unroll");
+    out.open(fmt("for (int j = 0; j < {0}; ++j)", NT));
+    line(fmt("const unsigned b[2] = {{dlc_load_u32(&sK[(j * 8 + gid) * {0} + ks + 2 * tig]), "
+             "dlc_load_u32(&sK[(j * 8 + gid) * {0} + ks + 2 * tig + 8])};",
+             LQ));
+    line(mma + "(s[j], a, b);");
+    out.close();
   }
   out.close();
 

@@ -47,6 +47,25 @@ const Buffer *cuda::argumentBuffer(const KernelContext &ctx, Value v, DType dtyp
   return &it->second;
 }
 
+std::string cuda::aligned16(ArrayRef<const Buffer *> buffers) {
+  std::string condition;
+  for (const Buffer *b : buffers)
+    condition += std::string(condition.empty() ? "" : " && ") +
+                 "((unsigned long long)(const void *)" + b->ptr + " & 15) == 0";
+  return condition;
+}
+
+void cuda::emitChunkCopy(CodeWriter &out, const std::string &aligned) {
+  out.line("if (" + aligned + ") dlc_cp_async16(dst, src, full);");
+  out.line("else for (int e = 0; e < 16; ++e) ((unsigned char *)dst)[e] = full ? ((const "
+           "unsigned char *)src)[e] : 0;");
+}
+
+void cuda::emitLdmatrixLanes(CodeWriter &out) {
+  out.line("const int lrow = lane % 8, q_lo = (lane / 8) % 2, q_hi = lane / 16;  // ldmatrix: "
+           "the lane's row of its matrix q = lane / 8, and q's two bits");
+}
+
 /// Opens the loop over this thread's elements of a `rows` x `depth` slice
 /// and declares `kk` and `rr`; the caller closes it.
 static void openSliceLoop(CodeWriter &out, const GemmProblem &problem, bool isLhs, int64_t rows,

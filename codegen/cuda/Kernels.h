@@ -65,6 +65,16 @@ int64_t product(llvm::ArrayRef<int64_t> shape);
 /// in `dtype` (so its elements can be copied straight from memory, e.g. by
 /// cp.async); nullptr otherwise.
 const Buffer *argumentBuffer(const KernelContext &ctx, mlir::Value v, DType dtype);
+/// A C condition: every buffer's address is 16-byte aligned (cp.async's
+/// chunks; a caller's view into a larger buffer may not be).
+std::string aligned16(llvm::ArrayRef<const Buffer *> buffers);
+/// The copy of one 16-byte chunk from `src` to shared `dst` (both in
+/// scope, `full` false past the operand: zeros): cp.async when `aligned`
+/// holds, else byte by byte.
+void emitChunkCopy(CodeWriter &out, const std::string &aligned);
+/// Declares `lrow`, `q_lo` and `q_hi`: the row a lane gives an ldmatrix.x4
+/// in its matrix q = lane / 8, and q's two bits.
+void emitLdmatrixLanes(CodeWriter &out);
 
 /// The accumulator type of a reduction over elements of `dtype`: double for
 /// floats (as the oracle), long long for integers.

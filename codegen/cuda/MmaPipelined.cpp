@@ -81,8 +81,6 @@ struct SliceTile {
   }
 };
 
-bool isPowerOf2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
 /// The tile of operand `isLhs` when the pipelined template can copy it:
 /// a kernel argument of the instruction's operand type whose contiguous
 /// dimension is whole 16-byte chunks.
@@ -107,8 +105,8 @@ std::optional<SliceTile> sliceTile(const KernelContext &ctx, const GemmProblem &
   t.rowElements = t.kContiguous ? t.depth : t.rows;
   t.chunksPerRow = t.rowElements / t.chunkElements;
   int64_t contiguousExtent = shapeOf(operand).back();
-  if (contiguousExtent % t.chunkElements || t.rowElements % t.chunkElements ||
-      !isPowerOf2(t.rowElements) || !isPowerOf2(t.chunksPerRow))
+  if (contiguousExtent % t.chunkElements || !llvm::isPowerOf2_64(t.rowElements) ||
+      !llvm::isPowerOf2_64(t.chunksPerRow))
     return std::nullopt;
   return t;
 }
@@ -143,9 +141,7 @@ void emitSliceCopy(KernelContext &ctx, const GemmProblem &problem, const MmaGeom
   out.line("const auto *src = full ? " + b.ptr + " + " + flatIndex(b.shape, index) + " : " +
            b.ptr + ";");
   out.line("auto *dst = " + base + " + " + t.chunkOffset("row", "chunk") + ";");
-  out.line("if (" + aligned + ") dlc_cp_async16(dst, src, full);");
-  out.line("else for (int e = 0; e < 16; ++e) ((unsigned char *)dst)[e] = full ? ((const "
-           "unsigned char *)src)[e] : 0;");
+  emitChunkCopy(out, aligned);
   out.close();
 }
 
@@ -232,11 +228,9 @@ bool cuda::emitPipelinedMmaMatmul(KernelContext &ctx) {
   out.line("DLC_DYNAMIC_SHARED(dlc_smem);");
   out.line(llvm::formatv("{0} *const ring = ({0} *)dlc_smem;", element).str());
   Index batch = emitMmaPrologue(ctx, problem, g);
-  out.line("const bool aligned = ((unsigned long long)(const void *)" + a->buffer->ptr +
-           " & 15) == 0 && ((unsigned long long)(const void *)" + b->buffer->ptr +
-           " & 15) == 0;");
-  if (!g.tf32) // ldmatrix: this lane's row of its matrix q = lane / 8, and q's two bits
-    out.line("const int lrow = lane % 8, q_lo = (lane / 8) % 2, q_hi = lane / 16;");
+  out.line("const bool aligned = " + aligned16({a->buffer, b->buffer}) + ";");
+  if (!g.tf32)
+    emitLdmatrixLanes(out);
 
   int64_t slices = (problem.K + g.BK - 1) / g.BK;
   auto copyStage = [&](const std::string &slice) {

@@ -69,13 +69,17 @@ struct RowEmitter {
     out.line(elementAt(buffer, flatIndex(buffer.shape, index)) + " = " +
              target().store(buffer.dtype, value) + ";");
   }
-  /// `for (e = threadIdx.x; e < n; e += blockDim.x) {` with a fresh scope.
-  void openStrided(const std::string &var, int64_t n) {
-    out.open(llvm::formatv("for (int64_t {0} = threadIdx.x; {0} < {1}; {0} += "
-                           "blockDim.x)",
-                           var, n)
+  /// `for (var = first; var < n; var += step) {` with a fresh scope.
+  void openLoop(const std::string &var, const std::string &first, int64_t n,
+                const std::string &step) {
+    out.open(llvm::formatv("for (int64_t {0} = {1}; {0} < {2}; {0} += {3})", var, first, n,
+                           step)
                  .str());
     elemental.pushScope();
+  }
+  /// `for (e = threadIdx.x; e < n; e += blockDim.x) {` with a fresh scope.
+  void openStrided(const std::string &var, int64_t n) {
+    openLoop(var, "threadIdx.x", n, "blockDim.x");
   }
   void openSerial(const std::string &var, const std::string &from, int64_t n) {
     out.open(llvm::formatv("for (int64_t {0} = {1}; {0} < {2}; ++{0})", var,

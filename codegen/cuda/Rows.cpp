@@ -77,8 +77,6 @@ void RowEmitter::softmax(Operation *op, bool log) {
   int64_t L = shape[axis];
   DType dtype = elementDType(result);
   std::string ct = target().computeType(dtype);
-  // The statistics accumulate in float for f32 and 16-bit rows (as
-  // PyTorch's kernels do), in double for f64.
   std::string acc = rowAccumulator(dtype);
   auto finish = [&](const std::string &xv) {
     return log ? "(" + ct + ")((" + acc + ")" + xv + " - mx - log(sum))"
@@ -366,7 +364,6 @@ static constexpr int64_t kFewRows = 32;
 /// gradient), the split over the leading dimensions every stage shares
 /// (batch, head, query): finer than the analysis's, which splits only where
 /// the results themselves do. Returns 0 when that does not apply.
-
 static unsigned layoutTailSplit(const KernelContext &ctx, Value &pre) {
   const auto &stages = ctx.analysis.stages;
   if (stages.empty())

@@ -35,10 +35,7 @@ void RowEmitter::conv2d(Conv2dOp op) {
                            "window of {1} products",
                            describeOp(op), Cg * KH * KW)
                  .str());
-    out.open(llvm::formatv("for (int64_t e = threadIdx.x / 32; e < {0}; e += blockDim.x / 32)",
-                           perRow(result))
-                 .str());
-    elemental.pushScope();
+    openLoop("e", "threadIdx.x / 32", perRow(result), "blockDim.x / 32");
   } else {
     out.line("// " + describeOp(op) + ": a thread per output element");
     openStrided("e", perRow(result));
@@ -49,10 +46,7 @@ void RowEmitter::conv2d(Conv2dOp op) {
                .str());
   out.line("double sum = 0;");
   if (warpPerOutput) {
-    out.open(llvm::formatv("for (int64_t p = threadIdx.x % 32; p < {0}; p += 32)",
-                           Cg * KH * KW)
-                 .str());
-    elemental.pushScope();
+    openLoop("p", "threadIdx.x % 32", Cg * KH * KW, "32");
     out.line(llvm::formatv("const int64_t c = p / {0}, kh = p / {1} % {2}, kw = p % {1};",
                            KH * KW, KW, KH)
                  .str());
@@ -83,13 +77,11 @@ void RowEmitter::conv2d(Conv2dOp op) {
   }
   if (op.getBias())
     out.line("sum += (double)" + read(op.getBias(), {idx[1]}) + ";");
-  if (warpPerOutput) {
+  if (warpPerOutput) // every lane has the sum; one stores it
     out.open("if (threadIdx.x % 32 == 0)");
-    write(result, idx, "(" + target().computeType(elementDType(result)) + ")sum");
+  write(result, idx, "(" + target().computeType(elementDType(result)) + ")sum");
+  if (warpPerOutput)
     out.close();
-  } else {
-    write(result, idx, "(" + target().computeType(elementDType(result)) + ")sum");
-  }
   close();
 }
 

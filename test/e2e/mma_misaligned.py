@@ -97,3 +97,5 @@ p_ /= p_.sum(-1, keepdims=True)
 err = rel(value(aligned), value(bf16_bits(value(bf16_bits(p_)) @ value(v))))
 assert err < 1e-2, err  # bf16 probabilities: a unit apart where the rounding differs
 print(f"attention: aligned and misaligned K/V agree; rel. error against float64 {err:.1e}")
+gemm.close()
+attention.close()
