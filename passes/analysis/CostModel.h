@@ -124,11 +124,23 @@ struct DeviceSpec {
   void shareAmong(int64_t ranks) {
     meshRanks = ranks;
     timeShare = shareFor(ranks);
-    double host = hostMemoryBandwidth > 0 ? hostMemoryBandwidth : memoryBandwidth;
-    memoryShare = cores > 0 && host > 0
-                      ? std::max(1.0, double(ranks) * memoryBandwidth / host)
-                      : 1.0;
+    memoryShare = memoryShareFor(ranks);
     hostShare = hostShareFor(ranks);
+  }
+  /// The factor of a kernel's time in memory when `busy` ranks of one host
+  /// stream at once.
+  double memoryShareFor(int64_t busy) const {
+    double host = hostMemoryBandwidth > 0 ? hostMemoryBandwidth : memoryBandwidth;
+    return cores > 0 && host > 0 ? std::max(1.0, double(busy) * memoryBandwidth / host) : 1.0;
+  }
+  /// This device as `busy` ranks of one host see it while `hostRanks`
+  /// (at least busy) share it: each rank's threads are cores / hostRanks
+  /// however many compute, and the busy ones share the memory's bandwidth.
+  DeviceSpec sharedBy(int64_t busy, int64_t hostRanks) const {
+    DeviceSpec shared = *this;
+    shared.timeShare = shareFor(busy, hostRanks);
+    shared.memoryShare = memoryShareFor(busy);
+    return shared;
   }
 };
 

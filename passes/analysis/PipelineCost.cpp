@@ -233,10 +233,35 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     previous = s;
   }
 
-  // Time per stage.
+  // Time per stage, its kernels costed as if its ranks computed alone
+  // (device.timeShare for meshRanks), and again for every count of stages
+  // computing at once (busy = 1 .. P, below): ranks of one host share its
+  // cores and its memory's bandwidth, each rank on the threads that all the
+  // stages' ranks leave it (runtime/base/HostCores.h: a stage alone in the
+  // bubble does not get the idle stages' cores). A compute-bound kernel
+  // slows with fewer threads, one in memory with more ranks streaming.
+  // On devices of their own (GPUs) every count costs the same.
+  std::vector<DeviceSpec> sharedBy;
+  for (int64_t busy = 1; busy <= stages; ++busy)
+    sharedBy.push_back(
+        device.sharedBy(busy * device.meshRanks, stages * device.meshRanks));
+  // [busy - 1][stage]: a micro-batch's forward and backward kernels, and
+  // the update's kernels.
+  std::vector<std::vector<double>> slotKernelsAt(stages, std::vector<double>(stages, 0)),
+      updateKernelsAt = slotKernelsAt;
+  std::vector<double> updateKernels(stages, 0);
   for (Operation *op : ops) {
-    StageCost &stage = cost.perStage[stageOfOp[op]];
+    int64_t s = stageOfOp[op];
+    StageCost &stage = cost.perStage[s];
     KernelCost k = kernelCost(op, device, link);
+    if (!k.collective)
+      for (int64_t busy = 1; busy <= stages; ++busy) {
+        double seconds = kernelCost(op, sharedBy[busy - 1], link).seconds;
+        if (parts.phase(op) == StepPart::Update)
+          updateKernelsAt[busy - 1][s] += seconds / double(optimizerShards);
+        else
+          slotKernelsAt[busy - 1][s] += seconds;
+      }
     if (k.collective) {
       // A stage's ranks exchange its gradients and activations from its
       // own thread: no communication thread's hand-over.
@@ -250,6 +275,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     if (phase == StepPart::Update) {
       // In place on the state, counted below.
       stage.updateSeconds += k.seconds / double(optimizerShards);
+      updateKernels[s] += k.seconds / double(optimizerShards);
       continue;
     }
     (phase == StepPart::Forward ? stage.forwardSeconds : stage.backwardSeconds) += k.seconds;
@@ -331,8 +357,9 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // SPMD path's collectives pay (DeviceSpec::collectiveOverheadSeconds),
   // except for the step's one all-reduce (the loss).
   double handOver = device.hostPath ? device.collectiveOverheadSeconds * hostShare : 0;
-  for (StageCost &stage : cost.perStage)
-    stage.kernelSeconds = stage.forwardSeconds + stage.backwardSeconds;
+  std::vector<double> slotKernels(stages);
+  for (int64_t s = 0; s < stages; ++s)
+    slotKernels[s] = cost.perStage[s].forwardSeconds + cost.perStage[s].backwardSeconds;
   // A part's host tensors, allocated and filled every run: the forward
   // gives its saved activations, the backward the parameters' gradients,
   // the update the state.
@@ -365,40 +392,40 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   }
   cost.transferSeconds = widestTransfer;
   cost.slotSeconds = slowest + widestTransfer;
-  // Stages' kernels were costed as if one stage's ranks computed alone
-  // (device.timeShare for meshRanks). Ranks of one host share it: in slot
-  // j of the M + P - 1, min(j + 1, P, M, M + P - 1 - j) stages compute at
-  // once (the ramp-up and ramp-down have fewer), and each runs at
-  // shareFor(those ranks) over the alone factor, on the threads that all
-  // the stages' ranks on the host leave it (a stage alone in the bubble
-  // does not get the idle stages' cores); every stage updates at once. On
-  // devices of their own (GPUs) the factor is 1.
-  auto slowdown = [&](int64_t busyStages) {
-    return device.shareFor(busyStages * device.meshRanks, stages * device.meshRanks) /
-           device.shareFor(device.meshRanks);
-  };
+  // In slot j of the M + P - 1, min(j + 1, P, M, M + P - 1 - j) stages
+  // compute at once (the ramp-up and ramp-down have fewer): the slowest
+  // stage's kernels at that count, and the rest of the slot (host
+  // overheads, transfers), whose host code waits for time slices where
+  // the busy ranks outnumber the cores.
   auto hostSlowdown = [&](int64_t busyStages) {
     return device.hostShareFor(busyStages * device.meshRanks) / hostShare;
   };
-  // The slot's kernels, and the rest of it (host overheads, transfers).
-  double slotKernels = 0;
-  for (const StageCost &stage : cost.perStage)
-    slotKernels = std::max(slotKernels, stage.kernelSeconds);
-  double slotHost = cost.slotSeconds - slotKernels;
+  double slotHost = cost.slotSeconds - *std::max_element(slotKernels.begin(), slotKernels.end());
   cost.stepSeconds = 0;
   for (int64_t j = 0; j < microbatches + stages - 1; ++j) {
     int64_t busy = std::min({j + 1, stages, microbatches, microbatches + stages - 1 - j});
-    cost.stepSeconds += slotKernels * slowdown(busy) + slotHost * hostSlowdown(busy);
+    const std::vector<double> &kernels = slotKernelsAt[busy - 1];
+    cost.stepSeconds +=
+        *std::max_element(kernels.begin(), kernels.end()) + slotHost * hostSlowdown(busy);
   }
   // Every stage updates at once, but one whose update is small (the last
   // stage's head) leaves the host to the others: as many ranks' worth
-  // busy as the stages' updates over the slowest's.
+  // busy as the stages' updates over the slowest's. The slowest stage's
+  // update kernels at that count, its host code (module run, the loss's
+  // all-reduce) and data-parallel collectives at the host's share.
   double updateSum = 0;
   for (const StageCost &stage : cost.perStage)
     updateSum += stage.updateSeconds + stage.gradientSyncSeconds;
   int64_t updating = update > 0 ? std::clamp<int64_t>(std::llround(updateSum / update), 1, stages)
                                 : 1;
-  cost.stepSeconds += update * std::max(slowdown(updating), hostSlowdown(updating));
+  double slowestUpdate = 0;
+  for (int64_t s = 0; s < stages; ++s) {
+    const StageCost &stage = cost.perStage[s];
+    double host = stage.updateSeconds + stage.gradientSyncSeconds - updateKernels[s];
+    slowestUpdate = std::max(slowestUpdate, updateKernelsAt[updating - 1][s] +
+                                                host * hostSlowdown(updating));
+  }
+  cost.stepSeconds += slowestUpdate;
   double busiest = 0;
   for (const StageCost &stage : cost.perStage)
     busiest = std::max(busiest, double(microbatches) * (stage.forwardSeconds + stage.backwardSeconds) +

@@ -63,8 +63,6 @@ struct StageCost {
   /// collectives.
   double forwardSeconds = 0, backwardSeconds = 0, microbatchCommSeconds = 0;
   double updateSeconds = 0, gradientSyncSeconds = 0;
-  /// The forward's and backward's kernels alone (no host overheads).
-  double kernelSeconds = 0;
   /// Bytes of activations crossing to the next stage per micro-batch.
   int64_t sendBytes = 0;
   int64_t stateBytes = 0, gradientBytes = 0, savedBytes = 0, workspaceBytes = 0,
