@@ -278,6 +278,16 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     result.setType(localType(result, s.dims));
     shardings[result] = s;
   }
+  // A slice's limits are sizes: on a dimension it takes whole (the only
+  // ones its rule lets split), the local size.
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    SmallVector<int64_t> limits(slice.getLimits());
+    ArrayRef<int64_t> local = cast<RankedTensorType>(slice.getX().getType()).getShape();
+    for (auto [d, axis] : llvm::enumerate(shardings[slice.getResult()].dims))
+      if (axis >= 0)
+        limits[d] = local[d];
+    slice.setLimits(limits);
+  }
   return success();
 }
 

@@ -116,4 +116,23 @@ p = subprocess.run(mpirun + ["-np", "2", "dlc", "train", model, "--data",
                    capture_output=True, text=True)
 assert p.returncode == 2 and "ends each epoch with a batch of 32: add --drop-last" in p.stderr, \
     (p.returncode, p.stderr)
+
+# Tensor parallelism on a CNN ending in global average pooling (ResNet's
+# head): the classifier's gradient reaches the pooling split by channels,
+# and the pooling's gradient slices it whole on that dimension (each rank
+# its channels); 20 steps on 2 ranks end with one process's parameters.
+gap = os.path.join(root, "test", "partition", "Inputs", "cnn-gap.dlg")
+gap_run = ["dlc", "train", gap, "--data", "/usr/share/datasets/fashion-mnist",
+           "--max-steps", "20", "--batch-size", "64"]
+subprocess.run(gap_run + ["--checkpoint-dir", f"{tmp}/gap-one"], check=True, capture_output=True)
+p = subprocess.run(mpirun + ["-np", "2"] + gap_run +
+                   ["--checkpoint-dir", f"{tmp}/gap-two", "--mesh", "model=2", "--parallel",
+                    "tensor"], capture_output=True, text=True)
+assert p.returncode == 0, (p.stdout, p.stderr)
+one_gap, two_gap = load(f"{tmp}/gap-one/ckpt-20.safetensors"), load(f"{tmp}/gap-two/ckpt-20.safetensors")
+errs = {k: float(np.linalg.norm(two_gap[k].astype(np.float64) - one_gap[k]) /
+                 max(np.linalg.norm(one_gap[k].astype(np.float64)), 1e-30))
+        for k in one_gap if k != "step"}
+print(f"CNN with global average pooling, model=2 on 2 ranks: max rel {max(errs.values()):.1e}")
+assert max(errs.values()) <= 1e-5, errs
 print("data-parallel training on 2 and 4 ranks equals one process")
