@@ -22,31 +22,6 @@ using namespace mlir;
 
 namespace dlc {
 
-std::vector<std::pair<PipelinePhase, int64_t>>
-pipelineOrder(PipelineSchedule schedule, int64_t stage, int64_t stages, int64_t microbatches,
-              bool hasBackward) {
-  using P = PipelinePhase;
-  std::vector<std::pair<P, int64_t>> order;
-  if (!hasBackward || schedule == PipelineSchedule::GPipe) {
-    for (int64_t m = 0; m < microbatches; ++m)
-      order.push_back({P::Forward, m});
-    if (hasBackward)
-      for (int64_t m = 0; m < microbatches; ++m)
-        order.push_back({P::Backward, m});
-    return order;
-  }
-  int64_t warmup = std::min(stages - stage - 1, microbatches);
-  for (int64_t m = 0; m < warmup; ++m)
-    order.push_back({P::Forward, m});
-  for (int64_t i = 0; i + warmup < microbatches; ++i) {
-    order.push_back({P::Forward, warmup + i});
-    order.push_back({P::Backward, i});
-  }
-  for (int64_t m = microbatches - warmup; m < microbatches; ++m)
-    order.push_back({P::Backward, m});
-  return order;
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -190,7 +165,7 @@ std::vector<Message> PipelineProgram::Impl::messagesOf(int64_t s) const {
         if (needsRefresh(static_cast<unsigned>(i), t))
           out.push_back({t, {Carries::State, static_cast<unsigned>(i), -1}});
   // 2. Each part's values, as the schedule runs them.
-  for (auto [phase, m] : pipelineOrder(schedule, s, stages, microbatches, hasBackward))
+  for (auto [phase, m] : pipelineOrder(schedule == PipelineSchedule::GPipe, s, stages, microbatches, hasBackward))
     for (int64_t v : part(s, phase).outputs)
       if (v >= 0)
         for (int64_t t : perMicrobatchTo[v])
@@ -473,7 +448,7 @@ ExitCode PipelineProgram::run(const std::function<HostTensor(unsigned, int64_t)>
     }
     return kExitSuccess;
   };
-  for (auto [phase, m] : pipelineOrder(p.schedule, p.stage, p.stages, p.microbatches,
+  for (auto [phase, m] : pipelineOrder(p.schedule == PipelineSchedule::GPipe, p.stage, p.stages, p.microbatches,
                                        p.hasBackward)) {
     if (ExitCode c = runPart(phase, m))
       return c;

@@ -44,12 +44,6 @@ class Communicator;
 
 enum class PipelineSchedule { GPipe, OneForwardOneBackward };
 
-/// The order stage `stage` of `stages` runs micro-batches 0..K-1 in:
-/// (phase, micro-batch), forward and backward only.
-std::vector<std::pair<PipelinePhase, int64_t>>
-pipelineOrder(PipelineSchedule schedule, int64_t stage, int64_t stages, int64_t microbatches,
-              bool hasBackward);
-
 class PipelineProgram {
 public:
   PipelineProgram();

@@ -218,7 +218,7 @@ def predict(build, config, spec):
 # is probed at: a segment's fixed cost, a byte of a segment's outputs, a
 # collective call's hand-over, a pipeline's stage-to-stage message.
 TERMS = (("segment_seconds", 1e-4), ("segment_byte_seconds", 1e-10),
-         ("collective_seconds", 1e-4), ("transfer_seconds", 1e-4))
+         ("collective_seconds", 1e-4), ("transfer_seconds", 1e-4), ("part_seconds", 1e-4))
 
 
 def slopes(build, config, spec, capacity, tmp):
@@ -338,7 +338,7 @@ def main():
         with open(args.spec, "w") as f:
             json.dump(spec, f, indent=2)
             f.write("\n")
-        s0, s1, c0, t0 = coefficients
+        s0, s1, c0, t0, p0 = coefficients
         rows = []
         for c in configs:
             p = predict(args.build, c, args.spec)
@@ -380,13 +380,15 @@ def main():
         "ring only*) leaves out what dlc's host path adds: each segment of kernels",
         "between two collectives is a module run whose outputs are fresh host",
         "tensors, and each collective is handed to a communication thread and",
-        "back; a pipeline stage's parts are module runs too. Those costs are the",
+        "back; a pipeline stage's parts are module runs too, run in the schedule's",
+        "order (PipelineCost simulates it). Those costs are the",
         "calibration: each one's slope in every configuration's plan (`dlc plan` with",
         "that overhead alone set), fitted by non-negative least squares on the",
         "relative error of all the configurations, pipelines included:",
         f"**{s0 * 1e6:.1f} us a segment, {s1 * 1e9:.3f} ns a byte of a segment's outputs,",
         f"{c0 * 1e6:.1f} us a collective between ranks, {t0 * 1e6:.1f} us a pipeline's",
-        "message between stages**, written to",
+        f"message between stages, {p0 * 1e6:.1f} us a pipeline stage's part (a module",
+        "run of a micro-batch's forward or backward, or of the update)**, written to",
         "devices/cpu.json (`host_path`). *Held out*: each configuration predicted by",
         "the fit to the others alone (the linear form of the model), the honest",
         "measure of how well the calibrated model predicts a configuration it was",

@@ -128,6 +128,7 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
     out.collectiveOverheadSeconds = host->getNumber("collective_seconds").value_or(0);
     out.segmentByteSeconds = host->getNumber("segment_byte_seconds").value_or(0);
     out.transferOverheadSeconds = host->getNumber("transfer_seconds").value_or(0);
+    out.partSeconds = host->getNumber("part_seconds").value_or(0);
     // What the host path's kernels gain from a rank's threads, as fitted
     // (calibrate.py), over the lone GEMM's measurement.
     if (auto capacity = host->getNumber("parallel_capacity"))
@@ -218,6 +219,9 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
                           memoryTime * (cached ? device.timeShare : device.memoryShare)) +
                  device.kernelLaunchSeconds * device.timeShare;
   cost.computeBound = computeTime >= memoryTime;
+  cost.gemmSeconds = std::min(cost.seconds, (work.gemmFlops + device.gemmKHalf * work.gemmFlopsOverK +
+                                             device.gemmMHalf * work.gemmFlopsOverM) /
+                                                peak * device.timeShare);
   return cost;
 }
 

@@ -94,6 +94,10 @@ struct DeviceSpec {
   /// What a segment costs a byte of its outputs (host tensors allocated,
   /// filled and handed over every run).
   double segmentByteSeconds = 0;
+  /// What a pipeline stage's part (a micro-batch's forward or backward, the
+  /// update: a module run of its own, driver/PipelineProgram.h) costs
+  /// beyond its kernels and its outputs' bytes (fitted).
+  double partSeconds = 0;
   /// What a pipeline's stage-to-stage message costs beyond the link's
   /// alpha-beta (fitted; on CPU ranks the round trip of 1F1B is tens of
   /// microseconds where MPI's microbenchmark measures one).
@@ -208,6 +212,9 @@ KernelWork kernelWork(mlir::Operation *kernel);
 
 struct KernelCost {
   double seconds = 0, flops = 0;
+  /// The share of `seconds` its GEMMs take at the peak (their products
+  /// alone, as if nothing else the kernel does overlapped them).
+  double gemmSeconds = 0;
   bool collective = false, computeBound = false;
 };
 /// One top-level op of a planned function alone: a collective's time on the

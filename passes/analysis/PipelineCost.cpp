@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -152,6 +153,97 @@ int64_t PipelineCost::peakMemoryBytes() const {
   return peak;
 }
 
+namespace {
+
+/// Seconds of each stage's parts, [stage][busy - 1] for every count of
+/// stages computing at once, and of the one-way transfer across each cut.
+struct ScheduleTimes {
+  std::vector<std::vector<double>> forward, backward;
+  std::vector<double> transfer;
+};
+
+} // namespace
+
+/// When each stage finishes its last backward (or forward) in one step of
+/// `microbatches`, every stage running its parts in pipelineOrder's order.
+/// A part starts once its stage is free and its input has arrived: the
+/// forward of micro-batch m on stage s the activation of (s - 1, m), its
+/// backward the gradient of (s + 1, m), a transfer after they end. The
+/// stages share the host as processor sharing does: while b stages
+/// compute, a part advances at 1 / (its time at b) a second, so one
+/// stage alone in the bubble runs at its own rate and the rest slow
+/// when more stages compute (on GPUs every count costs the same).
+static std::vector<double> simulateSchedule(const ScheduleTimes &times, int64_t microbatches,
+                                            bool gpipe) {
+  using P = PipelinePhase;
+  int64_t stages = times.forward.size();
+  std::vector<std::vector<std::pair<P, int64_t>>> order(stages);
+  for (int64_t s = 0; s < stages; ++s)
+    order[s] = pipelineOrder(gpipe, s, stages, microbatches, /*hasBackward=*/true);
+  // When each part's input is there (infinity: not yet computed).
+  const double never = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> forwardReady(stages, std::vector<double>(microbatches, never)),
+      backwardReady = forwardReady;
+  for (int64_t m = 0; m < microbatches; ++m)
+    forwardReady[0][m] = 0;
+  std::vector<size_t> next(stages, 0);
+  std::vector<double> progress(stages, -1), finished(stages, 0); // -1: idle
+  double now = 0;
+  for (;;) {
+    // Start what can start.
+    for (int64_t s = 0; s < stages; ++s)
+      if (progress[s] < 0 && next[s] < order[s].size()) {
+        auto [phase, m] = order[s][next[s]];
+        double ready = phase == P::Forward ? forwardReady[s][m]
+                       : s + 1 < stages   ? backwardReady[s][m]
+                                          : 0; // the last stage's own forward came first
+        if (ready <= now)
+          progress[s] = 0;
+      }
+    int64_t busy = llvm::count_if(progress, [](double p) { return p >= 0; });
+    // The next event: a running part ends, or an input arrives.
+    double step = never;
+    auto duration = [&](int64_t s) {
+      auto [phase, m] = order[s][next[s]];
+      return (phase == P::Forward ? times.forward : times.backward)[s][busy - 1];
+    };
+    for (int64_t s = 0; s < stages; ++s) {
+      if (progress[s] >= 0) {
+        step = std::min(step, (1 - progress[s]) * duration(s));
+      } else if (next[s] < order[s].size()) {
+        auto [phase, m] = order[s][next[s]];
+        double ready = phase == P::Forward ? forwardReady[s][m] : backwardReady[s][m];
+        if (ready > now && ready < never)
+          step = std::min(step, ready - now);
+      }
+    }
+    if (step == never)
+      break; // all done (or nothing can run: not for a valid order)
+    for (int64_t s = 0; s < stages; ++s) {
+      if (progress[s] < 0)
+        continue;
+      double d = duration(s);
+      progress[s] = d > 0 ? progress[s] + step / d : 1;
+    }
+    now += step;
+    for (int64_t s = 0; s < stages; ++s) {
+      if (progress[s] < 1 - 1e-9)
+        continue;
+      auto [phase, m] = order[s][next[s]];
+      if (phase == P::Forward) {
+        if (s + 1 < stages)
+          forwardReady[s + 1][m] = now + times.transfer[s];
+      } else if (s > 0) {
+        backwardReady[s - 1][m] = now + times.transfer[s - 1];
+      }
+      progress[s] = -1;
+      ++next[s];
+      finished[s] = now;
+    }
+  }
+  return finished;
+}
+
 PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microbatches,
                               bool gpipe, const DeviceSpec &device, const LinkSpec &link,
                               int64_t optimizerShards) {
@@ -247,20 +339,31 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
         device.sharedBy(busy * device.meshRanks, stages * device.meshRanks));
   // [busy - 1][stage]: a micro-batch's forward and backward kernels, and
   // the update's kernels.
-  std::vector<std::vector<double>> slotKernelsAt(stages, std::vector<double>(stages, 0)),
-      updateKernelsAt = slotKernelsAt;
+  std::vector<std::vector<double>> forwardKernelsAt(stages, std::vector<double>(stages, 0)),
+      backwardKernelsAt = forwardKernelsAt, updateKernelsAt = forwardKernelsAt;
   std::vector<double> updateKernels(stages, 0);
   for (Operation *op : ops) {
     int64_t s = stageOfOp[op];
     StageCost &stage = cost.perStage[s];
     KernelCost k = kernelCost(op, device, link);
+    // A weight gradient fused into its parameter's update (the GEMM's
+    // epilogue is the optimizer) is computed for every micro-batch and
+    // accumulated, the update applied once: the update kernel counts one
+    // micro-batch's GEMM, the others' GEMMs go with each micro-batch's
+    // backward, (M - 1) / M of them in each slot.
+    bool update = parts.phase(op) == StepPart::Update;
+    double gradientShare = double(microbatches - 1) / double(microbatches);
     if (!k.collective)
       for (int64_t busy = 1; busy <= stages; ++busy) {
-        double seconds = kernelCost(op, sharedBy[busy - 1], link).seconds;
-        if (parts.phase(op) == StepPart::Update)
-          updateKernelsAt[busy - 1][s] += seconds / double(optimizerShards);
-        else
-          slotKernelsAt[busy - 1][s] += seconds;
+        KernelCost shared = kernelCost(op, sharedBy[busy - 1], link);
+        if (update) {
+          updateKernelsAt[busy - 1][s] += shared.seconds / double(optimizerShards);
+          backwardKernelsAt[busy - 1][s] += shared.gemmSeconds * gradientShare;
+        } else {
+          (parts.phase(op) == StepPart::Forward ? forwardKernelsAt
+                                                : backwardKernelsAt)[busy - 1][s] +=
+              shared.seconds;
+        }
       }
     if (k.collective) {
       // A stage's ranks exchange its gradients and activations from its
@@ -276,6 +379,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
       // In place on the state, counted below.
       stage.updateSeconds += k.seconds / double(optimizerShards);
       updateKernels[s] += k.seconds / double(optimizerShards);
+      stage.backwardSeconds += k.gemmSeconds * gradientShare;
       continue;
     }
     (phase == StepPart::Forward ? stage.forwardSeconds : stage.backwardSeconds) += k.seconds;
@@ -357,9 +461,14 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // SPMD path's collectives pay (DeviceSpec::collectiveOverheadSeconds),
   // except for the step's one all-reduce (the loss).
   double handOver = device.hostPath ? device.collectiveOverheadSeconds * hostShare : 0;
-  std::vector<double> slotKernels(stages);
-  for (int64_t s = 0; s < stages; ++s)
-    slotKernels[s] = cost.perStage[s].forwardSeconds + cost.perStage[s].backwardSeconds;
+  // A micro-batch's forward and backward kernels alone; the rest of each
+  // part (below: host overheads, the stage's own collectives) is added to
+  // the kernels at every count of busy stages.
+  std::vector<double> forwardKernels(stages), backwardKernels(stages);
+  for (int64_t s = 0; s < stages; ++s) {
+    forwardKernels[s] = cost.perStage[s].forwardSeconds;
+    backwardKernels[s] = cost.perStage[s].backwardSeconds;
+  }
   // A part's host tensors, allocated and filled every run: the forward
   // gives its saved activations, the backward the parameters' gradients,
   // the update the state.
@@ -367,11 +476,11 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
     for (StageCost &stage : cost.perStage) {
       double perByte = device.segmentByteSeconds;
       stage.forwardSeconds +=
-          (device.segmentSeconds + perByte * double(stage.savedBytes)) * hostShare;
+          (device.partSeconds + perByte * double(stage.savedBytes)) * hostShare;
       stage.backwardSeconds +=
-          (device.segmentSeconds + perByte * double(stage.gradientBytes)) * hostShare;
+          (device.partSeconds + perByte * double(stage.gradientBytes)) * hostShare;
       stage.updateSeconds +=
-          (device.segmentSeconds + perByte * double(stage.stateBytes)) * hostShare + handOver +
+          (device.partSeconds + perByte * double(stage.stateBytes)) * hostShare + handOver +
           2 * link.latency * double(stages);
     }
 
@@ -392,40 +501,55 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   }
   cost.transferSeconds = widestTransfer;
   cost.slotSeconds = slowest + widestTransfer;
-  // In slot j of the M + P - 1, min(j + 1, P, M, M + P - 1 - j) stages
-  // compute at once (the ramp-up and ramp-down have fewer): the slowest
-  // stage's kernels at that count, and the rest of the slot (host
-  // overheads, transfers), whose host code waits for time slices where
-  // the busy ranks outnumber the cores.
+  // The step: every stage's parts in its schedule's order, each starting
+  // when the stage is free and its input has arrived (the activation from
+  // the stage before, the gradient from the one after, a one-way transfer
+  // later), simulated on the host's shares (simulateSchedule). Stages of
+  // unequal time (a head on the last) leave the faster ones waiting, which
+  // (M + P - 1) slots of the slowest stage would count as work.
   auto hostSlowdown = [&](int64_t busyStages) {
     return device.hostShareFor(busyStages * device.meshRanks) / hostShare;
   };
-  double slotHost = cost.slotSeconds - *std::max_element(slotKernels.begin(), slotKernels.end());
-  cost.stepSeconds = 0;
-  for (int64_t j = 0; j < microbatches + stages - 1; ++j) {
-    int64_t busy = std::min({j + 1, stages, microbatches, microbatches + stages - 1 - j});
-    const std::vector<double> &kernels = slotKernelsAt[busy - 1];
-    cost.stepSeconds +=
-        *std::max_element(kernels.begin(), kernels.end()) + slotHost * hostSlowdown(busy);
+  ScheduleTimes times;
+  times.forward.assign(stages, std::vector<double>(stages));
+  times.backward = times.forward;
+  for (int64_t s = 0; s < stages; ++s) {
+    const StageCost &stage = cost.perStage[s];
+    double forwardRest = stage.forwardSeconds - forwardKernels[s] +
+                         stage.microbatchCommSeconds / 2,
+           backwardRest = stage.backwardSeconds - backwardKernels[s] +
+                          stage.microbatchCommSeconds / 2;
+    for (int64_t busy = 1; busy <= stages; ++busy) {
+      times.forward[s][busy - 1] =
+          forwardKernelsAt[busy - 1][s] + forwardRest * hostSlowdown(busy);
+      times.backward[s][busy - 1] =
+          backwardKernelsAt[busy - 1][s] + backwardRest * hostSlowdown(busy);
+    }
+    if (s + 1 < stages)
+      times.transfer.push_back((link.latency + device.transferOverheadSeconds +
+                                double(cutBytes[s]) / link.bandwidth) *
+                               hostShare);
   }
-  // Every stage updates at once, but one whose update is small (the last
-  // stage's head) leaves the host to the others: as many ranks' worth
-  // busy as the stages' updates over the slowest's. The slowest stage's
-  // update kernels at that count, its host code (module run, the loss's
-  // all-reduce) and data-parallel collectives at the host's share.
+  std::vector<double> finished = simulateSchedule(times, microbatches, gpipe);
+  // A stage updates once its last backward is done; the stages update at
+  // about the same time, but one whose update is small (the last stage's
+  // head) leaves the host to the others: as many ranks' worth busy as the
+  // stages' updates over the slowest's. Each stage's update kernels at
+  // that count, its host code (module run, the loss's all-reduce) and
+  // data-parallel collectives at the host's share; the step ends with the
+  // last update.
   double updateSum = 0;
   for (const StageCost &stage : cost.perStage)
     updateSum += stage.updateSeconds + stage.gradientSyncSeconds;
   int64_t updating = update > 0 ? std::clamp<int64_t>(std::llround(updateSum / update), 1, stages)
                                 : 1;
-  double slowestUpdate = 0;
+  cost.stepSeconds = 0;
   for (int64_t s = 0; s < stages; ++s) {
     const StageCost &stage = cost.perStage[s];
     double host = stage.updateSeconds + stage.gradientSyncSeconds - updateKernels[s];
-    slowestUpdate = std::max(slowestUpdate, updateKernelsAt[updating - 1][s] +
-                                                host * hostSlowdown(updating));
+    cost.stepSeconds = std::max(cost.stepSeconds, finished[s] + updateKernelsAt[updating - 1][s] +
+                                                      host * hostSlowdown(updating));
   }
-  cost.stepSeconds += slowestUpdate;
   double busiest = 0;
   for (const StageCost &stage : cost.perStage)
     busiest = std::max(busiest, double(microbatches) * (stage.forwardSeconds + stage.backwardSeconds) +

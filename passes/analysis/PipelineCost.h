@@ -13,14 +13,20 @@
 //    gradients weigh; an update kernel with the parameter it updates, a
 //    collective with the kernel before it; a state argument on every stage
 //    that reads it (a tied embedding: the first and the last);
-//  - time: every micro-batch slot takes the slowest stage's forward and
-//    backward (with its tensor-parallel collectives) plus the activation
-//    and gradient transfers across the widest cut (alpha-beta on the link);
-//    a step is (M + P - 1) slots, then the slowest stage's update and its
-//    gradients' data-parallel collectives (not overlapped: conservative).
-//    The bubble is (P - 1) / (M + P - 1) of the slots. On CPU ranks' host
-//    path (DeviceSpec::hostPath) each transfer is a collective and the
-//    update a segment, with their overheads;
+//  - time: each stage runs its parts (a micro-batch's forward, its
+//    backward with its tensor-parallel collectives) in its schedule's
+//    order (pipelineOrder: GPipe or 1F1B), a part starting once its stage
+//    is free and its input has come from the neighbouring stage, a
+//    transfer (alpha-beta on the link) after that part ends; then each
+//    stage's update and its gradients' data-parallel collectives (not
+//    overlapped: conservative). A weight gradient fused into the update
+//    is computed for every micro-batch. Ranks of one host (CPU ranks)
+//    share it while they compute at once: each part is costed at every
+//    count of busy stages and the schedule simulated with processor
+//    sharing. The slot (the slowest stage's micro-batch and the widest
+//    transfer) and the bubble (P - 1) / (M + P - 1) are reported beside.
+//    On CPU ranks' host path (DeviceSpec::hostPath) each part is a module
+//    run with its overheads;
 //  - memory per stage: its state (parameters, moments), a gradient
 //    accumulator as large as its parameters, the activations it saves for
 //    the backward pass times the micro-batches in flight (1F1B: stage s

@@ -38,6 +38,31 @@ const char *phaseName(PipelinePhase phase) {
   return "?";
 }
 
+std::vector<std::pair<PipelinePhase, int64_t>>
+pipelineOrder(bool gpipe, int64_t stage, int64_t stages, int64_t microbatches,
+              bool hasBackward) {
+  using P = PipelinePhase;
+  std::vector<std::pair<P, int64_t>> order;
+  if (!hasBackward || gpipe) {
+    for (int64_t m = 0; m < microbatches; ++m)
+      order.push_back({P::Forward, m});
+    if (hasBackward)
+      for (int64_t m = 0; m < microbatches; ++m)
+        order.push_back({P::Backward, m});
+    return order;
+  }
+  int64_t warmup = std::min(stages - stage - 1, microbatches);
+  for (int64_t m = 0; m < warmup; ++m)
+    order.push_back({P::Forward, m});
+  for (int64_t i = 0; i + warmup < microbatches; ++i) {
+    order.push_back({P::Forward, warmup + i});
+    order.push_back({P::Backward, i});
+  }
+  for (int64_t m = microbatches - warmup; m < microbatches; ++m)
+    order.push_back({P::Backward, m});
+  return order;
+}
+
 /// A CPU core's roofline: 100 GFLOP/s, 10 GB/s, 2 us a kernel. Only the
 /// ratios between ops matter for the cut.
 static double defaultOpSeconds(Operation *op) {

@@ -76,6 +76,14 @@ std::vector<double> stageSeconds(mlir::func::FuncOp func, const PipelineOptions 
 enum class PipelinePhase { Forward = 0, Backward = 1, Update = 2 };
 const char *phaseName(PipelinePhase phase);
 
+/// The order stage `stage` of `stages` runs micro-batches 0..K-1 in:
+/// (phase, micro-batch), forward and backward only. GPipe: every forward,
+/// then every backward; 1F1B (PipeDream-flush): P - s - 1 forwards, then
+/// one forward and one backward in turn, then the remaining backwards.
+std::vector<std::pair<PipelinePhase, int64_t>>
+pipelineOrder(bool gpipe, int64_t stage, int64_t stages, int64_t microbatches,
+              bool hasBackward);
+
 /// A value one part computes and other parts read.
 struct PipelineValue {
   int64_t stage = 0;
