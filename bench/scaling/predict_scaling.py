@@ -14,16 +14,18 @@ by passes/analysis/PipelineCost.h), on H100 + NVLink 4 and V100 + NVLink 2:
   data      --mesh data=N --parallel data;
   pipeline  --mesh pipe=N --parallel pipeline --microbatches 4N (1F1B);
   auto      --parallel auto --devices N (driver/AutoPlan.h): its choice;
-  tensor    not predicted: the partitioner's Megatron preset splits
-            matmuls on `param` ops, and a train step's parameters are
-            state arguments, so --mesh model=N replicates the step.
+  tensor    --mesh model=N --parallel tensor (the Megatron preset, the
+            parameters and their moments split with the matmuls);
 
-Where the partitioner cannot split a model's train step (ResNet-50: the
-convolutions' and pooling's gradients slice at the global batch), data
+Where the partitioner cannot split a model's train step, data
 parallelism is predicted analytically instead and marked so: one device's
 step at its batch plus a ring all-reduce of every gradient (bytes from
 the plan's parameters), not overlapped with the backward pass (an upper
 bound).
+
+Then the model that fits no single device: the 2.1-billion-parameter
+bench/models/gpt2_2b.dlg on 8 V100s of 16 GB, `--parallel auto`'s best
+plans and the reason for its choice.
 
 Beside them, the anchors: Horovod's ~90% scaling efficiency (Sergeev and
 Del Balso, 2018, on 128+ GPUs) and a TF2 + Horovod report of ~7x on 8
@@ -86,7 +88,12 @@ def predict(build, model, dim, per_device, spec, link):
         if n == 1:
             row["data"] = (one, one_fits, "")
             row["pipeline"] = (one, one_fits, "")
+            row["tensor"] = (one, one_fits, "")
         else:
+            rc, out, err = plan(build, base + ["--dim", f"{dim}={batch}", "--mesh", f"model={n}",
+                                               "--parallel", "tensor"])
+            row["tensor"] = (step_of(out), fits_of(out), "") if rc == 0 else \
+                (None, None, err.strip().splitlines()[-1] if err.strip() else f"exit {rc}")
             rc, out, err = plan(build, base + ["--dim", f"{dim}={batch}", "--mesh", f"data={n}",
                                                "--parallel", "data"])
             if rc == 0:
@@ -125,6 +132,61 @@ def cell(entry, one):
     return text
 
 
+def large_model(build):
+    """`dlc plan --parallel auto` on the 2.1e9-parameter GPT-2-style model
+    over 8 V100s of 16 GB: its best plans and why the first was chosen."""
+    model = os.path.join(ROOT, "bench", "models", "gpt2_2b.dlg")
+    args = [model, "--train", "--parallel", "auto", "--devices", "8", "--device-spec", "v100",
+            "--batch-size", "8"]
+    print("gpt2_2b on 8 v100", file=sys.stderr)
+    rc, out, err = plan(build, args)
+    if rc != 0:
+        sys.exit(f"dlc plan {' '.join(args)}: exit {rc}\n{out}\n{err}")
+    body = out.strip().splitlines()
+    return ["## A model that fits no single device: GPT-2 2.1B on 8 V100s", "",
+            "`dlc plan bench/models/gpt2_2b.dlg --train --parallel auto --devices 8 "
+            "--device-spec v100 --batch-size 8` (40 blocks of width 2048, a global batch",
+            "of 8 sequences of 1024):", "", "```"] + [line.replace(ROOT + "/", "")
+                                                     for line in body] + ["```", ""]
+
+
+def reading(results):
+    """What the tables say, from their numbers."""
+    def eight(name, spec, column):
+        one, rows = results[(name, spec)]
+        step, _, note = rows[-1][column]
+        return (one / step if step else None), note
+
+    def pct(e):
+        return f"{100 * e:.0f}%" if e else "—"
+
+    lines = ["## Reading", ""]
+    gh, _ = eight("GPT-2 small", "h100", "data")
+    gv, _ = eight("GPT-2 small", "v100", "data")
+    lines += [f"- GPT-2 small's data parallelism on 8 devices is predicted at {pct(gh)} on "
+              f"H100s and {pct(gv)} on V100s ({8 * gh:.1f}x and {8 * gv:.1f}x), against the "
+              "TF2 + Horovod anchor (~7x, ~87%) and Horovod's ~90% (reported for "
+              "convolutional networks, which compute more per byte of gradient): on the "
+              "faster GPU the same gradient all-reduce is a larger share of a shorter step."]
+    for name in ("GPT-2 small", "ResNet-50"):
+        for spec in ("h100", "v100"):
+            tensor, _ = eight(name, spec, "tensor")
+            data, note = eight(name, spec, "data")
+            chosen = results[(name, spec)][1][-1]["auto"][2]
+            lines.append(f"- {name} on 8 {spec.upper()}s: data {pct(data)}"
+                         + (" (analytic: the partitioner did not split the step)"
+                            if note == "analytic" else "")
+                         + f", tensor {pct(tensor)}; `auto` chooses {chosen}.")
+    lines += ["- Tensor parallelism splits every layer's activations' all-reduces over the "
+              "devices on every micro-step, where data parallelism reduces the gradients once "
+              "a step: with a batch per device that fits, data parallelism wins, and tensor "
+              "or pipeline parallelism is chosen when it does not fit (GPT-2 2.1B above).",
+              "- Pipelines here carry 4N micro-batches of the weak-scaled batch (one GPT-2 "
+              "sequence each at 8 devices): the bubble (P-1)/(M+P-1) is about a fifth, and "
+              "the micro-batches' kernels are small; `auto` tries 1 to 16.", ""]
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -135,26 +197,29 @@ def main():
              "GPU): weak scaling, each device keeping its batch (GPT-2 small: 4 sequences",
              "of 1024 tokens; ResNet-50: 32 images of 224x224), f32. Each cell is the",
              "predicted step and the efficiency against perfect scaling (one device's",
-             "step over this one's). Tensor parallelism is not predicted: the Megatron",
-             "preset splits matmuls on `param` ops, and a train step's parameters are",
-             "state arguments, which it leaves whole (a mesh `model=N` replicates the",
-             "step). *analytic*: the partitioner cannot split this train step (ResNet-50's",
-             "convolution and pooling gradients slice at the global batch), so data",
-             "parallelism is one device's step plus a ring all-reduce of the gradients,",
-             "not overlapped (an upper bound).", "",
+             "step over this one's). *tensor*: `--mesh model=N --parallel tensor`, the",
+             "Megatron preset (matmuls on parameters split by columns then rows, their",
+             "state split with them), the global batch on every device. *analytic*",
+             "(where it appears): the partitioner could not split the train step, so",
+             "data parallelism is one device's step plus a ring all-reduce of the",
+             "gradients, not overlapped (an upper bound).", "",
              "Anchors (data parallelism, measured by others): Horovod ~90% scaling",
              "efficiency; TF2 + Horovod ~7x on 8 V100s (~87%).", ""]
+    results = {}
     for name, model, dim, per_device in MODELS:
         for spec, link in SPECS:
             print(f"{name} on {spec} + {link}", file=sys.stderr)
             one, one_fits, rows = predict(args.build, model, dim, per_device, spec, link)
+            results[(name, spec)] = (one, rows)
             lines += [f"## {name} on {spec.upper()} + {link}", "",
                       f"One device: {one:.1f} ms a step"
                       + ("" if one_fits else " (its batch does not fit one device)") + ".", "",
-                      "| devices | data | pipeline (1F1B, 4N micro-batches) | auto: chosen | auto |",
-                      "|---:|---|---|---|---|"]
+                      "| devices | data | tensor | pipeline (1F1B, 4N micro-batches) "
+                      "| auto: chosen | auto |",
+                      "|---:|---|---|---|---|---|"]
             for row in rows:
                 lines.append(f"| {row['n']} | {cell(row['data'], one)} | "
+                             f"{cell(row['tensor'], one)} | "
                              f"{cell(row['pipeline'], one)} | {row['auto'][2]} | "
                              f"{cell(row['auto'], one)} |")
             data8 = rows[-1]["data"]
@@ -162,30 +227,8 @@ def main():
                 lines += ["", f"Data parallelism on 8: predicted {100 * one / data8[0]:.0f}% "
                           f"({8 * one / data8[0]:.1f}x), against the anchors' ~87-90%."]
             lines.append("")
-    lines += [
-        "## Reading", "",
-        "- GPT-2 small's data parallelism is predicted at 81% on 8 H100s and 87% on",
-        "  8 V100s (6.5x and 6.9x): on the faster GPU the same gradient all-reduce",
-        "  (500 MB a step over NVLink) is a larger share of a shorter step. The",
-        "  V100 figure lands on the TF2 + Horovod anchor (~7x); both are below",
-        "  Horovod's ~90%, reported for convolutional networks (Inception V3,",
-        "  ResNet-101), which compute more per byte of gradient, as this page's",
-        "  ResNet-50 rows show.",
-        "- `auto` chooses data parallelism for GPT-2 small (with ZeRO 1 where",
-        "  its reduce-scatter and all-gather are predicted faster): every plan",
-        "  fits, and a pipeline's bubble and per-micro-batch overheads cost more",
-        "  than the all-reduce.",
-        "- ResNet-50's train step does not partition over `data` today (the",
-        "  convolutions' and pooling's gradients are built with slices at the",
-        "  global batch, which the partitioner does not rewrite), so `auto` can",
-        "  only choose among pipelines for it and loses to the analytic data",
-        "  parallelism (25.6 M parameters: a 1-2 ms all-reduce against a 26-97 ms",
-        "  step). The analytic figure leaves out everything but the all-reduce:",
-        "  an upper bound on efficiency, not a prediction of the partitioned step.",
-        "- Pipelines here carry 4N micro-batches of the weak-scaled batch (one",
-        "  GPT-2 sequence each at 8 devices): the bubble (P-1)/(M+P-1) is about a",
-        "  fifth, and the micro-batches' kernels are small; `auto` tries 1 to 16.",
-        ""]
+    lines += large_model(args.build)
+    lines += reading(results)
     text = "\n".join(lines)
     print(text)
     if args.out:
