@@ -12,8 +12,8 @@ measurement is repeated --repeat times, interleaved (the machine is shared, so
 single measurements swing): the table gives the median of the repeats and the
 range of the dlc/ORT ratio over them. Throughput is samples per second at the
 median latency. Then GEMM GFLOP/s of OpenBLAS and oneDNN (each with its own
-threads, and each single-threaded on threads splitting M, as dlc kernels run
-it) against the machine's peak: a tight loop of independent FMAs of the widest
+threads, and each single-threaded on spinning threads splitting M, as dlc
+kernels run it, or N) against the machine's peak: a tight loop of independent FMAs of the widest
 vectors the CPU has (AVX-512 or AVX2) on
 the same number of threads (`dlc-bench-cpu peak`). Last, the cost of
 dispatching a kernel: a chain of tiny matmul kernels, per kernel.
@@ -406,7 +406,8 @@ def main():
     lines += ["", f"GEMM (f32, row-major), GFLOP/s, best of 5 × 0.2 s; peak = a tight loop of "
               f"independent {isa[widest]} FMAs on the same threads (`dlc-bench-cpu peak`), the "
               "widest vectors this CPU has; "
-              "*split* = each library single-threaded on threads splitting M (how dlc kernels call it)", ""]
+              "*split M* = each library single-threaded on spinning threads splitting M (how dlc "
+              "kernels call it), *split N* = the same splitting N in blocks of 16 columns", ""]
     for t, table in ((args.threads, gemm), (1, gemm1)):
         if table is None:
             continue
@@ -414,8 +415,9 @@ def main():
         lines += [f"{t} thread(s): FMA peak " + ", ".join(
                       f"{peaks[(t, w)]:.1f} GFLOP/s ({isa[w]})" for w in ("fma512", "fma256")
                       if (t, w) in peaks), "",
-                  "| shape | m×n×k | OpenBLAS | oneDNN | OpenBLAS split | oneDNN split |",
-                  "|---|---|---|---|---|---|"]
+                  "| shape | m×n×k | OpenBLAS | oneDNN | OpenBLAS split M | oneDNN split M | "
+                  "OpenBLAS split N | oneDNN split N |",
+                  "|---|---|---|---|---|---|---|---|"]
         for row in table:
             what, rest = row[1:].split('" ')
             m, n, k, *vals = rest.split()

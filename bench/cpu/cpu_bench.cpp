@@ -7,8 +7,9 @@
 //   dlc-bench-cpu gemm [THREADS]
 //       single-precision GEMM GFLOP/s of OpenBLAS and oneDNN for the bench
 //       models' shapes and a large square one: each library with THREADS
-//       threads of its own, and each single-threaded on THREADS std::threads
-//       that split M in contiguous row blocks (what a dlc kernel does).
+//       threads of its own, and each single-threaded on THREADS spinning
+//       threads that split M in contiguous row blocks (what a dlc kernel
+//       does), or N in column blocks.
 //   dlc-bench-cpu peak [THREADS]
 //       the machine's f32 FMA peak: a tight loop of independent AVX-512 (and
 //       AVX2) FMAs on THREADS threads, GFLOP/s.
@@ -18,6 +19,8 @@
 #include "dlc/runtime.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -118,22 +121,66 @@ static double gflops(int m, int n, int k, F gemm) {
   return best;
 }
 
-/// `fn(begin, end)` on `threads` std::threads over [0, m) in contiguous
-/// blocks, each thread running its library single-threaded.
+/// Threads that stay up between calls and spin for work, as the runtime's
+/// pool does while kernels follow each other (runtime/hal/cpu/
+/// ThreadPool.cpp): a call costs a store and a spin, not a thread's start.
+class SpinTeam {
+public:
+  explicit SpinTeam(int threads) : threads_(threads) {
+    for (int t = 1; t < threads; ++t)
+      workers_.emplace_back([this, t] {
+        omp_set_num_threads(1);
+        uint64_t seen = 0;
+        for (;;) {
+          uint64_t g;
+          while ((g = generation_.load(std::memory_order_acquire)) == seen)
+            _mm_pause();
+          seen = g;
+          if (stop_)
+            return;
+          (*fn_)(t);
+          done_.fetch_add(1, std::memory_order_acq_rel);
+        }
+      });
+  }
+  ~SpinTeam() {
+    stop_ = true;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    for (std::thread &t : workers_)
+      t.join();
+  }
+  /// fn(t) on every thread t in [0, threads), the caller being thread 0.
+  template <typename F>
+  void run(F &&fn) {
+    std::function<void(int)> f = fn;
+    fn_ = &f;
+    done_.store(0, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    f(0);
+    while (done_.load(std::memory_order_acquire) != threads_ - 1)
+      _mm_pause();
+  }
+
+private:
+  int threads_;
+  std::vector<std::thread> workers_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> done_{0};
+  std::atomic<bool> stop_{false};
+  const std::function<void(int)> *fn_ = nullptr;
+};
+
+/// `fn(begin, end)` over [0, extent) in `team`'s contiguous blocks (whole
+/// multiples of `unit`), each thread running its library single-threaded.
 template <typename F>
-static void split(int threads, int m, F fn) {
-  std::vector<std::thread> pool;
-  int chunk = (m + threads - 1) / threads;
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      omp_set_num_threads(1);
-      int b = std::min(m, t * chunk), e = std::min(m, b + chunk);
-      if (b < e)
-        fn(b, e);
-    });
-  fn(0, std::min(m, chunk));
-  for (std::thread &t : pool)
-    t.join();
+static void split(SpinTeam &team, int threads, int extent, int unit, F fn) {
+  int units = (extent + unit - 1) / unit;
+  int chunk = (units + threads - 1) / threads * unit;
+  team.run([&](int t) {
+    int b = std::min(extent, t * chunk), e = std::min(extent, b + chunk);
+    if (b < e)
+      fn(b, e);
+  });
 }
 
 static int runGemm(int threads) {
@@ -149,7 +196,8 @@ static int runGemm(int threads) {
                     {"d=1024 fc (T=256)", 256, 4096, 1024},
                     {"d=1024 proj (T=256)", 256, 1024, 4096},
                     {"square 2048", 2048, 2048, 2048}};
-  std::printf("shape m n k openblas onednn openblas_split onednn_split\n");
+  std::printf("shape m n k openblas onednn openblas_split onednn_split openblas_split_n "
+              "onednn_split_n\n");
   for (const Shape &s : shapes) {
     std::vector<float> a((size_t)s.m * s.k, 0.5f), b((size_t)s.k * s.n, 0.25f),
         c((size_t)s.m * s.n);
@@ -161,16 +209,32 @@ static int runGemm(int threads) {
       dnnl_sgemm('N', 'N', r1 - r0, s.n, s.k, 1.0f, a.data() + (size_t)r0 * s.k, s.k,
                  b.data(), s.n, 0.0f, c.data() + (size_t)r0 * s.n, s.n);
     };
+    // Columns [n0, n1) of C from the same columns of B (B and C keep
+    // their row strides): each thread packs only its part of B.
+    auto blasCols = [&](int n0, int n1) {
+      cblas_sgemm(101, 111, 111, s.m, n1 - n0, s.k, 1.0f, a.data(), s.k, b.data() + n0, s.n,
+                  0.0f, c.data() + n0, s.n);
+    };
+    auto dnnlCols = [&](int n0, int n1) {
+      dnnl_sgemm('N', 'N', s.m, n1 - n0, s.k, 1.0f, a.data(), s.k, b.data() + n0, s.n, 0.0f,
+                 c.data() + n0, s.n);
+    };
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
     double blas = gflops(s.m, s.n, s.k, [&] { blasRows(0, s.m); });
     double dnnl = gflops(s.m, s.n, s.k, [&] { dnnlRows(0, s.m); });
     openblas_set_num_threads(1);
     omp_set_num_threads(1);
-    double blasSplit = gflops(s.m, s.n, s.k, [&] { split(threads, s.m, blasRows); });
-    double dnnlSplit = gflops(s.m, s.n, s.k, [&] { split(threads, s.m, dnnlRows); });
-    std::printf("\"%s\" %d %d %d %.1f %.1f %.1f %.1f\n", s.what, s.m, s.n, s.k, blas,
-                dnnl, blasSplit, dnnlSplit);
+    // Up only for the split columns: its spinning threads would take the
+    // cores from the libraries' own threads above.
+    SpinTeam team(threads);
+    auto rows = [&](auto fn) { return gflops(s.m, s.n, s.k, [&] { split(team, threads, s.m, 1, fn); }); };
+    // Column blocks of 16 floats (whole vectors, 64-byte lines).
+    auto cols = [&](auto fn) { return gflops(s.m, s.n, s.k, [&] { split(team, threads, s.n, 16, fn); }); };
+    double blasSplit = rows(blasRows), dnnlSplit = rows(dnnlRows);
+    double blasSplitN = cols(blasCols), dnnlSplitN = cols(dnnlCols);
+    std::printf("\"%s\" %d %d %d %.1f %.1f %.1f %.1f %.1f %.1f\n", s.what, s.m, s.n, s.k, blas,
+                dnnl, blasSplit, dnnlSplit, blasSplitN, dnnlSplitN);
   }
   return 0;
 }
