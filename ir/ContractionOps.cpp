@@ -432,6 +432,17 @@ static Value poolInputGrad(VjpBuilder &b, Value x, const std::array<Window, 2> &
                  {1, 1, 1, 1});
 }
 
+/// True when the pooling windows tile the input: kernel = stride, no
+/// padding or dilation, the sizes whole multiples (2x2 pools, and a global
+/// average pool, one window the size of the image).
+static bool windowsTile(const std::array<Window, 2> &w) {
+  for (const Window &d : w)
+    if (d.kernel != d.stride || d.before || d.after || d.dilation != 1 ||
+        d.out * d.kernel != d.size)
+      return false;
+  return true;
+}
+
 /// The max-pool gradient when the windows tile the input (kernel = stride,
 /// no padding, sizes divisible; LeNet's and most CNNs' 2x2 pools): each
 /// element is in one window, so a view of x as [N, C, OH, OW, kh*kw] gives
@@ -442,10 +453,8 @@ static Value poolInputGrad(VjpBuilder &b, Value x, const std::array<Window, 2> &
 static Value tiledMaxPoolGrad(VjpBuilder &b, Value x, Value y, Value g,
                               const std::array<Window, 2> &w) {
   ArrayRef<int64_t> xs = shapeOfValue(x);
-  for (const Window &d : w)
-    if (d.kernel != d.stride || d.before || d.after || d.dilation != 1 ||
-        d.out * d.kernel != d.size)
-      return Value();
+  if (!windowsTile(w))
+    return Value();
   int64_t n = xs[0], c = xs[1], oh = w[0].out, ow = w[1].out, kh = w[0].kernel,
           kw = w[1].kernel;
   SmallVector<int64_t> full{n, c, oh, ow, kh * kw};
@@ -535,6 +544,18 @@ LogicalResult AvgPool2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
         b.location(), type,
         cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
     share = b.div(g, divisor);
+  }
+  if (windowsTile(w)) {
+    // Each element is in one window: its share broadcast over the window
+    // ([N, C, OH, 1, OW, 1] to [N, C, OH, kh, OW, kw]), one kernel where
+    // the general rule takes a slice and a pad per window offset (a
+    // global average pool over 7x7 would take 49).
+    ArrayRef<int64_t> xs = shapeOfValue(x);
+    int64_t n = xs[0], c = xs[1], oh = w[0].out, ow = w[1].out;
+    grads[0] = b.reshape(b.broadcastTo(b.reshape(share, {n, c, oh, 1, ow, 1}),
+                                       {n, c, oh, w[0].kernel, ow, w[1].kernel}),
+                         xs);
+    return success();
   }
   grads[0] = poolInputGrad(b, x, w, [&](int64_t, int64_t) { return share; });
   return success();

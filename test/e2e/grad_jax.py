@@ -121,6 +121,50 @@ compare("lenet", lenet, open(example("lenet")).read(),
         {"x": rng.standard_normal((N, 1, 28, 28)).astype(np.float32),
          "label": rng.integers(0, 10, N).astype(np.int32)}, {"N": N})
 
+# --- average pooling: tiled (2x2), overlapping and padded (3x3, stride 1,
+# padding not counted), and global (a ResNet-style head) --------------------
+AVG_POOL_CNN = """
+graph avgpool(x: f32[N, 3, 8, 8]) -> (logits: f32[N, 10]) {
+  param conv1_w: f32[4, 3, 3, 3] = he(seed=1)
+  param conv1_b: f32[4]          = zeros
+  param conv2_w: f32[6, 4, 3, 3] = he(seed=2)
+  param fc_w: f32[6, 10]         = he(seed=3)
+  param fc_b: f32[10]            = zeros
+  a = avg_pool2d(relu(conv2d(x, conv1_w, conv1_b, padding=1)), kernel=2)
+  b = avg_pool2d(conv2d(a, conv2_w, padding=1), kernel=3, stride=1, padding=1)
+  g = reshape(avg_pool2d(relu(b), kernel=[4, 4]), shape=[N, 6])
+  logits = g @ fc_w + fc_b
+}
+
+train avgpool(label: i32[N]) {
+  loss      = cross_entropy(logits, label)
+  optimizer = sgd(lr=0.1)
+}
+"""
+
+
+def avg_pool(x, k, s, pad):
+    window, strides = (1, 1, k, k), (1, 1, s, s)
+    padding = [(0, 0), (0, 0), (pad, pad), (pad, pad)]
+    total = lax.reduce_window(x, 0.0, lax.add, window, strides, padding)
+    count = lax.reduce_window(jnp.ones_like(x), 0.0, lax.add, window, strides, padding)
+    return total / count
+
+
+def avgpool_cnn(p, x, label):
+    a = avg_pool(jax.nn.relu(conv(x, p["conv1_w"], p["conv1_b"], 1)), 2, 2, 0)
+    y = lax.conv_general_dilated(a, p["conv2_w"], (1, 1), [(1, 1)] * 2,
+                                 dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                 precision=lax.Precision.HIGHEST)
+    b = avg_pool(y, 3, 1, 1)
+    g = avg_pool(jax.nn.relu(b), 4, 4, 0).reshape(x.shape[0], 6)
+    return cross_entropy(g @ p["fc_w"] + p["fc_b"], label)
+
+
+compare("avg_pool_cnn", avgpool_cnn, AVG_POOL_CNN,
+        {"x": rng.standard_normal((N, 3, 8, 8)).astype(np.float32),
+         "label": rng.integers(0, 10, N).astype(np.int32)}, {"N": N})
+
 # --- a GPT-2 block with an MSE loss ----------------------------------------
 B, T, D, H = 2, 16, 768, 12
 
