@@ -101,8 +101,10 @@ def check(name, device, factor):
         for schedule in ("1f1b", "gpipe"):
             stages, transfer, step = plan(device, m, schedule)
             expected = simulate(stages, transfer, m, schedule, factor)
-            # Printed to 0.001 ms, summed over up to ten parts.
-            ok = abs(step - expected) <= 0.01
+            # The times are printed to 0.001 ms and the simulation sums up to
+            # 25 of them, each up to twice: 3% (a share taken wrong moves
+            # the step by 20-100%).
+            ok = abs(step - expected) <= max(0.01, 0.03 * expected)
             print(f"{name}, {m} micro-batches, {schedule}: "
                   f"{'ok' if ok else f'step {step} ms, expected {expected:.3f}'}")
 
