@@ -117,22 +117,27 @@ p = subprocess.run(mpirun + ["-np", "2", "dlc", "train", model, "--data",
 assert p.returncode == 2 and "ends each epoch with a batch of 32: add --drop-last" in p.stderr, \
     (p.returncode, p.stderr)
 
-# Tensor parallelism on a CNN ending in global average pooling (ResNet's
-# head): the classifier's gradient reaches the pooling split by channels,
-# and the pooling's gradient slices it whole on that dimension (each rank
-# its channels); 20 steps on 2 ranks end with one process's parameters.
+# A CNN ending in a large average pooling (ResNet's head; windows that
+# overlap, so that its gradient is a slice per window offset) on 2 ranks,
+# split by channels (model=2: the classifier's gradient reaches the pooling
+# split by channels) and by images (data=2): the pooling's gradient slices
+# the split dimension whole, each rank its block. 20 steps end with one
+# process's parameters.
 gap = os.path.join(root, "test", "partition", "Inputs", "cnn-gap.dlg")
 gap_run = ["dlc", "train", gap, "--data", "/usr/share/datasets/fashion-mnist",
            "--max-steps", "20", "--batch-size", "64"]
 subprocess.run(gap_run + ["--checkpoint-dir", f"{tmp}/gap-one"], check=True, capture_output=True)
-p = subprocess.run(mpirun + ["-np", "2"] + gap_run +
-                   ["--checkpoint-dir", f"{tmp}/gap-two", "--mesh", "model=2", "--parallel",
-                    "tensor"], capture_output=True, text=True)
-assert p.returncode == 0, (p.stdout, p.stderr)
-one_gap, two_gap = load(f"{tmp}/gap-one/ckpt-20.safetensors"), load(f"{tmp}/gap-two/ckpt-20.safetensors")
-errs = {k: float(np.linalg.norm(two_gap[k].astype(np.float64) - one_gap[k]) /
-                 max(np.linalg.norm(one_gap[k].astype(np.float64)), 1e-30))
-        for k in one_gap if k != "step"}
-print(f"CNN with global average pooling, model=2 on 2 ranks: max rel {max(errs.values()):.1e}")
-assert max(errs.values()) <= 1e-5, errs
+one_gap = load(f"{tmp}/gap-one/ckpt-20.safetensors")
+for mesh, parallel in (("model=2", "tensor"), ("data=2", "data")):
+    out = f"{tmp}/gap-{parallel}"
+    p = subprocess.run(mpirun + ["-np", "2"] + gap_run +
+                       ["--checkpoint-dir", out, "--mesh", mesh, "--parallel", parallel],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, (mesh, p.stdout, p.stderr)
+    got = load(f"{out}/ckpt-20.safetensors")
+    errs = {k: float(np.linalg.norm(got[k].astype(np.float64) - one_gap[k]) /
+                     max(np.linalg.norm(one_gap[k].astype(np.float64)), 1e-30))
+            for k in one_gap if k != "step"}
+    print(f"CNN with average pooling, {mesh} on 2 ranks: max rel {max(errs.values()):.1e}")
+    assert max(errs.values()) <= 1e-5, (mesh, errs)
 print("data-parallel training on 2 and 4 ranks equals one process")
