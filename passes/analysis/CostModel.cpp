@@ -210,18 +210,15 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
   // Transcendental ops at their own rate, GEMMs at the peak less their
   // short-K and few-rows losses, the rest at the peak.
   double slowPeak = device.transcendentalFlops > 0 ? device.transcendentalFlops : peak;
-  double computeTime = (work.flops - work.slowFlops + device.gemmKHalf * work.gemmFlopsOverK +
-                        device.gemmMHalf * work.gemmFlopsOverM) /
-                           peak +
-                       work.slowFlops / slowPeak,
+  double gemmLoss = device.gemmKHalf * work.gemmFlopsOverK + device.gemmMHalf * work.gemmFlopsOverM;
+  double computeTime = (work.flops - work.slowFlops + gemmLoss) / peak + work.slowFlops / slowPeak,
          memoryTime = work.bytes / bandwidth;
   cost.seconds = std::max(computeTime * device.timeShare,
                           memoryTime * (cached ? device.timeShare : device.memoryShare)) +
                  device.kernelLaunchSeconds * device.timeShare;
   cost.computeBound = computeTime >= memoryTime;
-  cost.gemmSeconds = std::min(cost.seconds, (work.gemmFlops + device.gemmKHalf * work.gemmFlopsOverK +
-                                             device.gemmMHalf * work.gemmFlopsOverM) /
-                                                peak * device.timeShare);
+  cost.gemmSeconds =
+      std::min(cost.seconds, (work.gemmFlops + gemmLoss) / peak * device.timeShare);
   return cost;
 }
 

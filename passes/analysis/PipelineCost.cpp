@@ -188,18 +188,19 @@ static std::vector<double> simulateSchedule(const ScheduleTimes &times, int64_t 
     forwardReady[0][m] = 0;
   std::vector<size_t> next(stages, 0);
   std::vector<double> progress(stages, -1), finished(stages, 0); // -1: idle
+  // When stage s's next part has its input.
+  auto inputReady = [&](int64_t s) {
+    auto [phase, m] = order[s][next[s]];
+    if (phase == P::Forward)
+      return forwardReady[s][m];
+    return s + 1 < stages ? backwardReady[s][m] : 0.0; // the last stage's own forward came first
+  };
   double now = 0;
   for (;;) {
     // Start what can start.
     for (int64_t s = 0; s < stages; ++s)
-      if (progress[s] < 0 && next[s] < order[s].size()) {
-        auto [phase, m] = order[s][next[s]];
-        double ready = phase == P::Forward ? forwardReady[s][m]
-                       : s + 1 < stages   ? backwardReady[s][m]
-                                          : 0; // the last stage's own forward came first
-        if (ready <= now)
-          progress[s] = 0;
-      }
+      if (progress[s] < 0 && next[s] < order[s].size() && inputReady(s) <= now)
+        progress[s] = 0;
     int64_t busy = llvm::count_if(progress, [](double p) { return p >= 0; });
     // The next event: a running part ends, or an input arrives.
     double step = never;
@@ -211,8 +212,7 @@ static std::vector<double> simulateSchedule(const ScheduleTimes &times, int64_t 
       if (progress[s] >= 0) {
         step = std::min(step, (1 - progress[s]) * duration(s));
       } else if (next[s] < order[s].size()) {
-        auto [phase, m] = order[s][next[s]];
-        double ready = phase == P::Forward ? forwardReady[s][m] : backwardReady[s][m];
+        double ready = inputReady(s);
         if (ready > now && ready < never)
           step = std::min(step, ready - now);
       }
@@ -341,30 +341,25 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // the update's kernels.
   std::vector<std::vector<double>> forwardKernelsAt(stages, std::vector<double>(stages, 0)),
       backwardKernelsAt = forwardKernelsAt, updateKernelsAt = forwardKernelsAt;
-  std::vector<double> updateKernels(stages, 0);
+  // A weight gradient fused into its parameter's update (the GEMM's
+  // epilogue is the optimizer) is computed for every micro-batch and
+  // accumulated, the update applied once: the update kernel counts one
+  // micro-batch's GEMM, the others' GEMMs go with each micro-batch's
+  // backward, (M - 1) / M of them in each slot.
+  double gradientShare = double(microbatches - 1) / double(microbatches);
+  auto addKernel = [&](StepPart phase, const KernelCost &k, double &forward, double &backward,
+                       double &update) {
+    if (phase == StepPart::Update) {
+      update += k.seconds / double(optimizerShards);
+      backward += k.gemmSeconds * gradientShare;
+    } else {
+      (phase == StepPart::Forward ? forward : backward) += k.seconds;
+    }
+  };
   for (Operation *op : ops) {
     int64_t s = stageOfOp[op];
     StageCost &stage = cost.perStage[s];
     KernelCost k = kernelCost(op, device, link);
-    // A weight gradient fused into its parameter's update (the GEMM's
-    // epilogue is the optimizer) is computed for every micro-batch and
-    // accumulated, the update applied once: the update kernel counts one
-    // micro-batch's GEMM, the others' GEMMs go with each micro-batch's
-    // backward, (M - 1) / M of them in each slot.
-    bool update = parts.phase(op) == StepPart::Update;
-    double gradientShare = double(microbatches - 1) / double(microbatches);
-    if (!k.collective)
-      for (int64_t busy = 1; busy <= stages; ++busy) {
-        KernelCost shared = kernelCost(op, sharedBy[busy - 1], link);
-        if (update) {
-          updateKernelsAt[busy - 1][s] += shared.seconds / double(optimizerShards);
-          backwardKernelsAt[busy - 1][s] += shared.gemmSeconds * gradientShare;
-        } else {
-          (parts.phase(op) == StepPart::Forward ? forwardKernelsAt
-                                                : backwardKernelsAt)[busy - 1][s] +=
-              shared.seconds;
-        }
-      }
     if (k.collective) {
       // A stage's ranks exchange its gradients and activations from its
       // own thread: no communication thread's hand-over.
@@ -375,14 +370,12 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
       continue;
     }
     StepPart phase = parts.phase(op);
-    if (phase == StepPart::Update) {
-      // In place on the state, counted below.
-      stage.updateSeconds += k.seconds / double(optimizerShards);
-      updateKernels[s] += k.seconds / double(optimizerShards);
-      stage.backwardSeconds += k.gemmSeconds * gradientShare;
-      continue;
-    }
-    (phase == StepPart::Forward ? stage.forwardSeconds : stage.backwardSeconds) += k.seconds;
+    addKernel(phase, k, stage.forwardSeconds, stage.backwardSeconds, stage.updateSeconds);
+    for (int64_t busy = 1; busy <= stages; ++busy)
+      addKernel(phase, kernelCost(op, sharedBy[busy - 1], link), forwardKernelsAt[busy - 1][s],
+                backwardKernelsAt[busy - 1][s], updateKernelsAt[busy - 1][s]);
+    if (phase == StepPart::Update)
+      continue; // in place on the state, counted below
     // Working space: the largest kernel's results and the intermediate
     // values it reads (arguments are counted as state and inputs).
     int64_t bytes = tensorBytes(op->getResultTypes());
@@ -461,13 +454,14 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // SPMD path's collectives pay (DeviceSpec::collectiveOverheadSeconds),
   // except for the step's one all-reduce (the loss).
   double handOver = device.hostPath ? device.collectiveOverheadSeconds * hostShare : 0;
-  // A micro-batch's forward and backward kernels alone; the rest of each
-  // part (below: host overheads, the stage's own collectives) is added to
-  // the kernels at every count of busy stages.
-  std::vector<double> forwardKernels(stages), backwardKernels(stages);
+  // A micro-batch's forward and backward kernels alone, and the update's;
+  // the rest of each part (below: host overheads, the stage's own
+  // collectives) is added to the kernels at every count of busy stages.
+  std::vector<double> forwardKernels(stages), backwardKernels(stages), updateKernels(stages);
   for (int64_t s = 0; s < stages; ++s) {
     forwardKernels[s] = cost.perStage[s].forwardSeconds;
     backwardKernels[s] = cost.perStage[s].backwardSeconds;
+    updateKernels[s] = cost.perStage[s].updateSeconds;
   }
   // A part's host tensors, allocated and filled every run: the forward
   // gives its saved activations, the backward the parameters' gradients,
