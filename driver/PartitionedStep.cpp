@@ -49,9 +49,10 @@ public:
     if (comm && comm->rank() == 0 && std::getenv("DLC_SPMD_STATS"))
       std::fprintf(stderr,
                    "dlc: spmd: compute %.3f s, collectives %.3f s, exposed %.3f s, "
-                   "%zu calls per step\n",
+                   "%zu calls per step, %.3f ms a step after the first\n",
                    program.computeSeconds(), program.collectiveSeconds(),
-                   program.exposedSeconds(), program.callsPerRun());
+                   program.exposedSeconds(), program.callsPerRun(),
+                   program.secondsPerRunAfterFirst() * 1e3);
     // DLC_KERNEL_TIMES=SPEC: every kernel measured beside the cost model's
     // prediction on device spec SPEC (bench/costmodel/kernel_times.py).
     if (const char *spec = std::getenv("DLC_KERNEL_TIMES"); comm && comm->rank() == 0 && spec)

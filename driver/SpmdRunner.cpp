@@ -113,6 +113,9 @@ struct SpmdProgram::Impl {
   std::unique_ptr<rt::comm::CommQueue> queue;
   double compute = 0, exposed = 0;
   size_t runs = 0;
+  /// compute + exposed of the first run (warm-up: the libraries' first
+  /// calls, the first touch of the arena and the state).
+  double firstRun = 0;
 
   /// The program's mesh. A collective over part of it (one axis of a 2-D
   /// mesh) runs on this rank's group's own communicator (split from the
@@ -338,6 +341,10 @@ double SpmdProgram::collectiveSeconds() const {
   return impl->queue ? impl->queue->busySeconds() : 0;
 }
 size_t SpmdProgram::callsPerRun() const { return impl->buckets.size(); }
+double SpmdProgram::secondsPerRunAfterFirst() const {
+  const Impl &p = *impl;
+  return p.runs > 1 ? (p.compute + p.exposed - p.firstRun) / double(p.runs - 1) : 0;
+}
 
 /// The device spec `deviceSpec` and its default link, for the timing
 /// tables' predictions; false (said on `os`, the table then shows none)
@@ -496,7 +503,8 @@ ExitCode SpmdProgram::build(MLIRContext &context, func::FuncOp func, const Mesh 
 ExitCode SpmdProgram::run(const std::vector<std::vector<HostTensor>> &inputs,
                           std::vector<std::vector<HostTensor>> &outputs, std::string &error) {
   Impl &p = *impl;
-  ++p.runs;
+  if (++p.runs == 2)
+    p.firstRun = p.compute + p.exposed;
   Block &body = p.func.getBody().front();
   size_t shards = static_cast<size_t>(p.options.localShards);
   std::vector<llvm::DenseMap<Value, HostTensor>> values(shards);

@@ -80,6 +80,10 @@ public:
   double computeSeconds() const;
   double collectiveSeconds() const;
   double exposedSeconds() const;
+  /// The mean of compute + exposed over the runs after the first (0
+  /// before a second run): the steady step, without the warm-up that the
+  /// cost model does not predict.
+  double secondsPerRunAfterFirst() const;
   /// Collective calls per run (after bucketing).
   size_t callsPerRun() const;
   /// With SpmdOptions::timeKernels: each segment's kernels, measured per

@@ -2,6 +2,8 @@
 
 #include "runtime/comm/Communicator.h"
 
+#include "runtime/base/HostCores.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -222,13 +224,40 @@ static void preciseSleeps() {
 #endif
 }
 
+/// How long a wait polls before it starts to sleep: DLC_COMM_SPIN_US
+/// (microseconds), 200 by default. A peer that joins within it costs no
+/// sleep. Each stage of MPI's non-blocking collectives advances only
+/// when a rank polls, so a sleep of 20 us or more (longer on a VM: the
+/// vCPU halts) between polls paid once per stage: the MLP's data-parallel
+/// step on two CPU ranks went from 0.77 to 0.39 ms, and with ZeRO-1
+/// (reduce-scatter and all-gather, several stages each) from 1.05 to
+/// 0.43 ms (the fastest of five runs each), with the GPT-2 block's steps
+/// unchanged; on four ranks of two cores, yielding between polls, within
+/// the runs' spread.
+static std::chrono::microseconds spinBeforeSleeping() {
+  const char *value = std::getenv("DLC_COMM_SPIN_US");
+  char *end = nullptr;
+  long us = value ? std::strtol(value, &end, 10) : -1;
+  return std::chrono::microseconds(value && end != value && *end == 0 && us >= 0 ? us : 200);
+}
+
 Status Communicator::pollUntilDeadline(const Collective &call,
                                       const std::function<std::optional<Status>()> &poll,
                                       const std::function<void()> &onTimeout) {
   auto start = std::chrono::steady_clock::now();
+  static const std::chrono::microseconds spin = spinBeforeSleeping();
   for (uint64_t polls = 0;; ++polls) {
     if (std::optional<Status> ended = poll())
       return std::move(*ended);
+    if (std::chrono::steady_clock::now() - start < spin) {
+      // Where the host's ranks outnumber its cores, the peer this rank
+      // waits for may need this core: yield to it between polls.
+      static const bool oversubscribed =
+          rt::ranksOnThisHost() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      if (oversubscribed)
+        std::this_thread::yield();
+      continue;
+    }
     if (std::chrono::steady_clock::now() >= call.deadline) {
       onTimeout();
       char limit[32];
