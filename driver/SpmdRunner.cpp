@@ -372,14 +372,14 @@ void SpmdProgram::printCollectiveTimes(llvm::raw_ostream &os,
   for (auto [i, bucket] : llvm::enumerate(impl->buckets)) {
     int64_t bytes = 0;
     double predicted = 0;
-    for (Operation *op : bucket.ops) {
+    for (auto [m, op] : llvm::enumerate(bucket.ops)) {
       bytes += tensorBytes(op->getOperandTypes());
-      if (predict)
-        predicted += kernelCost(op, device, link).seconds;
+      if (!predict)
+        continue;
+      // A bucket is one call: one hand-over however many members.
+      KernelCost k = kernelCost(op, device, link);
+      predicted += k.seconds - (m > 0 ? k.handOverSeconds : 0);
     }
-    // A bucket is one call: one hand-over however many members.
-    if (predict && bucket.ops.size() > 1)
-      predicted -= double(bucket.ops.size() - 1) * device.handOverSeconds();
     double measured = runs ? bucket.seconds / double(runs) : 0;
     measuredTotal += measured;
     predictedTotal += predicted;

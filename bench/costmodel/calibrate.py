@@ -164,29 +164,37 @@ def measure(build, tmp, config):
 
 
 def measure_kernels(build, tmp, spec):
-    """One rank's train steps with every kernel timed (DLC_KERNEL_TIMES):
-    the kernels' measured seconds and their single-thread predictions on
-    `spec`, summed over the GPT-2 block's and the MLP's steps."""
-    measured = predicted = 0.0
+    """One rank's train steps with every kernel timed (DLC_KERNEL_TIMES),
+    on the rank's default threads and on one: the kernels' measured
+    seconds a step on each and their single-thread predictions on `spec`,
+    summed over the GPT-2 block's and the MLP's steps. A step's seconds are
+    the difference of a long and a short run over their steps' difference:
+    the first step's warm-up (the GEMM libraries' first calls) is left out,
+    as it is of the steps measured."""
+    totals = {"measured": 0.0, "measured_single": 0.0, "predicted": 0.0}
     for model, data, batch, dims, steps in (
-            (GPT2, gpt2_data(tmp, {"T": 64}), 4, ["--dim", "T=64"], 12),
-            (MLP, FASHION, 64, [], 400)):
-        # The fastest of three runs, as for the steps.
-        runs = []
-        for _ in range(3):
-            wait_for_quiet()
-            ck = tempfile.mkdtemp(prefix="ck-", dir=tmp)
-            out = run_stderr([os.path.join(build, "bin", "dlc"), "train", model, "--data", data,
-                              "--batch-size", str(batch), "--drop-last", "--mesh", "data=1",
-                              "--parallel", "data", "--max-steps", str(steps),
-                              "--checkpoint-dir", ck] + dims,
-                             env=dict(os.environ, DLC_KERNEL_TIMES=spec))
-            m = re.search(r"total measured ([0-9.]+) ms, predicted ([0-9.]+) ms", out)
-            runs.append((float(m.group(1)) * 1e-3, float(m.group(2)) * 1e-3))
-        fastest = min(runs)
-        measured += fastest[0]
-        predicted += fastest[1]
-    return {"measured": measured, "predicted": predicted}
+            (GPT2, gpt2_data(tmp, {"T": 64}), 4, ["--dim", "T=64"], (4, 16)),
+            (MLP, FASHION, 64, [], (100, 400))):
+        def timed(count, threads):
+            """The fastest of three runs, as for the steps."""
+            runs = []
+            for _ in range(3):
+                wait_for_quiet()
+                ck = tempfile.mkdtemp(prefix="ck-", dir=tmp)
+                out = run_stderr([os.path.join(build, "bin", "dlc"), "train", model, "--data",
+                                  data, "--batch-size", str(batch), "--drop-last", "--mesh",
+                                  "data=1", "--parallel", "data", "--max-steps", str(count),
+                                  "--checkpoint-dir", ck] + dims + threads,
+                                 env=dict(os.environ, DLC_KERNEL_TIMES=spec))
+                m = re.search(r"total measured ([0-9.]+) ms, predicted ([0-9.]+) ms", out)
+                runs.append((float(m.group(1)) * 1e-3, float(m.group(2)) * 1e-3))
+            return min(runs)
+        for key, threads in (("measured", []), ("measured_single", ["--threads", "1"])):
+            (short, p_short), (long, p_long) = timed(steps[0], threads), timed(steps[1], threads)
+            totals[key] += (long - short) / (steps[1] - steps[0])
+            if not threads:
+                totals["predicted"] += (p_long - p_short) / (steps[1] - steps[0])
+    return totals
 
 
 def predict(build, config, spec):
@@ -218,12 +226,15 @@ def predict(build, config, spec):
 
 # The host path's overheads (devices/cpu.json host_path) and the unit each
 # is probed at: a segment's fixed cost, a byte of a segment's outputs, a
-# collective call's hand-over, a pipeline's stage-to-stage message.
+# collective call's hand-over, a pipeline's stage-to-stage message, a
+# pipeline part's module run, and what a call adds for each rank beyond
+# the host's cores (a descheduled peer).
 TERMS = (("segment_seconds", 1e-4), ("segment_byte_seconds", 1e-10),
-         ("collective_seconds", 1e-4), ("transfer_seconds", 1e-4), ("part_seconds", 1e-4))
+         ("collective_seconds", 1e-4), ("transfer_seconds", 1e-4), ("part_seconds", 1e-4),
+         ("oversubscribed_collective_seconds", 1e-4))
 
 
-def slopes(build, config, spec, capacity, tmp):
+def slopes(build, config, spec, threads, tmp):
     """The plan's step without host-path overheads, and how much each
     overhead adds per unit of it: `dlc plan` run with each term alone at
     its probe value. The same for a partitioned step (segments, bytes out,
@@ -231,12 +242,12 @@ def slopes(build, config, spec, capacity, tmp):
     (its parts' runs and the update's call, in every slot): both fitted
     alike."""
     path = os.path.join(tmp, "probe.json")
-    json.dump(with_host_path(spec, capacity, None), open(path, "w"))
+    json.dump(with_host_path(spec, threads, None), open(path, "w"))
     base = predict(build, config, path)
     base["slopes"] = []
     for i, (term, unit) in enumerate(TERMS):
         coefficients = [unit if j == i else 0.0 for j in range(len(TERMS))]
-        json.dump(with_host_path(spec, capacity, coefficients, exact=True), open(path, "w"))
+        json.dump(with_host_path(spec, threads, coefficients, exact=True), open(path, "w"))
         base["slopes"].append((predict(build, config, path)["step"] - base["step"]) / unit)
     return base
 
@@ -258,13 +269,15 @@ def linear(base, coefficients):
     return base["step"] + sum(k * c for k, c in zip(base["slopes"], coefficients))
 
 
-def with_host_path(spec, capacity, coefficients, source=None, exact=False):
+def with_host_path(spec, threads, coefficients, source=None, exact=False):
+    """`spec` with host_path: the overheads `coefficients` (0 when None)
+    and `threads`, the kernels' parallel_capacity and kernel_efficiency."""
     spec = dict(spec)
     host = {term: 0 for term, _ in TERMS}
     if coefficients:
         host = {term: c if exact else float(f"{c:.3g}")
                 for (term, _), c in zip(TERMS, coefficients)}
-    host["parallel_capacity"] = capacity
+    host.update(threads)
     if source:
         host["source"] = source
     spec["host_path"] = host
@@ -317,30 +330,34 @@ def main():
         # more than the many small kernels of a step).
         spec = json.load(open(args.spec))
         single = os.path.join(tmp, "cpu-single.json")
-        json.dump(with_host_path(spec, 1.0, None), open(single, "w"))
+        json.dump(with_host_path(spec, {"parallel_capacity": 1.0}, None), open(single, "w"))
         if "_kernels" not in measured:
             measured["_kernels"] = measure_kernels(args.build, tmp, single)
             if args.measurements:
                 with open(args.measurements, "w") as f:
                     json.dump(measured, f, indent=1)
         kernels = measured["_kernels"]
-        capacity = float(f"{min(spec.get('cores', 1), max(1.0, kernels['predicted'] / kernels['measured'])):.3g}")
+        # The threads' gain, measured against the same kernels on one
+        # thread, and that one thread's time against the roofline.
+        capacity = float(f"{min(spec.get('cores', 1), max(1.0, kernels['measured_single'] / kernels['measured'])):.3g}")
+        efficiency = float(f"{kernels['measured_single'] / kernels['predicted']:.3g}")
+        threads = {"parallel_capacity": capacity, "kernel_efficiency": efficiency}
         # The model without the host path's overheads and each overhead's
         # slope, then fitted to every configuration, pipelines included.
-        bases = {c[0]: slopes(args.build, c, spec, capacity, tmp) for c in configs}
+        bases = {c[0]: slopes(args.build, c, spec, threads, tmp) for c in configs}
         pairs = [(bases[c[0]], measured[c[0]]["step"]) for c in configs]
         coefficients = fit(pairs)
         # Held out: each configuration predicted by a fit to the others.
         held_out = {}
         for i, c in enumerate(configs):
             held_out[c[0]] = linear(bases[c[0]], fit(pairs[:i] + pairs[i + 1:]))
-        spec = with_host_path(spec, capacity, coefficients,
+        spec = with_host_path(spec, threads, coefficients,
                               "fitted by bench/costmodel/calibrate.py to "
                               f"{len(configs)} CPU-rank train steps")
         with open(args.spec, "w") as f:
             json.dump(spec, f, indent=2)
             f.write("\n")
-        s0, s1, c0, t0, p0 = coefficients
+        s0, s1, c0, t0, p0, o0 = coefficients
         rows = []
         for c in configs:
             p = predict(args.build, c, args.spec)
@@ -377,8 +394,8 @@ def main():
         "it two ways: cores (a rank runs on cores / ranks threads, the runtime's",
         "default, runtime/base/HostCores.h; its kernels gain",
         f"**{capacity:.2f}x** from two threads in the host path, measured by timing",
-        "every kernel of one rank's steps against its single-thread roofline,",
-        "DLC_KERNEL_TIMES) and memory bandwidth (one thread saturates it: R ranks",
+        "every kernel of one rank's steps on two threads and on one, DLC_KERNEL_TIMES;",
+        f"on one they take **{efficiency:.2f}x** their single-thread roofline) and memory bandwidth (one thread saturates it: R ranks",
         "streaming at once take R times as long). The roofline alone (*kernels and",
         "ring only*) leaves out what dlc's host path adds: each segment of kernels",
         "between two collectives is a module run whose outputs are fresh host",
@@ -391,7 +408,9 @@ def main():
         f"**{s0 * 1e6:.1f} us a segment, {s1 * 1e9:.3f} ns a byte of a segment's outputs,",
         f"{c0 * 1e6:.1f} us a collective between ranks, {t0 * 1e6:.1f} us a pipeline's",
         f"message between stages, {p0 * 1e6:.1f} us a pipeline stage's part (a module",
-        "run of a micro-batch's forward or backward, or of the update)**, written to",
+        "run of a micro-batch's forward or backward, or of the update),",
+        f"{o0 * 1e6:.1f} us a collective for each rank beyond the host's cores (a",
+        "peer that is descheduled arrives a time slice late)**, written to",
         "devices/cpu.json (`host_path`). *Held out*: each configuration predicted by",
         "the fit to the others alone (the linear form of the model), the honest",
         "measure of how well the calibrated model predicts a configuration it was",

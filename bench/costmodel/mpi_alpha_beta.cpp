@@ -18,7 +18,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  for (long bytes = 64; bytes <= (16l << 20); bytes *= 4) {
+  for (long bytes = 64; bytes <= (64l << 20); bytes *= 4) {
     long count = bytes / 4;
     std::vector<float> in(count, 1.0f), out(count);
     int reps = bytes < (1 << 20) ? 200 : 20;

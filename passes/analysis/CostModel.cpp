@@ -62,7 +62,7 @@ bool isTranscendental(Operation *op) {
 double collectiveSeconds(Operation *c, const LinkSpec &link) {
   RingCost ring = ringCost(c);
   return static_cast<double>(ring.steps) * link.latency +
-         static_cast<double>(ring.bytes) / link.bandwidth;
+         link.transferSeconds(static_cast<double>(ring.bytes));
 }
 
 } // namespace
@@ -74,13 +74,13 @@ RingCost ringCost(Operation *c) {
     return {};
   int64_t in = tensorBytes(c->getOperandTypes()), out = tensorBytes(c->getResultTypes());
   if (isa<AllReduceOp>(c))
-    return {2 * (g - 1), 2 * (g - 1) * in / g};
+    return {2 * (g - 1), 2 * (g - 1) * in / g, g};
   if (isa<AllGatherOp>(c))
-    return {g - 1, (g - 1) * out / g};
+    return {g - 1, (g - 1) * out / g, g};
   if (isa<ReduceScatterOp, AllToAllOp>(c))
-    return {g - 1, (g - 1) * in / g};
+    return {g - 1, (g - 1) * in / g, g};
   if (isa<BroadcastOp, SendOp, RecvOp>(c))
-    return {1, std::max(in, out)};
+    return {1, std::max(in, out), g};
   return {}; // shard: a local copy
 }
 
@@ -126,6 +126,8 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
     out.hostPath = true;
     out.segmentSeconds = host->getNumber("segment_seconds").value_or(0);
     out.collectiveOverheadSeconds = host->getNumber("collective_seconds").value_or(0);
+    out.descheduledPeerSeconds =
+        host->getNumber("oversubscribed_collective_seconds").value_or(0);
     out.segmentByteSeconds = host->getNumber("segment_byte_seconds").value_or(0);
     out.transferOverheadSeconds = host->getNumber("transfer_seconds").value_or(0);
     out.partSeconds = host->getNumber("part_seconds").value_or(0);
@@ -133,11 +135,14 @@ bool loadDeviceSpec(const std::string &nameOrPath, DeviceSpec &out, std::string 
     // (calibrate.py), over the lone GEMM's measurement.
     if (auto capacity = host->getNumber("parallel_capacity"))
       out.parallelCapacity = *capacity;
+    out.kernelEfficiency = host->getNumber("kernel_efficiency").value_or(1.0);
   }
   out.cacheBytes = number("cache_bytes");
   out.transcendentalFlops = number("transcendental_flops");
   out.rowBandwidth = number("row_bandwidth");
   out.cacheBandwidth = number("cache_bandwidth");
+  out.sharedCacheBytes = number("shared_cache_bytes");
+  out.sharedCacheBandwidth = number("shared_cache_bandwidth");
   return true;
 }
 
@@ -162,6 +167,8 @@ bool loadLinkSpec(const std::string &name, LinkSpec &out, std::string &error) {
   out.name = name;
   out.bandwidth = link->getNumber("bandwidth").value_or(0);
   out.latency = link->getNumber("latency").value_or(0);
+  out.cacheBytes = link->getNumber("cache_bytes").value_or(0);
+  out.beyondCacheBandwidth = link->getNumber("beyond_cache_bandwidth").value_or(0);
   return true;
 }
 
@@ -187,14 +194,16 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
     RingCost ring = ringCost(c);
     if (ring.steps == 0)
       return cost; // a shard: a slice on this rank
-    cost.seconds = double(ring.steps) * link.latency + double(ring.bytes) / link.bandwidth;
+    cost.seconds = double(ring.steps) * link.latency + link.transferSeconds(double(ring.bytes));
     // MPI's shared-memory copies and sums are the ranks' own work (the
     // link measured between two ranks of the host): ranks beyond its
     // cores wait for their time slices. So does the call's hand-over to
     // the communication thread and back (wake-ups, the peers' arrival): a
     // peer that is descheduled arrives a time slice late.
-    if (device.hostPath)
-      cost.seconds = cost.seconds * device.hostShare + device.handOverSeconds();
+    if (device.hostPath) {
+      cost.handOverSeconds = device.handOverSecondsAt(device.hostShare, ring.group);
+      cost.seconds = cost.seconds * device.hostShare + cost.handOverSeconds;
+    }
     return cost;
   }
   if (!isKernel(op))
@@ -205,6 +214,11 @@ KernelCost kernelCost(Operation *op, const DeviceSpec &device, const LinkSpec &l
   cost.flops = work.flops;
   bool cached = device.cacheBandwidth > 0 && work.bytes <= device.cacheBytes;
   double bandwidth = cached ? device.cacheBandwidth : device.memoryBandwidth;
+  if (!cached && device.sharedCacheBandwidth > 0 &&
+      work.bytes * double(device.meshRanks) <= device.sharedCacheBytes) {
+    cached = true;
+    bandwidth = device.sharedCacheBandwidth;
+  }
   if (work.reducesRows && device.rowBandwidth > 0)
     bandwidth = std::min(bandwidth, device.rowBandwidth);
   // Transcendental ops at their own rate, GEMMs at the peak less their
@@ -319,7 +333,7 @@ ProgramCost estimateCost(func::FuncOp func, const DeviceSpec &device, const Link
                       !(def && collectiveInKernel(def));
         if (packed) {
           it->second += bytes;
-          k.seconds -= device.handOverSeconds();
+          k.seconds -= k.handOverSeconds;
           betweenRanks = false; // no call of its own
         } else {
           openBucket[key] = bytes;

@@ -42,6 +42,12 @@ struct DeviceSpec {
   /// A second roofline level (CPUs): a kernel whose operands and results
   /// fit in `cacheBytes` moves them at `cacheBandwidth` (0: no such level).
   double cacheBytes = 0, cacheBandwidth = 0;
+  /// A third level (a CPU's last-level cache, which the host's cores
+  /// share): a kernel beyond `cacheBytes` whose bytes, times the ranks of
+  /// the host, fit in `sharedCacheBytes` moves them at
+  /// `sharedCacheBandwidth`, each rank at its own, not at the memory's
+  /// shared rate (0: no such level).
+  double sharedCacheBytes = 0, sharedCacheBandwidth = 0;
   /// FLOP/s of the transcendental ops (exp, tanh, GELU, softmax, log, ...:
   /// many cycles an element on a CPU, far from the FMA peak); 0: the
   /// precision's peak, as for the rest.
@@ -65,6 +71,12 @@ struct DeviceSpec {
   /// calibrate.py, host_path.parallel_capacity). Between one thread and
   /// all, the gain is interpolated linearly.
   double parallelCapacity = 0;
+  /// The host path's kernels' single-thread time against their roofline
+  /// (calibrate.py: every kernel of one rank's steps timed on one thread,
+  /// host_path.kernel_efficiency; 1 when not measured). Kept apart from
+  /// parallelCapacity, the gain of a rank's threads over its one, so that
+  /// ranks of one thread are corrected as much as ranks of two.
+  double kernelEfficiency = 1;
   /// The factor a kernel's single-thread time is multiplied by, for the
   /// ranks set by shareAmong: below 1 where a rank's threads run faster
   /// than one, above where ranks outnumber what the host sustains.
@@ -87,10 +99,26 @@ struct DeviceSpec {
   /// a mesh runs on its group's own communicator (MPI_Comm_split).
   bool hostPath = false;
   double segmentSeconds = 0, collectiveOverheadSeconds = 0;
-  /// A collective call's hand-over on the host path at the ranks' time
-  /// share (0 off it): what a call costs beyond its ring, and what the
-  /// members of a bucket after the first do not pay.
-  double handOverSeconds() const { return hostPath ? collectiveOverheadSeconds * hostShare : 0; }
+  /// What a call between ranks costs, for each peer in its group, where
+  /// the host's ranks outnumber its cores (scaled by the excess: share -
+  /// 1): a peer that is descheduled arrives a time slice late, where on a
+  /// host with a core for each rank the waiting rank's polls meet it at
+  /// once; the more peers, the likelier one is out (fitted).
+  double descheduledPeerSeconds = 0;
+  /// A collective call's hand-over on the host path at the host share
+  /// `share` over a group of `group` ranks (0 off the host path): what a
+  /// call costs beyond its ring, and what the members of a bucket after
+  /// the first do not pay.
+  double handOverSecondsAt(double share, int64_t group) const {
+    return hostPath ? collectiveOverheadSeconds * share + descheduledSecondsAt(share, group) : 0;
+  }
+  /// What a call or message between ranks waits for descheduled peers at
+  /// the host share `share` in a group of `group` ranks.
+  double descheduledSecondsAt(double share, int64_t group) const {
+    return hostPath ? descheduledPeerSeconds * std::max(0.0, share - 1.0) *
+                          double(std::max<int64_t>(0, group - 1))
+                    : 0;
+  }
   /// What a segment costs a byte of its outputs (host tensors allocated,
   /// filled and handed over every run).
   double segmentByteSeconds = 0;
@@ -108,15 +136,16 @@ struct DeviceSpec {
   /// each on the runtime's default threads t (runtime/base/HostCores.h: the
   /// cores over the host's ranks, `hostRanks`, at least one; all of them
   /// busy when 0): a rank runs at its threads' gain, at most the cores it
-  /// has, cores / busy, in single-thread rates. A pipeline's stage that
-  /// computes alone in a bubble still has only its t threads.
+  /// has, cores / busy, in single-thread rates (at kernelEfficiency). A
+  /// pipeline's stage that computes alone in a bubble still has only its
+  /// t threads.
   double shareFor(int64_t busy, int64_t hostRanks = 0) const {
     if (cores <= 0 || busy < 1)
       return 1.0;
     double threads = double(std::max<int64_t>(1, cores / std::max(busy, hostRanks)));
     double capacity = parallelCapacity > 0 ? parallelCapacity : double(cores);
     double gain = cores > 1 ? 1.0 + (capacity - 1.0) * (threads - 1.0) / double(cores - 1) : 1.0;
-    return 1.0 / std::min(gain, double(cores) / double(busy));
+    return kernelEfficiency / std::min(gain, double(cores) / double(busy));
   }
   /// The host code's factor when `busy` ranks of one host run at once:
   /// beyond its cores they wait for time slices.
@@ -152,6 +181,15 @@ struct LinkSpec {
   std::string name;
   double bandwidth = 0; ///< bytes/s per direction
   double latency = 0;   ///< seconds per ring step
+  /// Host links (CPU ranks' shared memory): a call that sends more than
+  /// `cacheBytes` streams through memory at `beyondCacheBandwidth`
+  /// (0: one bandwidth for every size).
+  double cacheBytes = 0, beyondCacheBandwidth = 0;
+  /// Seconds to send `bytes` in one call, latency aside.
+  double transferSeconds(double bytes) const {
+    bool beyond = cacheBytes > 0 && beyondCacheBandwidth > 0 && bytes > cacheBytes;
+    return bytes / (beyond ? beyondCacheBandwidth : bandwidth);
+  }
 };
 
 /// One rank's part of `collective` on a ring of its group (NCCL's and
@@ -162,6 +200,7 @@ struct LinkSpec {
 /// tensor in one; a shard nothing.
 struct RingCost {
   int64_t steps = 0, bytes = 0;
+  int64_t group = 1; ///< the ranks of the call's group
 };
 RingCost ringCost(mlir::Operation *collective);
 
@@ -216,6 +255,10 @@ struct KernelCost {
   /// alone, as if nothing else the kernel does overlapped them).
   double gemmSeconds = 0;
   bool collective = false, computeBound = false;
+  /// A collective's share of `seconds` that is per call, not per byte
+  /// (DeviceSpec::handOverSecondsAt): what the members of a bucket after
+  /// the first, or a call from a pipeline stage's own thread, do not pay.
+  double handOverSeconds = 0;
 };
 /// One top-level op of a planned function alone: a collective's time on the
 /// link (ring alpha-beta), a compute kernel's roofline time plus the launch

@@ -364,7 +364,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
       // A stage's ranks exchange its gradients and activations from its
       // own thread: no communication thread's hand-over.
       if (device.hostPath && ringCost(collectiveInKernel(op)).steps > 0)
-        k.seconds = std::max(0.0, k.seconds - device.handOverSeconds());
+        k.seconds = std::max(0.0, k.seconds - k.handOverSeconds);
       (isDataCollective(op) ? stage.gradientSyncSeconds : stage.microbatchCommSeconds) +=
           k.seconds;
       continue;
@@ -453,7 +453,14 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
   // PipelineProgram.h): no communication thread's hand-over, which the
   // SPMD path's collectives pay (DeviceSpec::collectiveOverheadSeconds),
   // except for the step's one all-reduce (the loss).
-  double handOver = device.hostPath ? device.collectiveOverheadSeconds * hostShare : 0;
+  // A peer may be descheduled by any rank of the host, every stage's: a
+  // message has one peer, the loss's all-reduce the stage's ranks.
+  double allRanksShare = device.hostShareFor(stages * device.meshRanks);
+  double descheduled = device.descheduledSecondsAt(allRanksShare, 2);
+  double handOver =
+      device.hostPath ? device.collectiveOverheadSeconds * hostShare +
+                            device.descheduledSecondsAt(allRanksShare, device.meshRanks)
+                      : 0;
   // A micro-batch's forward and backward kernels alone, and the update's;
   // the rest of each part (below: host overheads, the stage's own
   // collectives) is added to the kernels at every count of busy stages.
@@ -478,6 +485,14 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
           2 * link.latency * double(stages);
     }
 
+  // A one-way message between stages: at the host's share, and waiting
+  // for a descheduled peer where the ranks outnumber the cores.
+  auto messageSeconds = [&](int64_t bytes) {
+    return (link.latency + device.transferOverheadSeconds +
+            link.transferSeconds(double(bytes))) *
+               hostShare +
+           descheduled;
+  };
   double slowest = 0, update = 0, widestTransfer = 0;
   for (int64_t s = 0; s < stages; ++s) {
     StageCost &stage = cost.perStage[s];
@@ -487,11 +502,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
                                     stage.microbatchCommSeconds);
     update = std::max(update, stage.updateSeconds + stage.gradientSyncSeconds);
     if (s + 1 < stages) // the activation forward, its gradient back
-      widestTransfer = std::max(
-          widestTransfer,
-          2 * (link.latency + device.transferOverheadSeconds +
-               double(cutBytes[s]) / link.bandwidth) *
-              hostShare);
+      widestTransfer = std::max(widestTransfer, 2 * messageSeconds(cutBytes[s]));
   }
   cost.transferSeconds = widestTransfer;
   cost.slotSeconds = slowest + widestTransfer;
@@ -520,9 +531,7 @@ PipelineCost estimatePipeline(func::FuncOp step, int64_t stages, int64_t microba
           backwardKernelsAt[busy - 1][s] + backwardRest * hostSlowdown(busy);
     }
     if (s + 1 < stages)
-      times.transfer.push_back((link.latency + device.transferOverheadSeconds +
-                                double(cutBytes[s]) / link.bandwidth) *
-                               hostShare);
+      times.transfer.push_back(messageSeconds(cutBytes[s]));
   }
   std::vector<double> finished = simulateSchedule(times, microbatches, gpipe);
   // A stage updates once its last backward is done; the stages update at
