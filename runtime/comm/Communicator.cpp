@@ -246,14 +246,14 @@ Status Communicator::pollUntilDeadline(const Collective &call,
                                       const std::function<void()> &onTimeout) {
   auto start = std::chrono::steady_clock::now();
   static const std::chrono::microseconds spin = spinBeforeSleeping();
+  // Where the host's ranks outnumber its cores, the peer this rank waits
+  // for may need this core: the spin yields to it between polls.
+  static const bool oversubscribed =
+      rt::ranksOnThisHost() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (uint64_t polls = 0;; ++polls) {
     if (std::optional<Status> ended = poll())
       return std::move(*ended);
     if (std::chrono::steady_clock::now() - start < spin) {
-      // Where the host's ranks outnumber its cores, the peer this rank
-      // waits for may need this core: yield to it between polls.
-      static const bool oversubscribed =
-          rt::ranksOnThisHost() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       if (oversubscribed)
         std::this_thread::yield();
       continue;
