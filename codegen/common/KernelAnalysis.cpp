@@ -35,6 +35,8 @@ KernelView dlc::codegen::viewKernel(Operation *op) {
     view.results.assign(op->getResults().begin(), op->getResults().end());
   }
   view.inplace.assign(view.results.size(), -1);
+  for (Value operand : op->getOperands())
+    view.constantArgs.push_back(isa_and_nonnull<ParamOp, ConstantOp>(operand.getDefiningOp()));
   if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("dlc.inplace"))
     for (auto [i, operand] : llvm::enumerate(attr.asArrayRef()))
       if (i < view.inplace.size())

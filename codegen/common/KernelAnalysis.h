@@ -40,6 +40,9 @@ struct KernelView {
   llvm::SmallVector<mlir::Value> results;      ///< inside: the values yielded
   /// Per result, the operand whose buffer it takes (dlc.inplace), or -1.
   llvm::SmallVector<int64_t> inplace;
+  /// Per operand: defined by a param or constant outside the kernel, so a
+  /// module weight, immutable and at one address while the module runs.
+  llvm::SmallVector<bool> constantArgs;
 };
 
 KernelView viewKernel(mlir::Operation *topLevelOp);

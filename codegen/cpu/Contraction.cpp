@@ -170,6 +170,29 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
   out.close();
 }
 
+/// Whether an f32 convolution runs on oneDNN's primitive: one group (the
+/// prelude's plans have none) and weights the module holds (reordered
+/// once, DnnlConvPrelude.cpp). Where it wins (ResNet-50 at batch 1 on two
+/// threads, `dlc profile` with DLC_CPU_CONV=dnnl against =gemm, AVX-512):
+/// every kernel wider than 1x1, 1.1-1.9x (the stem 1.9x: no im2col); 1x1
+/// kernels on 7x7 images, 1.2-1.5x (a GEMM 49 columns wide is a poor
+/// one). Not 1x1 kernels on larger images, 1.1-1.7x slower: their
+/// im2col-free GEMM is as fast as oneDNN, which pays for reordering the
+/// activations in and out. Nor small ones, whose reorders cost more than
+/// the arithmetic (LeNet's 5x5 kernels of 1 and 6 channels).
+static bool convThroughDnnl(Conv2dOp conv, const StageContext &ctx) {
+  using Library = CpuTarget::ConvLibrary;
+  if (ctx.target.convLibrary == Library::Gemm || conv.getGroups() != 1 ||
+      !ctx.isConstant(conv.getW()))
+    return false;
+  if (ctx.target.convLibrary == Library::Dnnl)
+    return true;
+  std::vector<int64_t> w = shapeOf(conv.getW()), y = shapeOf(conv.getResult());
+  int64_t flopsPerImage = 2 * w[0] * w[1] * w[2] * w[3] * y[2] * y[3];
+  bool wide = w[2] * w[3] > 1, smallImage = y[2] * y[3] < 128;
+  return flopsPerImage >= 4'000'000 && (wide || smallImage);
+}
+
 void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
   auto conv = cast<Conv2dOp>(op);
   CodeWriter &out = ctx.out;
@@ -189,6 +212,20 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
   int64_t patch = Cg * KH * KW, pixels = OH * OW;
   std::string type = ctx.target.storageType(X.dtype);
 
+  bool dnnl = blas && X.dtype == DType::F32 && convThroughDnnl(conv, ctx);
+  if (dnnl) {
+    // oneDNN's primitive (DnnlConvPrelude.cpp) for this call's rows, the
+    // weights reordered once; where it cannot, the loops below.
+    ctx.usesDnnlConv = true;
+    std::string shape;
+    for (int64_t v : {C, H, W, O, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw})
+      shape += (shape.empty() ? "DlcConvShape{" : ", ") + str(v);
+    shape += "}";
+    out.open("if (!dlc_conv_dnnl(" + shape + ", " + addressOf(X, "0") + ", " +
+             addressOf(Wt, "0") + ", " + (bias ? addressOf(*bias, "0") : "nullptr") + ", " +
+             Y.ptr + ", " + (Y.base.empty() ? "0" : Y.base) + ", " + ctx.rowsBegin(y[0] * O) +
+             ", " + ctx.rowsEnd(y[0] * O) + "))");
+  }
   if (blas) {
     // This call's rows are (image, output channel) pairs q in [first, last):
     // per image, the channels [o0, o1) it has, per group among them: the
@@ -301,6 +338,8 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
     out.close();
     out.line("q += o1 - o0;");
     out.close();
+    if (dnnl)
+      out.close();
   } else {
     out.open("for (int64_t q = " + ctx.rowsBegin(y[0] * O) + "; q < " +
              ctx.rowsEnd(y[0] * O) + "; ++q)");

@@ -22,6 +22,7 @@ struct Emitted {
   std::string source;
   std::vector<EmittedKernel> kernels;
   bool usesBlas = false;
+  bool usesDnnlConv = false;
   DataChecks checks{DataChecks::Numbering::InKernel};
   /// Distinct kernel bodies compiled (kernels.size() entries call them).
   size_t bodies = 0;
@@ -59,14 +60,20 @@ static Emitted emitAll(const LoweredModule &m) {
   if (const char *libm = std::getenv("DLC_CPU_LIBM"))
     target.libm = std::string(libm) == "1";
   const char *remap = std::getenv("DLC_CPU_REMAP");
-  bool remapStores = !remap || std::string(remap) != "0";
+  target.remapStores = !remap || std::string(remap) != "0";
+  // $DLC_CPU_CONV=dnnl|gemm: every f32 convolution with module weights on
+  // oneDNN's primitive, or none (im2col + GEMM); unset: where it wins.
+  if (const char *conv = std::getenv("DLC_CPU_CONV"))
+    target.convLibrary = std::string(conv) == "dnnl"   ? CpuTarget::ConvLibrary::Dnnl
+                         : std::string(conv) == "gemm" ? CpuTarget::ConvLibrary::Gemm
+                                                       : CpuTarget::ConvLibrary::Auto;
   Emitted e;
   llvm::StringMap<std::string> bodyOf; // code -> the body's name
   const std::string placeholder = std::string(kKernelBodyName) + "(";
   for (auto [i, k] : llvm::enumerate(m.kernels)) {
     const std::string entry = "dlc_kernel_" + std::to_string(i);
     EmittedKernel kernel = emitCpuKernel(target, k.view, entry, k.argNames, e.checks,
-                                         static_cast<uint32_t>(i), remapStores);
+                                         static_cast<uint32_t>(i));
     auto [it, fresh] = bodyOf.try_emplace(codeOf(kernel.definition));
     e.source += "\n" + kernel.header;
     if (fresh) {
@@ -82,10 +89,11 @@ static Emitted emitAll(const LoweredModule &m) {
                 "(buffers, begin, end, " +
                 std::to_string(e.checks.firstCheck(static_cast<uint32_t>(i))) + ");\n}\n";
     e.usesBlas |= kernel.usesBlas;
+    e.usesDnnlConv |= kernel.usesDnnlConv;
     e.kernels.push_back(std::move(kernel));
   }
-  e.source = target.prelude() + (e.usesBlas ? target.blasPrelude() : "") +
-             e.source;
+  e.source = target.prelude() + (e.usesDnnlConv ? target.dnnlConvPrelude() : "") +
+             (e.usesBlas ? target.blasPrelude() : "") + e.source;
   return e;
 }
 

@@ -306,8 +306,10 @@ void cblas_dgemm(int, int, int, int, int, int, double, const double *, int,
                  const double *, int, double, double *, int);
 void openblas_set_num_threads(int);
 #if DLC_SGEMM_DNNL
+#ifndef ONEAPI_DNNL_DNNL_H // else declared by oneDNN's header (dnnlConvPrelude)
 int dnnl_sgemm(char, char, int64_t, int64_t, int64_t, float, const float *,
                int64_t, const float *, int64_t, float, float *, int64_t);
+#endif
 void omp_set_num_threads(int);
 #endif
 }

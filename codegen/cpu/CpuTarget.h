@@ -20,11 +20,20 @@ public:
   /// dlc_sgemm / dlc_dgemm over oneDNN and OpenBLAS, for modules that
   /// call them.
   std::string blasPrelude() const;
+  /// dlc_conv_dnnl, oneDNN's convolution with weights reordered once
+  /// (DnnlConvPrelude.cpp), for modules whose convolutions use it.
+  std::string dnnlConvPrelude() const;
   /// f32 GEMM through oneDNN (else OpenBLAS); chosen by measurement, see
   /// docs/design/2026-11-22-cpu-codegen.md.
   bool sgemmDnnl = true;
   /// libm's expf/tanhf/erff instead of the prelude's (for comparisons).
   bool libm = false;
+  /// Which f32 convolutions with module weights run on oneDNN's primitive
+  /// (Contraction.cpp): Auto where it was measured to win, else all or none.
+  enum class ConvLibrary { Auto, Dnnl, Gemm } convLibrary = ConvLibrary::Auto;
+  /// Let results that are reshapes/transposes of stage rows split over
+  /// those rows (AnalysisOptions::remapStores).
+  bool remapStores = true;
   std::string kernelSignature(llvm::StringRef entry) const override;
   std::string parallelLoop(llvm::StringRef var,
                            llvm::StringRef extent) const override;

@@ -109,10 +109,10 @@ namespace {
 
 class CpuKernelEmitter {
 public:
-  CpuKernelEmitter(const CTarget &target, const KernelView &kernel,
-                   DataChecks &checks, uint32_t index, bool remapStores)
+  CpuKernelEmitter(const CpuTarget &target, const KernelView &kernel,
+                   DataChecks &checks, uint32_t index)
       : target(target), kernel(kernel),
-        analysis(analyzeKernel(kernel, AnalysisOptions{remapStores})),
+        analysis(analyzeKernel(kernel, AnalysisOptions{target.remapStores})),
         checks(checks), index(index),
         elemental(target, body, buffers, statics, checks) {
     checks.beginKernel(index);
@@ -147,7 +147,7 @@ private:
   /// paid a tail on every row).
   bool isFlatElementwise() const;
 
-  const CTarget &target;
+  const CpuTarget &target;
   const KernelView &kernel;
   KernelAnalysis analysis;
   /// isFlatElementwise(): one loop, index (0, ..., 0, p).
@@ -163,6 +163,7 @@ private:
   uint32_t index;
   ElementalEmitter elemental;
   bool usesBlas = false;
+  bool usesDnnlConv = false;
 };
 
 } // namespace
@@ -352,6 +353,10 @@ void CpuKernelEmitter::emitStage(Operation *op) {
                    [this](Value v) { return operand(v); }, out};
   ctx.checks = &checks;
   ctx.kernelOp = kernel.op;
+  ctx.isConstant = [this](Value v) {
+    auto arg = llvm::find(kernel.args, v);
+    return arg != kernel.args.end() && kernel.constantArgs[arg - kernel.args.begin()];
+  };
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](MatmulOp) { emitMatmul(op, ctx); })
       .Case([&](Conv2dOp) { emitConv2d(op, ctx); })
@@ -361,6 +366,7 @@ void CpuKernelEmitter::emitStage(Operation *op) {
       .Case<LayerNormOp, RmsNormOp>([&](Operation *) { emitNorm(op, ctx); })
       .Case<CrossEntropyOp, MseOp>([&](Operation *) { emitLoss(op, ctx); });
   usesBlas |= ctx.usesBlas;
+  usesDnnlConv |= ctx.usesDnnlConv;
   buffers[result] = out;
 }
 
@@ -519,15 +525,15 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
                       ? std::max<int64_t>(1, (1 << 16) / workPerRow())
                       : 1;
   emitted.usesBlas = usesBlas;
+  emitted.usesDnnlConv = usesDnnlConv;
   emitted.checks = checking;
   return emitted;
 }
 
-EmittedKernel dlc::codegen::emitCpuKernel(const CTarget &target,
+EmittedKernel dlc::codegen::emitCpuKernel(const CpuTarget &target,
                                           const KernelView &kernel,
                                           const std::string &entry,
                                           const std::vector<std::string> &argNames,
-                                          DataChecks &checks, uint32_t index,
-                                          bool remapStores) {
-  return CpuKernelEmitter(target, kernel, checks, index, remapStores).emit(entry, argNames);
+                                          DataChecks &checks, uint32_t index) {
+  return CpuKernelEmitter(target, kernel, checks, index).emit(entry, argNames);
 }

@@ -15,6 +15,7 @@
 #include "codegen/common/CTarget.h"
 #include "codegen/common/DataChecks.h"
 #include "codegen/common/KernelAnalysis.h"
+#include "codegen/cpu/CpuTarget.h"
 
 #include <string>
 #include <vector>
@@ -40,20 +41,20 @@ struct EmittedKernel {
   /// results' outermost in memory), or 0 for a kernel that does not split.
   int64_t outerRows = 0;
   bool usesBlas = false;
+  /// A stage calls dlc_conv_dnnl (CpuTarget::dnnlConvPrelude).
+  bool usesDnnlConv = false;
   /// The kernel checks its data (DataChecks.h): its last argument is the
   /// status words.
   bool checks = false;
 };
 
 /// `argNames` describe the kernel's operands then results, for comments.
-/// `remapStores`: let results that are reshapes/transposes of stage rows
-/// split over those rows (AnalysisOptions::remapStores). Checks on the
-/// kernel's data go to `checks` (as kernel `index` of the module).
-EmittedKernel emitCpuKernel(const CTarget &target, const KernelView &kernel,
+/// Checks on the kernel's data go to `checks` (as kernel `index` of the
+/// module).
+EmittedKernel emitCpuKernel(const CpuTarget &target, const KernelView &kernel,
                             const std::string &entry,
                             const std::vector<std::string> &argNames,
-                            DataChecks &checks, uint32_t index,
-                            bool remapStores = true);
+                            DataChecks &checks, uint32_t index);
 
 } // namespace dlc::codegen
 

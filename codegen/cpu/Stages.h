@@ -16,13 +16,14 @@
 #include "codegen/common/CodeWriter.h"
 #include "codegen/common/Elemental.h"
 #include "codegen/common/KernelAnalysis.h"
+#include "codegen/cpu/CpuTarget.h"
 
 #include <functional>
 
 namespace dlc::codegen {
 
 struct StageContext {
-  const CTarget &target;
+  const CpuTarget &target;
   CodeWriter &out;
   const KernelAnalysis &analysis;
   /// A contiguous buffer holding (at least this call's rows of) `operand`.
@@ -31,6 +32,11 @@ struct StageContext {
   Buffer result;
   /// Set when the stage calls dlc_sgemm/dlc_dgemm (oneDNN, OpenBLAS).
   bool usesBlas = false;
+  /// Set when the stage calls dlc_conv_dnnl (oneDNN's convolution).
+  bool usesDnnlConv = false;
+  /// True for a kernel operand that is a module weight (KernelView::
+  /// constantArgs): immutable, at one address while the module runs.
+  std::function<bool(mlir::Value)> isConstant;
   /// Where a stage registers the checks it makes on its data (labels).
   DataChecks *checks = nullptr;
   /// The kernel's top-level op (what a failed scratch allocation names).

@@ -1,0 +1,274 @@
+//===- DnnlConvPrelude.cpp - oneDNN's convolution for the CPU kernels -----===//
+//
+// The part of the CPU prelude a module includes when one of its f32
+// convolutions reads its weights from the module (Contraction.cpp decides):
+// dlc_conv_dnnl runs the call's rows of the convolution through oneDNN's
+// convolution primitive (brgconv/jit kernels in oneDNN's blocked or
+// channels-last layouts), reordering the NCHW activations in and out around
+// it and the weights once.
+//
+// Why the weights may be reordered once: a module's weights are immutable
+// and stay at one address for the life of the executable that loads them (a
+// CPU session points into its module; its executable is its own dlopen of
+// the kernels, so this file's cache lives and dies with it). The cache is
+// keyed by that address, so kernels sharing a body (ResNet's repeated
+// blocks) keep their own. Training modules hold their parameters as state,
+// never as weights: their convolutions stay on im2col + GEMM.
+//
+// Each plan (weights, batch, channel range) is created once, under the
+// cache's lock, on the first call that needs it: oneDNN JIT-compiles its
+// kernels for one thread (the runtime's pool runs the calls side by side,
+// each on oneDNN with OpenMP's thread count set to 1). A plan oneDNN
+// cannot make returns false, and the kernel runs its own im2col + GEMM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/cpu/CpuTarget.h"
+
+using namespace dlc::codegen;
+
+std::string CpuTarget::dnnlConvPrelude() const {
+  return R"(
+#include <oneapi/dnnl/dnnl.h>
+#include <cstdio>
+#include <mutex>
+#include <vector>
+extern "C" void omp_set_num_threads(int);
+namespace {
+struct DlcConvShape {
+  int64_t C, H, W, O, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw;
+};
+struct DlcConvPlan {
+  const float *w;
+  int64_t batch, o0, o1;
+  bool ok;
+  dnnl_primitive_t conv, srcReorder, dstReorder;
+  dnnl_memory_desc_t userSrc, convSrc, userDst, convDst, weights, bias, scratch;
+  float *blockedWeights;
+};
+// Per-thread buffers: the reordered source and result and oneDNN's scratch
+// pad, grown when a larger one is asked for, never freed (plain pointers:
+// nothing thread-local has a destructor, so the module unloads).
+inline void *dlc_conv_buffer(int slot, size_t bytes) {
+  static thread_local void *data[3] = {nullptr, nullptr, nullptr};
+  static thread_local size_t size[3] = {0, 0, 0};
+  if (size[slot] < bytes) {
+    free(data[slot]);
+    data[slot] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    size[slot] = data[slot] ? bytes : 0;
+  }
+  return data[slot];
+}
+inline dnnl_stream_t dlc_conv_stream(dnnl_engine_t engine) {
+  static thread_local dnnl_stream_t stream = nullptr;
+  if (!stream) {
+    omp_set_num_threads(1);
+    if (dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) != dnnl_success)
+      stream = nullptr;
+  }
+  return stream;
+}
+inline bool dlc_run(dnnl_primitive_t p, dnnl_stream_t stream, std::initializer_list<int> argIds,
+                    std::initializer_list<const dnnl_memory_desc_t *> mds,
+                    std::initializer_list<void *> ptrs, dnnl_engine_t engine) {
+  dnnl_exec_arg_t args[8];
+  int n = 0;
+  bool ok = true;
+  auto id = argIds.begin();
+  auto md = mds.begin();
+  for (void *ptr : ptrs) {
+    args[n].arg = *id++;
+    ok = ok && dnnl_memory_create(&args[n].memory, *md++, engine, ptr) == dnnl_success;
+    if (!ok)
+      break;
+    ++n;
+  }
+  ok = ok && dnnl_primitive_execute(p, stream, n, args) == dnnl_success &&
+       dnnl_stream_wait(stream) == dnnl_success;
+  for (int i = 0; i < n; ++i)
+    dnnl_memory_destroy(args[i].memory);
+  return ok;
+}
+inline dnnl_primitive_t dlc_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                                    dnnl_engine_t engine) {
+  dnnl_primitive_desc_t pd = nullptr;
+  dnnl_primitive_t p = nullptr;
+  if (dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine, nullptr) ==
+      dnnl_success)
+    dnnl_primitive_create(&p, pd);
+  dnnl_primitive_desc_destroy(pd);
+  return p;
+}
+class DlcConvCache {
+public:
+  ~DlcConvCache() {
+    for (DlcConvPlan *plan : plans_) {
+      dnnl_primitive_destroy(plan->conv);
+      dnnl_primitive_destroy(plan->srcReorder);
+      dnnl_primitive_destroy(plan->dstReorder);
+      free(plan->blockedWeights);
+      delete plan;
+    }
+    if (engine_)
+      dnnl_engine_destroy(engine_);
+  }
+  dnnl_engine_t engine() const { return engine_; }
+  /// The plan for `batch` images and output channels [o0, o1) of the
+  /// convolution whose weights are `w`, made on first use.
+  const DlcConvPlan *plan(const DlcConvShape &s, const float *w, bool hasBias,
+                          int64_t batch, int64_t o0, int64_t o1) {
+    std::lock_guard<std::mutex> hold(lock_);
+    for (const DlcConvPlan *p : plans_)
+      if (p->w == w && p->batch == batch && p->o0 == o0 && p->o1 == o1)
+        return p;
+    DlcConvPlan *p = new DlcConvPlan{};
+    p->w = w;
+    p->batch = batch;
+    p->o0 = o0;
+    p->o1 = o1;
+    p->ok = make(*p, s, hasBias);
+    if (!p->ok)
+      fprintf(stderr,
+              "dlc: warning: oneDNN cannot run the convolution of %lld channels to "
+              "%lld [%lld-%lld), kernel %lldx%lld: it runs as im2col + GEMM\n",
+              (long long)s.C, (long long)s.O, (long long)o0, (long long)o1, (long long)s.KH,
+              (long long)s.KW);
+    plans_.push_back(p);
+    return p;
+  }
+
+private:
+  bool make(DlcConvPlan &p, const DlcConvShape &s, bool hasBias) {
+    if (!engine_ && dnnl_engine_create(&engine_, dnnl_cpu, 0) != dnnl_success) {
+      engine_ = nullptr;
+      return false;
+    }
+    dnnl_stream_t stream = dlc_conv_stream(engine_);
+    if (!stream)
+      return false;
+    const int64_t oc = p.o1 - p.o0;
+    dnnl_dims_t src = {p.batch, s.C, s.H, s.W}, dst = {p.batch, oc, s.OH, s.OW},
+                wei = {oc, s.C, s.KH, s.KW}, bias = {oc}, strides = {s.sh, s.sw},
+                dilates = {s.dh - 1, s.dw - 1}, padL = {s.pt, s.pl};
+    // The far side's padding: what makes oneDNN's output size dlc's.
+    dnnl_dims_t padR = {(s.OH - 1) * s.sh + (s.KH - 1) * s.dh + 1 - s.H - s.pt,
+                        (s.OW - 1) * s.sw + (s.KW - 1) * s.dw + 1 - s.W - s.pl};
+    for (int i = 0; i < 2; ++i)
+      if (padR[i] < 0)
+        padR[i] = 0;
+    dnnl_memory_desc_t anySrc, anyWei, anyDst, userWei;
+    dnnl_memory_desc_init_by_tag(&p.userSrc, 4, src, dnnl_f32, dnnl_nchw);
+    dnnl_memory_desc_init_by_tag(&p.userDst, 4, dst, dnnl_f32, dnnl_nchw);
+    dnnl_memory_desc_init_by_tag(&userWei, 4, wei, dnnl_f32, dnnl_oihw);
+    dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&anyWei, 4, wei, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&p.bias, 1, bias, dnnl_f32, dnnl_x);
+    dnnl_convolution_desc_t desc;
+    if (dnnl_dilated_convolution_forward_desc_init(
+            &desc, dnnl_forward_inference, dnnl_convolution_direct, &anySrc, &anyWei,
+            hasBias ? &p.bias : nullptr, &anyDst, strides, dilates, padL, padR) != dnnl_success)
+      return false;
+    dnnl_primitive_attr_t attr = nullptr;
+    dnnl_primitive_desc_t pd = nullptr;
+    bool ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
+              dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ==
+                  dnnl_success &&
+              dnnl_primitive_desc_create(&pd, &desc, attr, engine_, nullptr) == dnnl_success;
+    if (ok) {
+      p.convSrc = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+      p.convDst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+      p.weights = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+      p.scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+      ok = dnnl_primitive_create(&p.conv, pd) == dnnl_success;
+    }
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_primitive_attr_destroy(attr);
+    if (!ok)
+      return false;
+    if (!dnnl_memory_desc_equal(&p.userSrc, &p.convSrc) &&
+        !(p.srcReorder = dlc_reorder(&p.userSrc, &p.convSrc, engine_)))
+      return false;
+    if (!dnnl_memory_desc_equal(&p.userDst, &p.convDst) &&
+        !(p.dstReorder = dlc_reorder(&p.convDst, &p.userDst, engine_)))
+      return false;
+    // The weights of channels [o0, o1), in the primitive's layout, once.
+    p.blockedWeights = (float *)aligned_alloc(
+        64, (dnnl_memory_desc_get_size(&p.weights) + 63) / 64 * 64);
+    dnnl_primitive_t reorder = dlc_reorder(&userWei, &p.weights, engine_);
+    ok = p.blockedWeights && reorder &&
+         dlc_run(reorder, stream, {DNNL_ARG_FROM, DNNL_ARG_TO}, {&userWei, &p.weights},
+                 {(void *)(p.w + p.o0 * s.C * s.KH * s.KW), p.blockedWeights}, engine_);
+    dnnl_primitive_destroy(reorder);
+    return ok;
+  }
+
+  std::mutex lock_;
+  std::vector<DlcConvPlan *> plans_;
+  dnnl_engine_t engine_ = nullptr;
+};
+DlcConvCache dlc_conv_cache;
+
+// One plan's convolution: `batch` images from x, channels [o0, o1) of
+// each into y (both NCHW, y at the first image's channel o0).
+inline bool dlc_conv_run(const DlcConvPlan &p, const float *x, const float *bias, float *y) {
+  dnnl_engine_t engine = dlc_conv_cache.engine();
+  dnnl_stream_t stream = dlc_conv_stream(engine);
+  if (!stream)
+    return false;
+  void *src = (void *)x, *dst = y;
+  if (p.srcReorder) {
+    src = dlc_conv_buffer(0, dnnl_memory_desc_get_size(&p.convSrc));
+    if (!src || !dlc_run(p.srcReorder, stream, {DNNL_ARG_FROM, DNNL_ARG_TO},
+                         {&p.userSrc, &p.convSrc}, {(void *)x, src}, engine))
+      return false;
+  }
+  if (p.dstReorder && !(dst = dlc_conv_buffer(1, dnnl_memory_desc_get_size(&p.convDst))))
+    return false;
+  void *scratch = dlc_conv_buffer(2, dnnl_memory_desc_get_size(&p.scratch) + 64);
+  if (!scratch)
+    return false;
+  bool ok = bias ? dlc_run(p.conv, stream,
+                           {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST,
+                            DNNL_ARG_SCRATCHPAD},
+                           {&p.convSrc, &p.weights, &p.bias, &p.convDst, &p.scratch},
+                           {src, p.blockedWeights, (void *)(bias + p.o0), dst, scratch}, engine)
+                 : dlc_run(p.conv, stream,
+                           {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD},
+                           {&p.convSrc, &p.weights, &p.convDst, &p.scratch},
+                           {src, p.blockedWeights, dst, scratch}, engine);
+  if (ok && p.dstReorder)
+    ok = dlc_run(p.dstReorder, stream, {DNNL_ARG_FROM, DNNL_ARG_TO}, {&p.convDst, &p.userDst},
+                 {dst, (void *)y}, engine);
+  return ok;
+}
+
+// Rows [first, last) of a convolution whose rows are (image, output
+// channel), through oneDNN: whole images together, a part of an image by
+// its channels. y holds element `flat` of the result at y[flat - yBase].
+// False, having written nothing, when oneDNN cannot run it (the caller's
+// own loops then do); false after writing only on an execution failure,
+// which the caller's loops then overwrite.
+inline bool dlc_conv_dnnl(const DlcConvShape &s, const float *x, const float *w,
+                          const float *bias, float *y, int64_t yBase, int64_t first,
+                          int64_t last) {
+  const int64_t image = s.C * s.H * s.W, pixels = s.OH * s.OW;
+  while (first < last) {
+    int64_t n = first / s.O, o0 = first % s.O, batch = 1, o1;
+    if (o0 == 0 && last - first >= s.O) {
+      batch = (last - first) / s.O;
+      o1 = s.O;
+    } else {
+      o1 = s.O < o0 + (last - first) ? s.O : o0 + (last - first);
+    }
+    const DlcConvPlan *p = dlc_conv_cache.plan(s, w, bias != nullptr, batch, o0, o1);
+    if (!p->ok ||
+        !dlc_conv_run(*p, x + n * image, bias, y + ((n * s.O + o0) * pixels - yBase)))
+      return false;
+    first += batch == 1 ? o1 - o0 : batch * s.O;
+  }
+  return true;
+}
+} // namespace
+)";
+}
