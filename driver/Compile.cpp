@@ -250,7 +250,7 @@ static ExitCode writeOutput(const CommonOptions &options, const CompileOptions &
       return c;
   }
   progress.stage("fusing, scheduling, planning memory");
-  if (failed(runCompilePipeline(module, compile.memoryBudget.value_or(0))))
+  if (failed(runCompilePipeline(module, compile.memoryBudget.value_or(0), /*cpuLayout=*/!cuda)))
     return kExitInternalError;
   func::FuncOp func = entryGraph(module);
   progress.stage(kernelStage(func, cuda));

@@ -151,7 +151,7 @@ ExitCode compileForDevice(const CommonOptions &options, const CompileForDevice &
       (failed(runFusionPipeline(module)) || failed(compile.afterFusion(entryGraph(module)))))
     return kExitInternalError;
   progress.stage("fusing, scheduling, planning memory");
-  if (failed(runCompilePipeline(module)))
+  if (failed(runCompilePipeline(module, 0, /*cpuLayout=*/!isCudaDevice(compile.device))))
     return kExitInternalError;
   func::FuncOp func = entryGraph(module);
   out.planned = func;

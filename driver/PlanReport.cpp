@@ -18,11 +18,11 @@ int64_t countKernels(func::FuncOp func) {
   return func.isExternal() ? 0 : int64_t(kernelsOf(func).size());
 }
 
-LogicalResult runCompilePipeline(ModuleOp module, int64_t memoryBudget) {
+LogicalResult runCompilePipeline(ModuleOp module, int64_t memoryBudget, bool cpuLayout) {
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  buildCompilePipeline(pm, memoryBudget);
+  buildCompilePipeline(pm, memoryBudget, cpuLayout);
   return pm.run(module);
 }
 

@@ -64,8 +64,9 @@ int64_t countKernels(mlir::func::FuncOp func);
 /// Runs the dlc-compile pipeline on `module` (with MLIR's pass-manager
 /// flags, e.g. --mlir-print-ir-after-all), with dlc-rematerialize when
 /// `memoryBudget` is positive; errors go to the diagnostic handler.
+/// `cpuLayout`: the module is for the CPU (dlc-cpu-layout runs).
 mlir::LogicalResult runCompilePipeline(mlir::ModuleOp module,
-                                       int64_t memoryBudget = 0);
+                                       int64_t memoryBudget = 0, bool cpuLayout = false);
 
 /// The report of a planned `func`; `kernelsBefore` was counted before the
 /// pipeline ran.

@@ -253,7 +253,8 @@ ExitCode runRun(const CommonOptions &options, const RunOptions &run,
   } else {
     if (!isModule) {
       // Compile in memory: the module bytes `dlc compile -o` would write.
-      if (failed(runCompilePipeline(*model->built.module)))
+      if (failed(runCompilePipeline(*model->built.module, 0,
+                                    /*cpuLayout=*/!isCudaDevice(run.device))))
         return kExitInternalError;
       if (ExitCode code = buildAndLoad(context, *model->built.module, func, run.device,
                                        compiled, params))

@@ -114,7 +114,10 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
     return opError(loc, opName, "the kernel needs a height and a width of at "
                    "least 1, w is ", formatType(w));
   int64_t groups = adaptor.getGroups();
-  int64_t c = x.getDimSize(1), o = w.getDimSize(0);
+  // Channels-last: x is [N, H, W, C] (dims below: channel, height, width).
+  bool last = adaptor.getChannelsLast();
+  int64_t cDim = last ? 3 : 1, hDim = last ? 1 : 2, wDim = last ? 2 : 3;
+  int64_t c = x.getDimSize(cDim), o = w.getDimSize(0);
   if (groups < 1 || c % groups != 0 || o % groups != 0)
     return opError(loc, opName, "groups = ", groups,
                    " must divide the input channels (", c,
@@ -132,16 +135,18 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   }
   ArrayRef<int64_t> s = adaptor.getStrides(), p = adaptor.getPadding(),
                     d = adaptor.getDilations();
-  auto oh = windowOutputSize(loc, opName, "height", x.getDimSize(2), p[0],
+  auto oh = windowOutputSize(loc, opName, "height", x.getDimSize(hDim), p[0],
                              p[2], w.getDimSize(2), s[0], d[0]);
   if (failed(oh))
     return failure();
-  auto ow = windowOutputSize(loc, opName, "width", x.getDimSize(3), p[1], p[3],
+  auto ow = windowOutputSize(loc, opName, "width", x.getDimSize(wDim), p[1], p[3],
                              w.getDimSize(3), s[1], d[1]);
   if (failed(ow))
     return failure();
-  types.push_back(RankedTensorType::get({x.getDimSize(0), o, *oh, *ow},
-                                        x.getElementType()));
+  SmallVector<int64_t> shape{x.getDimSize(0), o, *oh, *ow};
+  if (last)
+    shape = {x.getDimSize(0), *oh, *ow, o};
+  types.push_back(RankedTensorType::get(shape, x.getElementType()));
   return success();
 }
 
@@ -393,6 +398,8 @@ LogicalResult Conv2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
   grads.assign((*this)->getNumOperands(), Value());
   if (!g)
     return success();
+  if (getChannelsLast())
+    return emitOpError("channels_last is the CPU's inference layout: it has no derivative");
   ArrayRef<int64_t> ws = shapeOfValue(getW());
   auto w = windowsOf(shapeOfValue(getX()), shapeOfValue(getResult()),
                      {ws[2], ws[3]}, getStrides(), getPadding(), getDilations());

@@ -265,6 +265,11 @@ def Dlc_Conv2dOp : Dlc_Op<"conv2d", [DeclareOpInterfaceMethods<Dlc_ShardingRuleO
     `[N, O, OH, OW]` with `OH = (H + top + bottom - dh (KH - 1) - 1) / sh + 1`
     (and likewise `OW`), which must be at least 1.
 
+    `channels_last`: x is `[N, H, W, C]` and the result `[N, OH, OW, O]`
+    (the weights stay OIHW). Only the CPU's layout pass (dlc-cpu-layout,
+    for inference) makes it: it is not differentiated, partitioned or
+    compiled for CUDA.
+
     ```mlir
     %y = dlc.conv2d %x, %w, %b {strides = array<i64: 1, 1>, padding = array<i64: 2, 2, 2, 2>,
         dilations = array<i64: 1, 1>, groups = 1 : i64}
@@ -275,7 +280,8 @@ def Dlc_Conv2dOp : Dlc_Op<"conv2d", [DeclareOpInterfaceMethods<Dlc_ShardingRuleO
       Optional<Dlc_FloatTensor>:$bias,
       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
       DenseI64ArrayAttr:$dilations, I64Attr:$groups,
-      OptionalAttr<Dlc_ContractionPrecisionAttr>:$precision);
+      OptionalAttr<Dlc_ContractionPrecisionAttr>:$precision,
+      UnitAttr:$channels_last);
   let results = (outs Dlc_FloatTensor:$result);
   let assemblyFormat = "$x `,` $w (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";

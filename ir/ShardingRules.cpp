@@ -149,6 +149,10 @@ ShardingRule MatmulOp::getShardingRule() {
 /// the windows are whole.
 ShardingRule Conv2dOp::getShardingRule() {
   ShardingRule rule = ShardingRule::whole(*this);
+  // channels_last (the CPU's inference layout, made after partitioning):
+  // whole.
+  if (getChannelsLast())
+    return rule;
   ArrayRef<int64_t> x = shapeOfValue(getX()), out = shapeOfValue(getResult());
   int64_t n = rule.addFactor(out[0]);
   rule.operands[0][0] = rule.results[0][0] = n;

@@ -121,9 +121,15 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
       })
       .Case([&](Conv2dOp o) -> Result {
         const Tensor *bias = o.getBias() ? &in(o.getBias()) : nullptr;
-        return conv2d(in(o.getX()), in(o.getW()), bias,
-                      toArray<2>(o.getStrides()), toArray<4>(o.getPadding()),
-                      toArray<2>(o.getDilations()), o.getGroups());
+        auto convolve = [&](const Tensor &x) {
+          return conv2d(x, in(o.getW()), bias, toArray<2>(o.getStrides()),
+                        toArray<4>(o.getPadding()), toArray<2>(o.getDilations()),
+                        o.getGroups());
+        };
+        if (!o.getChannelsLast())
+          return convolve(in(o.getX()));
+        // [N, H, W, C]: the NCHW convolution of its transpose, transposed back.
+        return transpose(convolve(transpose(in(o.getX()), {0, 3, 1, 2})), {0, 2, 3, 1});
       })
       .Case([&](MaxPool2dOp o) -> Result {
         return maxPool2d(in(o.getX()), toArray<2>(o.getKernel()),

@@ -29,8 +29,10 @@ void buildFusionPipeline(mlir::OpPassManager &graph);
 /// The graph → planned-kernels pipeline that `dlc compile` runs: canonicalise,
 /// fold constants, CSE, fuse, schedule, plan memory, verify the plan. With a
 /// positive `memoryBudget` (bytes), dlc-rematerialize runs on train steps
-/// between CSE and fusion.
-void buildCompilePipeline(mlir::OpPassManager &pm, int64_t memoryBudget = 0);
+/// between CSE and fusion. `cpuLayout`: for the CPU, dlc-cpu-layout (and
+/// CSE again) before fusion.
+void buildCompilePipeline(mlir::OpPassManager &pm, int64_t memoryBudget = 0,
+                          bool cpuLayout = false);
 
 /// Registers every dlc pass and the `dlc-compile` pipeline with the global
 /// registry (for dlc-opt).

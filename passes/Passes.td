@@ -209,6 +209,36 @@ def DlcRematerialize : Pass<"dlc-rematerialize", "mlir::ModuleOp"> {
   ];
 }
 
+def DlcCpuLayout : Pass<"dlc-cpu-layout", "mlir::func::FuncOp"> {
+  let summary = "Channels-last convolutions for the CPU, their transposes cancelled.";
+  let description = [{
+    The CPU's convolution kernels (oneDNN's brgconv on AVX-512) want NHWC
+    activations. Each f32 convolution the CPU runs on oneDNN (one group,
+    weights a `dlc.param` or `dlc.constant`, so a module weight, and at
+    least 4 MFLOP an image) becomes a `channels_last` one between two
+    transposes; transposes then move below the element-wise ops that read
+    them (relu, a residual add: each operand transposed alike, or a scalar)
+    and cancel against the next convolution's, so a chain of convolutions
+    keeps NHWC and pays for a layout change only at its ends (a pooling,
+    the head). Inference only: a train step's parameters are state, never
+    weights. `DLC_CPU_CONV=gemm` (the code generator's switch) leaves the
+    graph as it is.
+
+    Before:
+    ```mlir
+    %c = dlc.conv2d %x, %w {...} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
+    %r = dlc.relu %c : tensor<1x64x56x56xf32> -> tensor<1x64x56x56xf32>
+    ```
+    After:
+    ```mlir
+    %t = dlc.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<1x64x56x56xf32> -> tensor<1x56x56x64xf32>
+    %c = dlc.conv2d %t, %w {channels_last, ...} : (tensor<1x56x56x64xf32>, tensor<64x64x3x3xf32>) -> tensor<1x56x56x64xf32>
+    %r = dlc.relu %c : tensor<1x56x56x64xf32> -> tensor<1x56x56x64xf32>
+    %y = dlc.transpose %r {perm = array<i64: 0, 3, 1, 2>} : tensor<1x56x56x64xf32> -> tensor<1x64x56x56xf32>
+    ```
+  }];
+}
+
 def DlcFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Groups ops into dlc.fusion regions, one region per kernel.";
   let description = [{

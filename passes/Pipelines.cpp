@@ -25,9 +25,15 @@ void buildFusionPipeline(OpPassManager &graph) {
   graph.addPass(createDlcFuse());
 }
 
-void buildCompilePipeline(OpPassManager &pm, int64_t memoryBudget) {
+void buildCompilePipeline(OpPassManager &pm, int64_t memoryBudget, bool cpuLayout) {
   OpPassManager *graph = &pm.nest<func::FuncOp>();
   buildSimplifyPipeline(*graph);
+  if (cpuLayout) {
+    // Its transposes of one value (a block input read by two convolutions)
+    // become one.
+    graph->addPass(createDlcCpuLayout());
+    graph->addPass(createCSEPass());
+  }
   if (memoryBudget > 0) {
     // After CSE, which would merge the clones back; it measures fusion and
     // the rest on copies.

@@ -193,8 +193,92 @@ static bool convThroughDnnl(Conv2dOp conv, const StageContext &ctx) {
   return flopsPerImage >= 4'000'000 && (wide || smallImage);
 }
 
+/// The call to dlc_conv_dnnl (DnnlConvPrelude.cpp) for this call's `rows`
+/// of the convolution, opening the block of the loops that compute them
+/// where oneDNN cannot.
+static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const Buffer &X, const Buffer &Wt,
+                         const std::optional<Buffer> &bias, int64_t rows) {
+  bool nhwc = conv.getChannelsLast();
+  std::vector<int64_t> x = shapeOf(conv.getX()), w = shapeOf(conv.getW()),
+                       y = shapeOf(conv.getResult());
+  if (nhwc) { // as NCHW: [N, C, H, W]
+    x = {x[0], x[3], x[1], x[2]};
+    y = {y[0], y[3], y[1], y[2]};
+  }
+  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(), d = conv.getDilations();
+  std::string shape;
+  for (int64_t v : {x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0], s[1], p[0], p[1],
+                    d[0], d[1]})
+    shape += (shape.empty() ? "DlcConvShape{" : ", ") + str(v);
+  shape += "}";
+  const Buffer &Y = ctx.result;
+  ctx.usesDnnlConv = true;
+  ctx.out.open("if (!dlc_conv_dnnl(" + shape + ", " + (nhwc ? "true" : "false") + ", " +
+               addressOf(X, "0") + ", " + addressOf(Wt, "0") + ", " +
+               (bias ? addressOf(*bias, "0") : "nullptr") + ", " + Y.ptr + ", " +
+               (Y.base.empty() ? "0" : Y.base) + ", " + ctx.rowsBegin(rows) + ", " +
+               ctx.rowsEnd(rows) + "))");
+}
+
+/// A channels-last convolution (dlc-cpu-layout made it for oneDNN): rows
+/// are (image, output row); oneDNN computes them, else loops accumulating
+/// in double, as the oracle does.
+static void emitConv2dChannelsLast(Conv2dOp conv, StageContext &ctx) {
+  CodeWriter &out = ctx.out;
+  std::vector<int64_t> x = shapeOf(conv.getX()), w = shapeOf(conv.getW()),
+                       y = shapeOf(conv.getResult());
+  int64_t H = x[1], W = x[2], C = x[3], O = w[0], KH = w[2], KW = w[3];
+  int64_t OH = y[1], OW = y[2];
+  int64_t sh = conv.getStrides()[0], sw = conv.getStrides()[1];
+  int64_t pt = conv.getPadding()[0], pl = conv.getPadding()[1];
+  int64_t dh = conv.getDilations()[0], dw = conv.getDilations()[1];
+  Buffer X = ctx.operand(conv.getX()), Wt = ctx.operand(conv.getW());
+  std::optional<Buffer> bias;
+  if (conv.getBias())
+    bias = ctx.operand(conv.getBias());
+  const Buffer &Y = ctx.result;
+  bool dnnl = X.dtype == DType::F32 && conv.getGroups() == 1;
+  if (dnnl)
+    openDnnlConv(conv, ctx, X, Wt, bias, y[0] * OH);
+  int64_t Cg = w[1], Og = O / conv.getGroups();
+  out.open("for (int64_t q = " + ctx.rowsBegin(y[0] * OH) + "; q < " + ctx.rowsEnd(y[0] * OH) +
+           "; ++q)");
+  out.line("const int64_t n = q / " + str(OH) + ", oh = q % " + str(OH) + ";");
+  out.open("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow)");
+  out.open("for (int64_t o = 0; o < " + str(O) + "; ++o)");
+  out.line("const int64_t g = o / " + str(Og) + ";");
+  out.line("double acc = " +
+           (bias ? "(double)" + loadAt(ctx.target, *bias, "o") : std::string("0")) + ";");
+  out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
+  out.line("const int64_t ih = oh * " + str(sh) + " - " + str(pt) + " + kh * " + str(dh) + ";");
+  out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
+  out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");
+  out.line("const int64_t iw = ow * " + str(sw) + " - " + str(pl) + " + kw * " + str(dw) + ";");
+  out.line("if (iw < 0 || iw >= " + str(W) + ") continue;");
+  out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
+  out.line("acc += (double)" +
+           loadAt(ctx.target, X,
+                  "((n * " + str(H) + " + ih) * " + str(W) + " + iw) * " + str(C) + " + g * " +
+                      str(Cg) + " + c") +
+           " * (double)" +
+           loadAt(ctx.target, Wt,
+                  "((o * " + str(Cg) + " + c) * " + str(KH) + " + kh) * " + str(KW) + " + kw") +
+           ";");
+  out.close();
+  out.close();
+  out.close();
+  out.line(storeAt(ctx.target, Y, "((q * " + str(OW) + ") + ow) * " + str(O) + " + o", "acc"));
+  out.close();
+  out.close();
+  out.close();
+  if (dnnl)
+    out.close();
+}
+
 void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
   auto conv = cast<Conv2dOp>(op);
+  if (conv.getChannelsLast())
+    return emitConv2dChannelsLast(conv, ctx);
   CodeWriter &out = ctx.out;
   std::vector<int64_t> x = shapeOf(conv.getX()), w = shapeOf(conv.getW()),
                        y = shapeOf(conv.getResult());
@@ -213,19 +297,8 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
   std::string type = ctx.target.storageType(X.dtype);
 
   bool dnnl = blas && X.dtype == DType::F32 && convThroughDnnl(conv, ctx);
-  if (dnnl) {
-    // oneDNN's primitive (DnnlConvPrelude.cpp) for this call's rows, the
-    // weights reordered once; where it cannot, the loops below.
-    ctx.usesDnnlConv = true;
-    std::string shape;
-    for (int64_t v : {C, H, W, O, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw})
-      shape += (shape.empty() ? "DlcConvShape{" : ", ") + str(v);
-    shape += "}";
-    out.open("if (!dlc_conv_dnnl(" + shape + ", " + addressOf(X, "0") + ", " +
-             addressOf(Wt, "0") + ", " + (bias ? addressOf(*bias, "0") : "nullptr") + ", " +
-             Y.ptr + ", " + (Y.base.empty() ? "0" : Y.base) + ", " + ctx.rowsBegin(y[0] * O) +
-             ", " + ctx.rowsEnd(y[0] * O) + "))");
-  }
+  if (dnnl) // oneDNN's primitive, else the loops below
+    openDnnlConv(conv, ctx, X, Wt, bias, y[0] * O);
   if (blas) {
     // This call's rows are (image, output channel) pairs q in [first, last):
     // per image, the channels [o0, o1) it has, per group among them: the

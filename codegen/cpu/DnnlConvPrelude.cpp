@@ -38,13 +38,22 @@ namespace {
 struct DlcConvShape {
   int64_t C, H, W, O, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw;
 };
+// What a plan computes: `batch` images, or of one image, output channels
+// [first, last) (NCHW: a batch of one splits over its channels) or output
+// rows [first, last) (channels-last, NHWC: over its rows).
+struct DlcConvPart {
+  bool nhwc;
+  int64_t batch, first, last;
+};
 struct DlcConvPlan {
   const float *w;
-  int64_t batch, o0, o1;
+  DlcConvPart part;
   bool ok;
   dnnl_primitive_t conv, srcReorder, dstReorder;
   dnnl_memory_desc_t userSrc, convSrc, userDst, convDst, weights, bias, scratch;
-  float *blockedWeights;
+  const float *blockedWeights;
+  /// NHWC rows: the first input row read, as an offset from the image.
+  int64_t srcOffset;
 };
 // Per-thread buffers: the reordered source and result and oneDNN's scratch
 // pad, grown when a larger one is asked for, never freed (plain pointers:
@@ -106,38 +115,67 @@ public:
       dnnl_primitive_destroy(plan->conv);
       dnnl_primitive_destroy(plan->srcReorder);
       dnnl_primitive_destroy(plan->dstReorder);
-      free(plan->blockedWeights);
       delete plan;
     }
+    for (Weights &w : weights_)
+      free(w.blocked);
     if (engine_)
       dnnl_engine_destroy(engine_);
   }
   dnnl_engine_t engine() const { return engine_; }
-  /// The plan for `batch` images and output channels [o0, o1) of the
-  /// convolution whose weights are `w`, made on first use.
+  /// The plan for `part` of the convolution whose weights are `w`, made on
+  /// first use.
   const DlcConvPlan *plan(const DlcConvShape &s, const float *w, bool hasBias,
-                          int64_t batch, int64_t o0, int64_t o1) {
+                          const DlcConvPart &part) {
     std::lock_guard<std::mutex> hold(lock_);
     for (const DlcConvPlan *p : plans_)
-      if (p->w == w && p->batch == batch && p->o0 == o0 && p->o1 == o1)
+      if (p->w == w && p->part.nhwc == part.nhwc && p->part.batch == part.batch &&
+          p->part.first == part.first && p->part.last == part.last)
         return p;
     DlcConvPlan *p = new DlcConvPlan{};
     p->w = w;
-    p->batch = batch;
-    p->o0 = o0;
-    p->o1 = o1;
+    p->part = part;
     p->ok = make(*p, s, hasBias);
     if (!p->ok)
       fprintf(stderr,
               "dlc: warning: oneDNN cannot run the convolution of %lld channels to "
-              "%lld [%lld-%lld), kernel %lldx%lld: it runs as im2col + GEMM\n",
-              (long long)s.C, (long long)s.O, (long long)o0, (long long)o1, (long long)s.KH,
-              (long long)s.KW);
+              "%lld (%s [%lld, %lld) of %lld image(s)), kernel %lldx%lld: it runs "
+              "on dlc's own loops\n",
+              (long long)s.C, (long long)s.O, part.nhwc ? "NHWC rows" : "NCHW channels",
+              (long long)part.first, (long long)part.last, (long long)part.batch,
+              (long long)s.KH, (long long)s.KW);
     plans_.push_back(p);
     return p;
   }
 
 private:
+  struct Weights {
+    const float *w;
+    dnnl_memory_desc_t md;
+    float *blocked;
+  };
+  /// The filters at `w` (OIHW, `userMd`) in the layout `md`: reordered
+  /// once and shared by the plans that read them so.
+  const float *blockedWeights(const float *w, const dnnl_memory_desc_t &userMd,
+                              const dnnl_memory_desc_t &md, dnnl_stream_t stream) {
+    for (const Weights &k : weights_)
+      if (k.w == w && dnnl_memory_desc_equal(&k.md, &md))
+        return k.blocked;
+    float *blocked =
+        (float *)aligned_alloc(64, (dnnl_memory_desc_get_size(&md) + 63) / 64 * 64);
+    dnnl_primitive_t reorder = dlc_reorder(&userMd, &md, engine_);
+    bool ok = blocked && reorder &&
+              dlc_run(reorder, stream, {DNNL_ARG_FROM, DNNL_ARG_TO}, {&userMd, &md},
+                      {(void *)w, blocked}, engine_);
+    dnnl_primitive_destroy(reorder);
+    if (!ok) {
+      free(blocked);
+      return nullptr;
+    }
+    weights_.push_back({w, md, blocked});
+    return blocked;
+  }
+
   bool make(DlcConvPlan &p, const DlcConvShape &s, bool hasBias) {
     if (!engine_ && dnnl_engine_create(&engine_, dnnl_cpu, 0) != dnnl_success) {
       engine_ = nullptr;
@@ -146,22 +184,42 @@ private:
     dnnl_stream_t stream = dlc_conv_stream(engine_);
     if (!stream)
       return false;
-    const int64_t oc = p.o1 - p.o0;
-    dnnl_dims_t src = {p.batch, s.C, s.H, s.W}, dst = {p.batch, oc, s.OH, s.OW},
+    const DlcConvPart &part = p.part;
+    // NCHW: channels [first, last) of whole images. NHWC: all channels of
+    // output rows [first, last), which read input rows [top, bottom]
+    // (window positions outside the image are the padding).
+    const int64_t oc = part.nhwc ? s.O : part.last - part.first;
+    const int64_t oh = part.nhwc ? part.last - part.first : s.OH;
+    const int64_t top = part.first * s.sh - s.pt,
+                  bottom = (part.last - 1) * s.sh - s.pt + (s.KH - 1) * s.dh;
+    int64_t inFirst = 0, inRows = s.H, padTop = s.pt;
+    if (part.nhwc && part.batch == 1) {
+      inFirst = top > 0 ? top : 0;
+      inRows = (bottom < s.H - 1 ? bottom : s.H - 1) - inFirst + 1;
+      padTop = inFirst - top;
+    }
+    p.srcOffset = part.nhwc ? inFirst * s.W * s.C : 0;
+    dnnl_dims_t src = {part.batch, s.C, inRows, s.W}, dst = {part.batch, oc, oh, s.OW},
                 wei = {oc, s.C, s.KH, s.KW}, bias = {oc}, strides = {s.sh, s.sw},
-                dilates = {s.dh - 1, s.dw - 1}, padL = {s.pt, s.pl};
-    // The far side's padding: what makes oneDNN's output size dlc's.
-    dnnl_dims_t padR = {(s.OH - 1) * s.sh + (s.KH - 1) * s.dh + 1 - s.H - s.pt,
+                dilates = {s.dh - 1, s.dw - 1}, padL = {padTop, s.pl};
+    // The far sides' padding: what makes oneDNN's output size dlc's (none
+    // where the windows leave input rows or columns unread).
+    dnnl_dims_t padR = {(oh - 1) * s.sh + (s.KH - 1) * s.dh + 1 - inRows - padTop,
                         (s.OW - 1) * s.sw + (s.KW - 1) * s.dw + 1 - s.W - s.pl};
     for (int i = 0; i < 2; ++i)
       if (padR[i] < 0)
         padR[i] = 0;
+    const dnnl_format_tag_t userTag = part.nhwc ? dnnl_nhwc : dnnl_nchw;
     dnnl_memory_desc_t anySrc, anyWei, anyDst, userWei;
-    dnnl_memory_desc_init_by_tag(&p.userSrc, 4, src, dnnl_f32, dnnl_nchw);
-    dnnl_memory_desc_init_by_tag(&p.userDst, 4, dst, dnnl_f32, dnnl_nchw);
+    dnnl_memory_desc_init_by_tag(&p.userSrc, 4, src, dnnl_f32, userTag);
+    dnnl_memory_desc_init_by_tag(&p.userDst, 4, dst, dnnl_f32, userTag);
     dnnl_memory_desc_init_by_tag(&userWei, 4, wei, dnnl_f32, dnnl_oihw);
-    dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32, dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32, dnnl_format_tag_any);
+    // NCHW activations go to the layout oneDNN's kernels want and back;
+    // NHWC ones are that layout (brgconv's on AVX-512) and stay.
+    dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32,
+                                 part.nhwc ? dnnl_nhwc : dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32,
+                                 part.nhwc ? dnnl_nhwc : dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&anyWei, 4, wei, dnnl_f32, dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&p.bias, 1, bias, dnnl_f32, dnnl_x);
     dnnl_convolution_desc_t desc;
@@ -192,25 +250,20 @@ private:
     if (!dnnl_memory_desc_equal(&p.userDst, &p.convDst) &&
         !(p.dstReorder = dlc_reorder(&p.convDst, &p.userDst, engine_)))
       return false;
-    // The weights of channels [o0, o1), in the primitive's layout, once.
-    p.blockedWeights = (float *)aligned_alloc(
-        64, (dnnl_memory_desc_get_size(&p.weights) + 63) / 64 * 64);
-    dnnl_primitive_t reorder = dlc_reorder(&userWei, &p.weights, engine_);
-    ok = p.blockedWeights && reorder &&
-         dlc_run(reorder, stream, {DNNL_ARG_FROM, DNNL_ARG_TO}, {&userWei, &p.weights},
-                 {(void *)(p.w + p.o0 * s.C * s.KH * s.KW), p.blockedWeights}, engine_);
-    dnnl_primitive_destroy(reorder);
-    return ok;
+    const float *w = part.nhwc ? p.w : p.w + part.first * s.C * s.KH * s.KW;
+    p.blockedWeights = blockedWeights(w, userWei, p.weights, stream);
+    return p.blockedWeights != nullptr;
   }
 
   std::mutex lock_;
   std::vector<DlcConvPlan *> plans_;
+  std::vector<Weights> weights_;
   dnnl_engine_t engine_ = nullptr;
 };
 DlcConvCache dlc_conv_cache;
 
-// One plan's convolution: `batch` images from x, channels [o0, o1) of
-// each into y (both NCHW, y at the first image's channel o0).
+// One plan's convolution: x at its first image (NHWC: its first input row
+// read), y at the first element it writes.
 inline bool dlc_conv_run(const DlcConvPlan &p, const float *x, const float *bias, float *y) {
   dnnl_engine_t engine = dlc_conv_cache.engine();
   dnnl_stream_t stream = dlc_conv_stream(engine);
@@ -228,44 +281,48 @@ inline bool dlc_conv_run(const DlcConvPlan &p, const float *x, const float *bias
   void *scratch = dlc_conv_buffer(2, dnnl_memory_desc_get_size(&p.scratch) + 64);
   if (!scratch)
     return false;
-  bool ok = bias ? dlc_run(p.conv, stream,
-                           {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST,
-                            DNNL_ARG_SCRATCHPAD},
-                           {&p.convSrc, &p.weights, &p.bias, &p.convDst, &p.scratch},
-                           {src, p.blockedWeights, (void *)(bias + p.o0), dst, scratch}, engine)
-                 : dlc_run(p.conv, stream,
-                           {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD},
-                           {&p.convSrc, &p.weights, &p.convDst, &p.scratch},
-                           {src, p.blockedWeights, dst, scratch}, engine);
+  const float *b = bias && !p.part.nhwc ? bias + p.part.first : bias;
+  bool ok = b ? dlc_run(p.conv, stream,
+                        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST,
+                         DNNL_ARG_SCRATCHPAD},
+                        {&p.convSrc, &p.weights, &p.bias, &p.convDst, &p.scratch},
+                        {src, (void *)p.blockedWeights, (void *)b, dst, scratch}, engine)
+              : dlc_run(p.conv, stream,
+                        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD},
+                        {&p.convSrc, &p.weights, &p.convDst, &p.scratch},
+                        {src, (void *)p.blockedWeights, dst, scratch}, engine);
   if (ok && p.dstReorder)
     ok = dlc_run(p.dstReorder, stream, {DNNL_ARG_FROM, DNNL_ARG_TO}, {&p.convDst, &p.userDst},
                  {dst, (void *)y}, engine);
   return ok;
 }
 
-// Rows [first, last) of a convolution whose rows are (image, output
-// channel), through oneDNN: whole images together, a part of an image by
-// its channels. y holds element `flat` of the result at y[flat - yBase].
-// False, having written nothing, when oneDNN cannot run it (the caller's
-// own loops then do); false after writing only on an execution failure,
-// which the caller's loops then overwrite.
-inline bool dlc_conv_dnnl(const DlcConvShape &s, const float *x, const float *w,
+// Rows [first, last) of a convolution through oneDNN: whole images
+// together, a part of an image by its rows' second index (NCHW: (image,
+// output channel) rows; NHWC: (image, output row)). y holds element `flat`
+// of the result at y[flat - yBase]. False, having written nothing, when
+// oneDNN cannot run it (the caller's own loops then do); false after
+// writing only on an execution failure, which the caller's loops then
+// overwrite.
+inline bool dlc_conv_dnnl(const DlcConvShape &s, bool nhwc, const float *x, const float *w,
                           const float *bias, float *y, int64_t yBase, int64_t first,
                           int64_t last) {
-  const int64_t image = s.C * s.H * s.W, pixels = s.OH * s.OW;
+  const int64_t image = s.C * s.H * s.W, perImage = nhwc ? s.OH : s.O,
+                perRow = nhwc ? s.OW * s.O : s.OH * s.OW;
   while (first < last) {
-    int64_t n = first / s.O, o0 = first % s.O, batch = 1, o1;
-    if (o0 == 0 && last - first >= s.O) {
-      batch = (last - first) / s.O;
-      o1 = s.O;
+    int64_t n = first / perImage, a = first % perImage, batch = 1, b;
+    if (a == 0 && last - first >= perImage) {
+      batch = (last - first) / perImage;
+      b = perImage;
     } else {
-      o1 = s.O < o0 + (last - first) ? s.O : o0 + (last - first);
+      b = perImage < a + (last - first) ? perImage : a + (last - first);
     }
-    const DlcConvPlan *p = dlc_conv_cache.plan(s, w, bias != nullptr, batch, o0, o1);
+    const DlcConvPlan *p = dlc_conv_cache.plan(s, w, bias != nullptr, {nhwc, batch, a, b});
     if (!p->ok ||
-        !dlc_conv_run(*p, x + n * image, bias, y + ((n * s.O + o0) * pixels - yBase)))
+        !dlc_conv_run(*p, x + n * image + p->srcOffset, bias,
+                      y + ((n * perImage + a) * perRow - yBase)))
       return false;
-    first += batch == 1 ? o1 - o0 : batch * s.O;
+    first += batch == 1 ? b - a : batch * perImage;
   }
   return true;
 }

@@ -1,0 +1,156 @@
+//===- CpuLayout.cpp - channels-last convolutions for the CPU -------------===//
+//
+// `dlc-cpu-layout`: the layout assignment of the CPU's convolutions, as
+// XLA's layout assignment and TVM's ConvertLayout do for theirs. oneDNN's
+// convolution kernels on AVX-512 (brgconv) read and write NHWC; an NCHW
+// convolution pays a reorder of its input and of its result around every
+// call (codegen/cpu/DnnlConvPrelude.cpp), a tenth of ResNet-50's time. Here
+// each convolution the CPU runs on oneDNN becomes a channels-last one
+// between two transposes, and the transposes then sink through the
+// element-wise ops that read them and cancel (ComposeTransposes, then the
+// identity fold) against the next convolution's: a chain of convolutions,
+// their activations and residual adds stays NHWC, and the layout changes
+// only where an op that has no channels-last form reads it (a pooling, a
+// reshape, the graph's outputs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "ir/DlcDialect.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace dlc {
+#define GEN_PASS_DEF_DLCCPULAYOUT
+#include "passes/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+using namespace dlc;
+
+namespace {
+
+constexpr int64_t kToNhwc[] = {0, 2, 3, 1};
+constexpr int64_t kToNchw[] = {0, 3, 1, 2};
+
+Value transpose(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  OperationState state(loc, TransposeOp::getOperationName());
+  state.addOperands(x);
+  state.addAttribute("perm", b.getDenseI64ArrayAttr(perm));
+  state.addTypes(type.clone(shape));
+  return b.create(state)->getResult(0);
+}
+
+/// The convolutions the CPU runs on oneDNN's primitive in any layout (the
+/// code generator's own rule for NCHW ones, Contraction.cpp, is narrower:
+/// there the reorders of the activations cost what a 1x1 convolution on
+/// a large image gains).
+bool runsOnDnnl(Conv2dOp conv) {
+  auto w = conv.getW().getType();
+  auto y = conv.getResult().getType();
+  if (conv.getChannelsLast() || conv.getGroups() != 1 ||
+      !cast<RankedTensorType>(conv.getX().getType()).getElementType().isF32() ||
+      !isa_and_nonnull<ParamOp, ConstantOp>(conv.getW().getDefiningOp()))
+    return false;
+  auto ws = cast<RankedTensorType>(w).getShape();
+  auto ys = cast<RankedTensorType>(y).getShape();
+  int64_t flopsPerImage = 2 * ws[0] * ws[1] * ws[2] * ws[3] * ys[2] * ys[3];
+  // A channels-last convolution's calls split its output rows, an NCHW
+  // one's its output channels: on images under 128 pixels (ResNet-50's
+  // last stage, 7x7) the rows are too few to share (ResNet-50's 3x3
+  // convolutions of 512 channels at 7x7, two threads: 1.63 ms split by
+  // rows, 1.25 ms by channels with the reorders).
+  return flopsPerImage >= 4'000'000 && ys[2] * ys[3] >= 128;
+}
+
+/// op(transpose(a, p), transpose(b, p), scalar...) ->
+/// transpose(op(a, b, scalar...), p) for an element-wise op whose operands
+/// are all the same transpose of values of one shape, or scalars.
+struct SinkTransposeBelowElementwise
+    : public OpInterfaceRewritePattern<ElementwiseOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(ElementwiseOpInterface elementwise,
+                                PatternRewriter &rewriter) const override {
+    Operation *op = elementwise.getOperation();
+    if (op->getNumResults() != 1 || op->getNumRegions() != 0)
+      return failure();
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    std::optional<ArrayRef<int64_t>> perm;
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (type.getRank() == 0) {
+        operands.push_back(v);
+        continue;
+      }
+      auto t = v.getDefiningOp<TransposeOp>();
+      if (!t || type.getShape() != resultType.getShape() || (perm && *perm != t.getPerm()))
+        return failure();
+      perm = t.getPerm();
+      operands.push_back(t.getX());
+    }
+    if (!perm)
+      return failure();
+    auto inner = cast<RankedTensorType>(
+        llvm::find_if(operands, [](Value v) {
+          return cast<RankedTensorType>(v.getType()).getRank() > 0;
+        })->getType());
+    OperationState state(op->getLoc(), op->getName());
+    state.addOperands(operands);
+    state.addAttributes(op->getAttrs());
+    state.addTypes(inner.clone(resultType.getElementType()));
+    Operation *moved = rewriter.create(state);
+    rewriter.replaceOp(op, transpose(rewriter, op->getLoc(), moved->getResult(0), *perm));
+    return success();
+  }
+};
+
+struct CpuLayoutPass : public dlc::impl::DlcCpuLayoutBase<CpuLayoutPass> {
+  void runOnOperation() override {
+    const char *library = std::getenv("DLC_CPU_CONV");
+    if (library && std::string(library) == "gemm")
+      return;
+    SmallVector<Conv2dOp> convs;
+    getOperation().walk([&](Conv2dOp conv) {
+      if (runsOnDnnl(conv))
+        convs.push_back(conv);
+    });
+    if (convs.empty())
+      return;
+    OpBuilder b(&getContext());
+    for (Conv2dOp conv : convs) {
+      b.setInsertionPoint(conv);
+      Location loc = conv.getLoc();
+      Value x = transpose(b, loc, conv.getX(), kToNhwc);
+      OperationState state(loc, Conv2dOp::getOperationName());
+      state.addOperands(x);
+      state.addOperands(conv->getOperands().drop_front());
+      state.addAttributes(conv->getAttrs());
+      state.addAttribute(conv.getChannelsLastAttrName(), b.getUnitAttr());
+      auto type = conv.getResult().getType();
+      auto shape = cast<RankedTensorType>(type).getShape();
+      state.addTypes(cast<RankedTensorType>(type).clone(
+          {shape[0], shape[2], shape[3], shape[1]}));
+      Value y = b.create(state)->getResult(0);
+      conv.getResult().replaceAllUsesWith(transpose(b, loc, y, kToNchw));
+      conv.erase();
+    }
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SinkTransposeBelowElementwise>(&getContext());
+    TransposeOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

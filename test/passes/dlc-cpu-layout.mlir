@@ -1,0 +1,48 @@
+// RUN: dlc-opt --dlc-cpu-layout %s | FileCheck %s
+// RUN: env DLC_CPU_CONV=gemm dlc-opt --dlc-cpu-layout %s | FileCheck %s --check-prefix=GEMM
+
+// Two convolutions with module weights become channels-last; the
+// transposes sink below the relus and the residual add and cancel between
+// the convolutions: one transpose in (x), one out (before the pooling).
+// CHECK-LABEL: func.func @chain
+// CHECK:       %[[X:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x16x32x32xf32> -> tensor<1x32x32x16xf32>
+// CHECK:       %[[C1:.*]] = dlc.conv2d %[[X]], %{{.*}}, %{{.*}} {channels_last, {{.*}}} : (tensor<1x32x32x16xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x32x32xf32>
+// CHECK:       %[[R1:.*]] = dlc.relu %[[C1]] : tensor<1x32x32x32xf32>
+// CHECK-NOT:   dlc.transpose
+// CHECK:       %[[C2:.*]] = dlc.conv2d %[[R1]], %{{.*}} {channels_last, {{.*}}} : (tensor<1x32x32x32xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x32x32xf32>
+// CHECK:       %[[A:.*]] = dlc.add %[[R1]], %[[C2]]
+// CHECK:       %[[R2:.*]] = dlc.relu %[[A]]
+// CHECK:       %[[Y:.*]] = dlc.transpose %[[R2]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK:       dlc.max_pool2d %[[Y]]
+// GEMM-LABEL:  func.func @chain
+// GEMM-NOT:    channels_last
+// GEMM-NOT:    dlc.transpose
+func.func @chain(%arg0: tensor<1x16x32x32xf32>) -> tensor<1x32x16x16xf32> {
+  %0 = dlc.param "w1" {init = {kind = "he", seed = 1 : i64}} : tensor<32x16x3x3xf32>
+  %1 = dlc.param "b1" {init = {kind = "zeros"}} : tensor<32xf32>
+  %2 = dlc.conv2d %arg0, %0, %1 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x32x32xf32>
+  %3 = dlc.relu %2 : tensor<1x32x32x32xf32>
+  %4 = dlc.param "w2" {init = {kind = "he", seed = 2 : i64}} : tensor<32x32x3x3xf32>
+  %5 = dlc.conv2d %3, %4 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x32x32xf32>
+  %6 = dlc.add %3, %5 : (tensor<1x32x32x32xf32>, tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32>
+  %7 = dlc.relu %6 : tensor<1x32x32x32xf32>
+  %8 = dlc.max_pool2d %7 {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : tensor<1x32x32x32xf32> -> tensor<1x32x16x16xf32>
+  return %8 : tensor<1x32x16x16xf32>
+}
+
+// Left alone: weights that are an input (a train step's, or a user's), two
+// groups, under 4 MFLOP an image, an image under 128 pixels (its calls
+// split channels, not rows).
+// CHECK-LABEL: func.func @unchanged
+// CHECK-NOT:   channels_last
+// CHECK-NOT:   dlc.transpose
+func.func @unchanged(%x: tensor<1x16x32x32xf32>, %w: tensor<32x16x3x3xf32>, %s: tensor<1x64x8x8xf32>) -> (tensor<1x32x32x32xf32>, tensor<1x32x32x32xf32>, tensor<1x4x32x32xf32>, tensor<1x64x8x8xf32>) {
+  %0 = dlc.conv2d %x, %w {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x32x32xf32>
+  %1 = dlc.param "g" {init = {kind = "he", seed = 3 : i64}} : tensor<32x8x3x3xf32>
+  %2 = dlc.conv2d %x, %1 {dilations = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<32x8x3x3xf32>) -> tensor<1x32x32x32xf32>
+  %3 = dlc.param "small" {init = {kind = "he", seed = 4 : i64}} : tensor<4x16x1x1xf32>
+  %4 = dlc.conv2d %x, %3 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<4x16x1x1xf32>) -> tensor<1x4x32x32xf32>
+  %5 = dlc.param "late" {init = {kind = "he", seed = 5 : i64}} : tensor<64x64x3x3xf32>
+  %6 = dlc.conv2d %s, %5 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32>
+  return %0, %2, %4, %6 : tensor<1x32x32x32xf32>, tensor<1x32x32x32xf32>, tensor<1x4x32x32xf32>, tensor<1x64x8x8xf32>
+}
