@@ -120,8 +120,11 @@ static void emitOp(const Operator &op, llvm::raw_ostream &os) {
 
   // Attributes: enum cases first, as the attribute table points at them.
   SmallVector<const mlir::tblgen::NamedAttribute *> attrs;
+  // Unit attributes mark what a pass decided (conv2d's channels_last, the
+  // CPU's layout): not keywords of the .dlg format.
   for (const auto &named : op.getAttributes())
-    if (!named.attr.isDerivedAttr())
+    if (!named.attr.isDerivedAttr() &&
+        named.attr.getStorageType().trim() != "::mlir::UnitAttr")
       attrs.push_back(&named);
   for (const auto *named : attrs) {
     const Record *info = enumInfo(named->attr.getBaseAttr());
