@@ -154,7 +154,7 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
 static LogicalResult inferPool(std::optional<Location> loc, StringRef opName,
                                Value input, DenseI64ArrayAttr kernelAttr,
                                DenseI64ArrayAttr stridesAttr,
-                               DenseI64ArrayAttr paddingAttr,
+                               DenseI64ArrayAttr paddingAttr, bool channelsLast,
                                SmallVectorImpl<Type> &types) {
   if (failed(requireAttrs(loc, opName,
                           {{"kernel", kernelAttr},
@@ -175,16 +175,21 @@ static LogicalResult inferPool(std::optional<Location> loc, StringRef opName,
     if (padding[i] >= kernel[i] || padding[i + 2] >= kernel[i])
       return opError(loc, opName, "padding ", formatShape(padding),
                      " must be smaller than the kernel ", formatShape(kernel));
-  auto oh = windowOutputSize(loc, opName, "height", x.getDimSize(2),
+  // Channels-last: x is [N, H, W, C].
+  int64_t hDim = channelsLast ? 1 : 2, wDim = channelsLast ? 2 : 3,
+          cDim = channelsLast ? 3 : 1;
+  auto oh = windowOutputSize(loc, opName, "height", x.getDimSize(hDim),
                              padding[0], padding[2], kernel[0], strides[0], 1);
   if (failed(oh))
     return failure();
-  auto ow = windowOutputSize(loc, opName, "width", x.getDimSize(3), padding[1],
+  auto ow = windowOutputSize(loc, opName, "width", x.getDimSize(wDim), padding[1],
                              padding[3], kernel[1], strides[1], 1);
   if (failed(ow))
     return failure();
-  types.push_back(RankedTensorType::get(
-      {x.getDimSize(0), x.getDimSize(1), *oh, *ow}, x.getElementType()));
+  SmallVector<int64_t> shape{x.getDimSize(0), x.getDimSize(cDim), *oh, *ow};
+  if (channelsLast)
+    shape = {x.getDimSize(0), *oh, *ow, x.getDimSize(cDim)};
+  types.push_back(RankedTensorType::get(shape, x.getElementType()));
   return success();
 }
 
@@ -194,7 +199,7 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   return inferPool(loc, getOperationName(), adaptor.getX(),
                    adaptor.getKernelAttr(), adaptor.getStridesAttr(),
-                   adaptor.getPaddingAttr(), types);
+                   adaptor.getPaddingAttr(), adaptor.getChannelsLast(), types);
 }
 
 LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
@@ -203,7 +208,7 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   return inferPool(loc, getOperationName(), adaptor.getX(),
                    adaptor.getKernelAttr(), adaptor.getStridesAttr(),
-                   adaptor.getPaddingAttr(), types);
+                   adaptor.getPaddingAttr(), adaptor.getChannelsLast(), types);
 }
 
 //===----------------------------------------------------------------------===//
@@ -489,6 +494,8 @@ LogicalResult MaxPool2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
   grads.assign(1, Value());
   if (!g)
     return success();
+  if (getChannelsLast())
+    return emitOpError("channels_last is the CPU's inference layout: it has no derivative");
   auto w = windowsOf(shapeOfValue(x), shapeOfValue(y), getKernel(),
                      getStrides(), getPadding(), {1, 1});
   if (Value tiled = tiledMaxPoolGrad(b, x, y, g, w)) {
@@ -517,6 +524,8 @@ LogicalResult AvgPool2dOp::buildVjp(VjpBuilder &b, ArrayRef<Value> resultGrads,
                                     SmallVectorImpl<Value> &grads) {
   Value g = resultGrads[0], x = getX();
   grads.assign(1, Value());
+  if (g && getChannelsLast())
+    return emitOpError("channels_last is the CPU's inference layout: it has no derivative");
   if (!g)
     return success();
   auto w = windowsOf(shapeOfValue(x), shapeOfValue(getResult()), getKernel(),

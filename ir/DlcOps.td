@@ -319,7 +319,10 @@ class Dlc_Pool2dOp<string mnemonic, string what>
   let description = [{
     Windows of `kernel = [KH, KW]` moved by `strides`; `padding` is
     `[top, left, bottom, right]`. The result is `[N, C, OH, OW]` with
-    `OH = (H + top + bottom - KH) / sh + 1`.
+    `OH = (H + top + bottom - KH) / sh + 1`. `channels_last`: x is
+    `[N, H, W, C]` and the result `[N, OH, OW, C]`, made only by the CPU's
+    layout pass (dlc-cpu-layout) and, as for conv2d, not differentiated,
+    partitioned or compiled for CUDA.
 
     ```mlir
     %y = dlc.}] # mnemonic # [{ %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>,
@@ -333,11 +336,13 @@ class Dlc_Pool2dOp<string mnemonic, string what>
 def Dlc_AvgPool2dOp : Dlc_Pool2dOp<"avg_pool2d", "average"> {
   let arguments = (ins Dlc_FloatTensor:$x, DenseI64ArrayAttr:$kernel,
       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
-      DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+      DefaultValuedAttr<BoolAttr, "false">:$count_include_pad,
+      UnitAttr:$channels_last);
 }
 def Dlc_MaxPool2dOp : Dlc_Pool2dOp<"max_pool2d", "maximum"> {
   let arguments = (ins Dlc_FloatTensor:$x, DenseI64ArrayAttr:$kernel,
-      DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding);
+      DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+      UnitAttr:$channels_last);
 }
 
 //===----------------------------------------------------------------------===//

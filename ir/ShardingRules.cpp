@@ -165,10 +165,15 @@ ShardingRule Conv2dOp::getShardingRule() {
   return rule;
 }
 
+// channels_last (the CPU's layout, made after partitioning): [N, H, W, C].
 ShardingRule MaxPool2dOp::getShardingRule() {
+  if (getChannelsLast())
+    return passThroughShardingRule(*this, {0, -1, -1, 3});
   return passThroughShardingRule(*this, {0, 1, -1, -1});
 }
 ShardingRule AvgPool2dOp::getShardingRule() {
+  if (getChannelsLast())
+    return passThroughShardingRule(*this, {0, -1, -1, 3});
   return passThroughShardingRule(*this, {0, 1, -1, -1});
 }
 

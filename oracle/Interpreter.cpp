@@ -131,14 +131,20 @@ FailureOr<Tensor> OpEvaluator::eval(Operation *op) {
         // [N, H, W, C]: the NCHW convolution of its transpose, transposed back.
         return transpose(convolve(transpose(in(o.getX()), {0, 3, 1, 2})), {0, 2, 3, 1});
       })
+      // Channels-last pooling: the NCHW pooling of its transpose, transposed back.
       .Case([&](MaxPool2dOp o) -> Result {
-        return maxPool2d(in(o.getX()), toArray<2>(o.getKernel()),
-                         toArray<2>(o.getStrides()), toArray<4>(o.getPadding()));
+        bool last = o.getChannelsLast();
+        Tensor y = maxPool2d(last ? transpose(in(o.getX()), {0, 3, 1, 2}) : in(o.getX()),
+                             toArray<2>(o.getKernel()), toArray<2>(o.getStrides()),
+                             toArray<4>(o.getPadding()));
+        return last ? transpose(y, {0, 2, 3, 1}) : y;
       })
       .Case([&](AvgPool2dOp o) -> Result {
-        return avgPool2d(in(o.getX()), toArray<2>(o.getKernel()),
-                         toArray<2>(o.getStrides()), toArray<4>(o.getPadding()),
-                         o.getCountIncludePad());
+        bool last = o.getChannelsLast();
+        Tensor y = avgPool2d(last ? transpose(in(o.getX()), {0, 3, 1, 2}) : in(o.getX()),
+                             toArray<2>(o.getKernel()), toArray<2>(o.getStrides()),
+                             toArray<4>(o.getPadding()), o.getCountIncludePad());
+        return last ? transpose(y, {0, 2, 3, 1}) : y;
       })
       // Reductions and normalisation.
       .Case([&](ReduceSumOp o) { return reduceOp(o, ReduceOp::Sum); })

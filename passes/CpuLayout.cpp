@@ -65,11 +65,11 @@ bool runsOnDnnl(Conv2dOp conv) {
   auto ys = cast<RankedTensorType>(y).getShape();
   int64_t flopsPerImage = 2 * ws[0] * ws[1] * ws[2] * ws[3] * ys[2] * ys[3];
   // A channels-last convolution's calls split its output rows, an NCHW
-  // one's its output channels: on images under 128 pixels (ResNet-50's
-  // last stage, 7x7) the rows are too few to share (ResNet-50's 3x3
-  // convolutions of 512 channels at 7x7, two threads: 1.63 ms split by
+  // one's its output channels: under 128 output pixels in the batch
+  // (ResNet-50's last stage, 7x7, at batch 1) the rows are too few to share
+  // (its 3x3 convolutions of 512 channels, two threads: 1.63 ms split by
   // rows, 1.25 ms by channels with the reorders).
-  return flopsPerImage >= 4'000'000 && ys[2] * ys[3] >= 128;
+  return flopsPerImage >= 4'000'000 && ys[0] * ys[2] * ys[3] >= 128;
 }
 
 /// op(transpose(a, p), transpose(b, p), scalar...) ->
@@ -115,6 +115,30 @@ struct SinkTransposeBelowElementwise
   }
 };
 
+/// pool(transpose(x, to NCHW)) -> transpose(pool_channels_last(x), to
+/// NCHW): a pooling of NHWC activations (ResNet's after its stem, its
+/// global average) reads them as they are.
+template <typename PoolOp>
+struct SinkTransposeBelowPooling : public OpRewritePattern<PoolOp> {
+  using OpRewritePattern<PoolOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PoolOp pool, PatternRewriter &rewriter) const override {
+    auto t = pool.getX().template getDefiningOp<TransposeOp>();
+    if (pool.getChannelsLast() || !t || t.getPerm() != ArrayRef<int64_t>(kToNchw))
+      return failure();
+    auto type = cast<RankedTensorType>(pool.getType());
+    auto shape = type.getShape();
+    OperationState state(pool.getLoc(), pool->getName());
+    state.addOperands(t.getX());
+    state.addAttributes(pool->getAttrs());
+    state.addAttribute(pool.getChannelsLastAttrName(), rewriter.getUnitAttr());
+    state.addTypes(type.clone({shape[0], shape[2], shape[3], shape[1]}));
+    Operation *moved = rewriter.create(state);
+    rewriter.replaceOp(pool, transpose(rewriter, pool.getLoc(), moved->getResult(0), kToNchw));
+    return success();
+  }
+};
+
 struct CpuLayoutPass : public dlc::impl::DlcCpuLayoutBase<CpuLayoutPass> {
   void runOnOperation() override {
     const char *library = std::getenv("DLC_CPU_CONV");
@@ -146,7 +170,8 @@ struct CpuLayoutPass : public dlc::impl::DlcCpuLayoutBase<CpuLayoutPass> {
       conv.erase();
     }
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkTransposeBelowElementwise>(&getContext());
+    patterns.add<SinkTransposeBelowElementwise, SinkTransposeBelowPooling<MaxPool2dOp>,
+                 SinkTransposeBelowPooling<AvgPool2dOp>>(&getContext());
     TransposeOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

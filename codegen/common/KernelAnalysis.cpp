@@ -80,14 +80,16 @@ static unsigned stageLimit(Operation *op, SmallVectorImpl<Value> &whole,
   case KernelRole::Convolution:
     // Rows are (image, output channel): each reads its whole image, so a
     // batch of one still splits (over output channels); weights and bias
-    // are read by every row.
+    // are read by every row. Channels-last: (image, output row).
     rowwise.push_back({op->getOperand(0), 1});
     for (Value v : op->getOperands().drop_front())
       whole.push_back(v);
     return 2;
   case KernelRole::Pooling:
-    rowwise.push_back({op->getOperand(0), 2});
-    return 2; // images and channels
+    // NCHW: (image, channel) planes; channels-last: (image, output row),
+    // each reading its image's rows around it.
+    rowwise.push_back({op->getOperand(0), op->hasAttr("channels_last") ? 1u : 2u});
+    return 2;
   case KernelRole::Row: {
     // Rows split up to the first row axis; the other operands (scale,
     // bias) are read by every row.

@@ -21,7 +21,75 @@ using namespace dlc::codegen;
 
 static std::string str(int64_t v) { return std::to_string(v); }
 
+/// Channels-last (dlc-cpu-layout): rows are (image, output row); each
+/// output position takes its window's positions inside the image (tested
+/// once per position, not per channel) over all channels at once, a loop
+/// the compiler vectorises. Max works in the storage type for f32/f64 (a
+/// NaN wins, as in the oracle), the rest accumulates in double.
+static void emitPool2dChannelsLast(Operation *op, StageContext &ctx) {
+  bool isMax = isa<MaxPool2dOp>(op);
+  auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
+  auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();
+  auto padding = op->getAttrOfType<DenseI64ArrayAttr>("padding").asArrayRef();
+  bool includePad = false;
+  if (auto avg = dyn_cast<AvgPool2dOp>(op))
+    includePad = avg.getCountIncludePad();
+  auto x = cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+  auto y = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  int64_t H = x[1], W = x[2], C = x[3], OH = y[1], OW = y[2];
+  Buffer X = ctx.operand(op->getOperand(0));
+  const Buffer &Y = ctx.result;
+  CodeWriter &out = ctx.out;
+  bool exact = isMax && (X.dtype == DType::F32 || X.dtype == DType::F64) && Y.dtype == X.dtype;
+  std::string acc = exact ? ctx.target.storageType(X.dtype) : "double";
+
+  out.open("for (int64_t q = " + ctx.rowsBegin(y[0] * OH) + "; q < " + ctx.rowsEnd(y[0] * OH) +
+           "; ++q)");
+  out.line("const int64_t n = q / " + str(OH) + ", oh = q % " + str(OH) + ";");
+  out.open("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow)");
+  out.line(acc + " acc[" + str(C) + "];");
+  out.line("for (int64_t c = 0; c < " + str(C) + "; ++c) acc[c] = " +
+           (isMax ? "-INFINITY" : "0") + ";");
+  if (!isMax)
+    out.line("int64_t count = 0;");
+  out.open("for (int64_t kh = 0; kh < " + str(kernel[0]) + "; ++kh)");
+  out.line("const int64_t ih = oh * " + str(strides[0]) + " - " + str(padding[0]) + " + kh;");
+  out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
+  out.open("for (int64_t kw = 0; kw < " + str(kernel[1]) + "; ++kw)");
+  out.line("const int64_t iw = ow * " + str(strides[1]) + " - " + str(padding[1]) + " + kw;");
+  out.line("if (iw < 0 || iw >= " + str(W) + ") continue;");
+  if (!isMax)
+    out.line("++count;");
+  out.line("const int64_t at = ((n * " + str(H) + " + ih) * " + str(W) + " + iw) * " + str(C) +
+           ";");
+  out.line("#pragma GCC ivdep");
+  out.open("for (int64_t c = 0; c < " + str(C) + "; ++c)");
+  if (exact) {
+    out.line("const " + acc + " v = " + elementAt(X, "at + c") + ";");
+    out.line("acc[c] = v > acc[c] || v != v ? v : acc[c];");
+  } else if (isMax) {
+    out.line("const double v = " + loadAt(ctx.target, X, "at + c") + ";");
+    out.line("acc[c] = v != v || acc[c] != acc[c] ? NAN : v > acc[c] ? v : acc[c];");
+  } else {
+    out.line("acc[c] += " + loadAt(ctx.target, X, "at + c") + ";");
+  }
+  out.close();
+  out.close();
+  out.close();
+  std::string scale = isMax      ? ""
+                      : includePad ? " / " + str(kernel[0] * kernel[1]) + ".0"
+                                   : " / (double)count"; // padding only: NaN
+  out.open("for (int64_t c = 0; c < " + str(C) + "; ++c)");
+  out.line(storeAt(ctx.target, Y, "(q * " + str(OW) + " + ow) * " + str(C) + " + c",
+                   "acc[c]" + scale));
+  out.close();
+  out.close();
+  out.close();
+}
+
 void dlc::codegen::emitPool2d(Operation *op, StageContext &ctx) {
+  if (op->hasAttr("channels_last"))
+    return emitPool2dChannelsLast(op, ctx);
   bool isMax = isa<MaxPool2dOp>(op);
   auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
   auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();

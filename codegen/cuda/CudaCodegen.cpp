@@ -161,10 +161,10 @@ static std::string kernelLabel(Operation *op) {
 LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
                                            CudaModuleSource &module) {
   // The CPU's layout pass alone makes channels-last convolutions.
-  WalkResult cpuLayout = func.walk([](Conv2dOp conv) {
-    if (!conv.getChannelsLast())
+  WalkResult cpuLayout = func.walk([](Operation *op) {
+    if (!op->hasAttr("channels_last"))
       return WalkResult::advance();
-    conv.emitOpError("channels_last is the CPU's layout: no CUDA kernel computes it");
+    op->emitOpError("channels_last is the CPU's layout: no CUDA kernel computes it");
     return WalkResult::interrupt();
   });
   if (cpuLayout.wasInterrupted())

@@ -137,8 +137,11 @@ static bool isAttention(ArrayRef<Operation *> anchors,
 /// before pooling, four or nine times the pooled bytes, are never stored.
 static bool isPooledConvolution(ArrayRef<Operation *> anchors,
                                 ArrayRef<Operation *> rows) {
+  // Channels-last ops split output rows, which a pooling does not share
+  // with its convolution.
   return rows.empty() && isa<Conv2dOp>(anchors[0]) &&
-         kernelRoleOf(anchors[1]) == KernelRole::Pooling;
+         kernelRoleOf(anchors[1]) == KernelRole::Pooling &&
+         !anchors[0]->hasAttr("channels_last") && !anchors[1]->hasAttr("channels_last");
 }
 
 std::optional<StringRef> regionKind(ArrayRef<Operation *> ops) {

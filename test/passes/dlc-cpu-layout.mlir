@@ -2,8 +2,9 @@
 // RUN: env DLC_CPU_CONV=gemm dlc-opt --dlc-cpu-layout %s | FileCheck %s --check-prefix=GEMM
 
 // Two convolutions with module weights become channels-last; the
-// transposes sink below the relus and the residual add and cancel between
-// the convolutions: one transpose in (x), one out (before the pooling).
+// transposes sink below the relus, the residual add and the pooling and
+// cancel between the convolutions: one transpose in (x), one out (after the
+// pooling).
 // CHECK-LABEL: func.func @chain
 // CHECK:       %[[X:.*]] = dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x16x32x32xf32> -> tensor<1x32x32x16xf32>
 // CHECK:       %[[C1:.*]] = dlc.conv2d %[[X]], %{{.*}}, %{{.*}} {channels_last, {{.*}}} : (tensor<1x32x32x16xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x32x32xf32>
@@ -12,8 +13,8 @@
 // CHECK:       %[[C2:.*]] = dlc.conv2d %[[R1]], %{{.*}} {channels_last, {{.*}}} : (tensor<1x32x32x32xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x32x32xf32>
 // CHECK:       %[[A:.*]] = dlc.add %[[R1]], %[[C2]]
 // CHECK:       %[[R2:.*]] = dlc.relu %[[A]]
-// CHECK:       %[[Y:.*]] = dlc.transpose %[[R2]] {perm = array<i64: 0, 3, 1, 2>}
-// CHECK:       dlc.max_pool2d %[[Y]]
+// CHECK:       %[[P:.*]] = dlc.max_pool2d %[[R2]] {channels_last, {{.*}}} : tensor<1x32x32x32xf32> -> tensor<1x16x16x32xf32>
+// CHECK:       dlc.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>}
 // GEMM-LABEL:  func.func @chain
 // GEMM-NOT:    channels_last
 // GEMM-NOT:    dlc.transpose
@@ -31,8 +32,8 @@ func.func @chain(%arg0: tensor<1x16x32x32xf32>) -> tensor<1x32x16x16xf32> {
 }
 
 // Left alone: weights that are an input (a train step's, or a user's), two
-// groups, under 4 MFLOP an image, an image under 128 pixels (its calls
-// split channels, not rows).
+// groups, under 4 MFLOP an image, under 128 output pixels in the batch (its
+// calls split channels, not rows).
 // CHECK-LABEL: func.func @unchanged
 // CHECK-NOT:   channels_last
 // CHECK-NOT:   dlc.transpose
