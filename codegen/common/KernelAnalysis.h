@@ -84,6 +84,12 @@ struct AnalysisOptions {
   /// KernelAnalysis::iterated). Off by default: an emitter that sets it
   /// must store through the remap.
   bool remapStores = false;
+  /// A kernel whose one stage is an f32/f64 product of a single row (a
+  /// classifier at batch 1: a GEMV), followed by element-wise ops only,
+  /// splits over the columns (KernelAnalysis::parallelDims is then the
+  /// result's rank). Off by default: an emitter that sets it must compute
+  /// a column range of the product.
+  bool splitSingleRowColumns = false;
 };
 
 KernelAnalysis analyzeKernel(const KernelView &kernel,

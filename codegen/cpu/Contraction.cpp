@@ -110,6 +110,18 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
   // f32 as tensor cores do; the result rounded once.
   bool widened = (A.dtype == DType::BF16 || A.dtype == DType::F16) && A.dtype == B.dtype &&
                  A.dtype == C.dtype && K > 0;
+  if (blas && ctx.analysis.parallelDims == c.size()) {
+    // A single row split over its columns (AnalysisOptions::
+    // splitSingleRowColumns): this call's columns [begin, end) of it.
+    ctx.usesBlas = true;
+    const char *gemm = A.dtype != DType::F32 ? "dlc_dgemm" : sgemmFor(tb, N);
+    std::string begin = ctx.target.rangeBegin(), end = ctx.target.rangeEnd();
+    out.line(std::string(gemm) + "(false, " + (tb ? "true" : "false") + ", 1, " + end + " - " +
+             begin + ", " + str(K) + ", " + addressOf(A, "0") + ", " + str(K) + ", " +
+             addressOf(B, tb ? begin + " * " + str(K) : begin) + ", " + str(tb ? K : N) + ", " +
+             addressOf(C, begin) + ", " + str(N) + ");");
+    return;
+  }
   std::string first = ctx.rowsBegin(unitRows), last = ctx.rowsEnd(unitRows);
 
   out.open("for (int64_t q = " + first + ", qEnd = " + last + "; q < qEnd;)");
