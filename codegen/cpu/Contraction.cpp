@@ -205,31 +205,52 @@ static bool convThroughDnnl(Conv2dOp conv, const StageContext &ctx) {
   return flopsPerImage >= 4'000'000 && (wide || smallImage);
 }
 
-/// The call to dlc_conv_dnnl (DnnlConvPrelude.cpp) for this call's `rows`
-/// of the convolution, opening the block of the loops that compute them
-/// where oneDNN cannot.
-static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const Buffer &X, const Buffer &Wt,
-                         const std::optional<Buffer> &bias, int64_t rows) {
-  bool nhwc = conv.getChannelsLast();
+namespace {
+/// A convolution stage: its sizes in NCHW terms whatever its layout, and
+/// its operands' buffers.
+struct ConvStage {
+  ConvStage(Conv2dOp conv, StageContext &ctx);
+  int64_t N, C, H, W, O, Cg, KH, KW, OH, OW, G, Og, sh, sw, pt, pl, dh, dw;
+  Buffer X, Wt;
+  std::optional<Buffer> bias;
+};
+} // namespace
+
+ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
   std::vector<int64_t> x = shapeOf(conv.getX()), w = shapeOf(conv.getW()),
                        y = shapeOf(conv.getResult());
-  if (nhwc) { // as NCHW: [N, C, H, W]
+  if (conv.getChannelsLast()) { // [N, H, W, C] as [N, C, H, W]
     x = {x[0], x[3], x[1], x[2]};
     y = {y[0], y[3], y[1], y[2]};
   }
-  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(), d = conv.getDilations();
+  N = x[0], C = x[1], H = x[2], W = x[3];
+  O = w[0], Cg = w[1], KH = w[2], KW = w[3], OH = y[2], OW = y[3];
+  G = conv.getGroups(), Og = O / G;
+  sh = conv.getStrides()[0], sw = conv.getStrides()[1];
+  pt = conv.getPadding()[0], pl = conv.getPadding()[1];
+  dh = conv.getDilations()[0], dw = conv.getDilations()[1];
+  X = ctx.operand(conv.getX());
+  Wt = ctx.operand(conv.getW());
+  if (conv.getBias())
+    bias = ctx.operand(conv.getBias());
+}
+
+/// The call to dlc_conv_dnnl (DnnlConvPrelude.cpp) for this call's `rows`
+/// of the convolution, opening the block of the loops that compute them
+/// where oneDNN cannot.
+static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const ConvStage &s, int64_t rows) {
   std::string shape;
-  for (int64_t v : {x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0], s[1], p[0], p[1],
-                    d[0], d[1]})
+  for (int64_t v : {s.C, s.H, s.W, s.O, s.KH, s.KW, s.OH, s.OW, s.sh, s.sw, s.pt, s.pl, s.dh,
+                    s.dw})
     shape += (shape.empty() ? "DlcConvShape{" : ", ") + str(v);
   shape += "}";
   const Buffer &Y = ctx.result;
   ctx.usesDnnlConv = true;
-  ctx.out.open("if (!dlc_conv_dnnl(" + shape + ", " + (nhwc ? "true" : "false") + ", " +
-               addressOf(X, "0") + ", " + addressOf(Wt, "0") + ", " +
-               (bias ? addressOf(*bias, "0") : "nullptr") + ", " + Y.ptr + ", " +
-               (Y.base.empty() ? "0" : Y.base) + ", " + ctx.rowsBegin(rows) + ", " +
-               ctx.rowsEnd(rows) + "))");
+  ctx.out.open("if (!dlc_conv_dnnl(" + shape + ", " +
+               (conv.getChannelsLast() ? "true" : "false") + ", " + addressOf(s.X, "0") + ", " +
+               addressOf(s.Wt, "0") + ", " + (s.bias ? addressOf(*s.bias, "0") : "nullptr") +
+               ", " + Y.ptr + ", " + (Y.base.empty() ? "0" : Y.base) + ", " +
+               ctx.rowsBegin(rows) + ", " + ctx.rowsEnd(rows) + "))");
 }
 
 /// A channels-last convolution (dlc-cpu-layout made it for oneDNN): rows
@@ -237,23 +258,16 @@ static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const Buffer &X, cons
 /// in double, as the oracle does.
 static void emitConv2dChannelsLast(Conv2dOp conv, StageContext &ctx) {
   CodeWriter &out = ctx.out;
-  std::vector<int64_t> x = shapeOf(conv.getX()), w = shapeOf(conv.getW()),
-                       y = shapeOf(conv.getResult());
-  int64_t H = x[1], W = x[2], C = x[3], O = w[0], KH = w[2], KW = w[3];
-  int64_t OH = y[1], OW = y[2];
-  int64_t sh = conv.getStrides()[0], sw = conv.getStrides()[1];
-  int64_t pt = conv.getPadding()[0], pl = conv.getPadding()[1];
-  int64_t dh = conv.getDilations()[0], dw = conv.getDilations()[1];
-  Buffer X = ctx.operand(conv.getX()), Wt = ctx.operand(conv.getW());
-  std::optional<Buffer> bias;
-  if (conv.getBias())
-    bias = ctx.operand(conv.getBias());
-  const Buffer &Y = ctx.result;
-  bool dnnl = X.dtype == DType::F32 && conv.getGroups() == 1;
+  ConvStage s(conv, ctx);
+  const int64_t H = s.H, W = s.W, C = s.C, O = s.O, Cg = s.Cg, Og = s.Og, KH = s.KH, KW = s.KW,
+                OH = s.OH, OW = s.OW, sh = s.sh, sw = s.sw, pt = s.pt, pl = s.pl, dh = s.dh,
+                dw = s.dw;
+  const Buffer &X = s.X, &Wt = s.Wt, &Y = ctx.result;
+  const std::optional<Buffer> &bias = s.bias;
+  bool dnnl = X.dtype == DType::F32 && s.G == 1;
   if (dnnl)
-    openDnnlConv(conv, ctx, X, Wt, bias, y[0] * OH);
-  int64_t Cg = w[1], Og = O / conv.getGroups();
-  out.open("for (int64_t q = " + ctx.rowsBegin(y[0] * OH) + "; q < " + ctx.rowsEnd(y[0] * OH) +
+    openDnnlConv(conv, ctx, s, s.N * OH);
+  out.open("for (int64_t q = " + ctx.rowsBegin(s.N * OH) + "; q < " + ctx.rowsEnd(s.N * OH) +
            "; ++q)");
   out.line("const int64_t n = q / " + str(OH) + ", oh = q % " + str(OH) + ";");
   out.open("for (int64_t ow = 0; ow < " + str(OW) + "; ++ow)");
@@ -261,12 +275,7 @@ static void emitConv2dChannelsLast(Conv2dOp conv, StageContext &ctx) {
   out.line("const int64_t g = o / " + str(Og) + ";");
   out.line("double acc = " +
            (bias ? "(double)" + loadAt(ctx.target, *bias, "o") : std::string("0")) + ";");
-  out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
-  out.line("const int64_t ih = oh * " + str(sh) + " - " + str(pt) + " + kh * " + str(dh) + ";");
-  out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
-  out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");
-  out.line("const int64_t iw = ow * " + str(sw) + " - " + str(pl) + " + kw * " + str(dw) + ";");
-  out.line("if (iw < 0 || iw >= " + str(W) + ") continue;");
+  openWindowLoops(out, {KH, KW, sh, sw, pt, pl, dh, dw, H, W});
   out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
   out.line("acc += (double)" +
            loadAt(ctx.target, X,
@@ -292,25 +301,19 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
   if (conv.getChannelsLast())
     return emitConv2dChannelsLast(conv, ctx);
   CodeWriter &out = ctx.out;
-  std::vector<int64_t> x = shapeOf(conv.getX()), w = shapeOf(conv.getW()),
-                       y = shapeOf(conv.getResult());
-  int64_t C = x[1], H = x[2], W = x[3], O = w[0], Cg = w[1], KH = w[2], KW = w[3];
-  int64_t OH = y[2], OW = y[3], G = conv.getGroups(), Og = O / G;
-  int64_t sh = conv.getStrides()[0], sw = conv.getStrides()[1];
-  int64_t pt = conv.getPadding()[0], pl = conv.getPadding()[1];
-  int64_t dh = conv.getDilations()[0], dw = conv.getDilations()[1];
-  Buffer X = ctx.operand(conv.getX()), Wt = ctx.operand(conv.getW());
-  std::optional<Buffer> bias;
-  if (conv.getBias())
-    bias = ctx.operand(conv.getBias());
-  const Buffer &Y = ctx.result;
+  ConvStage s(conv, ctx);
+  const int64_t C = s.C, H = s.H, W = s.W, O = s.O, Cg = s.Cg, KH = s.KH, KW = s.KW, OH = s.OH,
+                OW = s.OW, G = s.G, Og = s.Og, sh = s.sh, sw = s.sw, pt = s.pt, pl = s.pl,
+                dh = s.dh, dw = s.dw;
+  const Buffer &X = s.X, &Wt = s.Wt, &Y = ctx.result;
+  const std::optional<Buffer> &bias = s.bias;
   bool blas = X.dtype == DType::F32 || X.dtype == DType::F64;
   int64_t patch = Cg * KH * KW, pixels = OH * OW;
   std::string type = ctx.target.storageType(X.dtype);
 
   bool dnnl = blas && X.dtype == DType::F32 && convThroughDnnl(conv, ctx);
   if (dnnl) // oneDNN's primitive, else the loops below
-    openDnnlConv(conv, ctx, X, Wt, bias, y[0] * O);
+    openDnnlConv(conv, ctx, s, s.N * O);
   if (blas) {
     // This call's rows are (image, output channel) pairs q in [first, last):
     // per image, the channels [o0, o1) it has, per group among them: the
@@ -336,8 +339,8 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
       if (padded)
         out.line(type + " *padded = col + " + str(patch * pixels) + ";");
     }
-    out.open("for (int64_t q = " + ctx.rowsBegin(y[0] * O) + ", qEnd = " +
-             ctx.rowsEnd(y[0] * O) + "; q < qEnd;)");
+    out.open("for (int64_t q = " + ctx.rowsBegin(s.N * O) + ", qEnd = " +
+             ctx.rowsEnd(s.N * O) + "; q < qEnd;)");
     out.line("const int64_t n = q / " + str(O) + ", o0 = q % " + str(O) + ";");
     out.line("const int64_t o1 = " + str(O) + " < o0 + (qEnd - q) ? " + str(O) +
              " : o0 + (qEnd - q);");
@@ -426,8 +429,8 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
     if (dnnl)
       out.close();
   } else {
-    out.open("for (int64_t q = " + ctx.rowsBegin(y[0] * O) + "; q < " +
-             ctx.rowsEnd(y[0] * O) + "; ++q)");
+    out.open("for (int64_t q = " + ctx.rowsBegin(s.N * O) + "; q < " +
+             ctx.rowsEnd(s.N * O) + "; ++q)");
     out.line("const int64_t n = q / " + str(O) + ", o = q % " + str(O) +
              ", g = o / " + str(Og) + ";");
     out.open("for (int64_t oh = 0; oh < " + str(OH) + "; ++oh)");
@@ -435,12 +438,7 @@ void dlc::codegen::emitConv2d(Operation *op, StageContext &ctx) {
     out.line("double acc = " +
              (bias ? "(double)" + loadAt(ctx.target, *bias, "o") : std::string("0")) + ";");
     out.open("for (int64_t c = 0; c < " + str(Cg) + "; ++c)");
-    out.open("for (int64_t kh = 0; kh < " + str(KH) + "; ++kh)");
-    out.line("const int64_t ih = oh * " + str(sh) + " - " + str(pt) + " + kh * " + str(dh) + ";");
-    out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
-    out.open("for (int64_t kw = 0; kw < " + str(KW) + "; ++kw)");
-    out.line("const int64_t iw = ow * " + str(sw) + " - " + str(pl) + " + kw * " + str(dw) + ";");
-    out.line("if (iw < 0 || iw >= " + str(W) + ") continue;");
+    openWindowLoops(out, {KH, KW, sh, sw, pt, pl, dh, dw, H, W});
     out.line("acc += (double)" +
              loadAt(ctx.target, X, "((n * " + str(C) + " + g * " + str(Cg) +
                                        " + c) * " + str(H) + " + ih) * " + str(W) + " + iw") +

@@ -21,21 +21,47 @@ using namespace dlc::codegen;
 
 static std::string str(int64_t v) { return std::to_string(v); }
 
+void dlc::codegen::openWindowLoops(CodeWriter &out, const Window &w) {
+  auto axis = [&](const char *k, const char *i, const char *o, int64_t K, int64_t s, int64_t p,
+                  int64_t d, int64_t size) {
+    out.open(std::string("for (int64_t ") + k + " = 0; " + k + " < " + str(K) + "; ++" + k + ")");
+    out.line(std::string("const int64_t ") + i + " = " + o + " * " + str(s) + " - " + str(p) +
+             " + " + k + (d == 1 ? "" : " * " + str(d)) + ";");
+    out.line(std::string("if (") + i + " < 0 || " + i + " >= " + str(size) + ") continue;");
+  };
+  axis("kh", "ih", "oh", w.KH, w.sh, w.pt, w.dh, w.H);
+  axis("kw", "iw", "ow", w.KW, w.sw, w.pl, w.dw, w.W);
+}
+
+namespace {
+/// A pooling's kind, window and shapes (its operand's and result's, in the
+/// op's layout).
+struct PoolWindow {
+  explicit PoolWindow(Operation *op)
+      : isMax(isa<MaxPool2dOp>(op)),
+        kernel(op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef()),
+        strides(op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef()),
+        padding(op->getAttrOfType<DenseI64ArrayAttr>("padding").asArrayRef()),
+        x(cast<RankedTensorType>(op->getOperand(0).getType()).getShape()),
+        y(cast<RankedTensorType>(op->getResult(0).getType()).getShape()) {
+    if (auto avg = dyn_cast<AvgPool2dOp>(op))
+      includePad = avg.getCountIncludePad();
+  }
+  bool isMax, includePad = false;
+  ArrayRef<int64_t> kernel, strides, padding, x, y;
+};
+} // namespace
+
 /// Channels-last (dlc-cpu-layout): rows are (image, output row); each
 /// output position takes its window's positions inside the image (tested
 /// once per position, not per channel) over all channels at once, a loop
 /// the compiler vectorises. Max works in the storage type for f32/f64 (a
 /// NaN wins, as in the oracle), the rest accumulates in double.
 static void emitPool2dChannelsLast(Operation *op, StageContext &ctx) {
-  bool isMax = isa<MaxPool2dOp>(op);
-  auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
-  auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();
-  auto padding = op->getAttrOfType<DenseI64ArrayAttr>("padding").asArrayRef();
-  bool includePad = false;
-  if (auto avg = dyn_cast<AvgPool2dOp>(op))
-    includePad = avg.getCountIncludePad();
-  auto x = cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
-  auto y = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  const PoolWindow window(op);
+  const bool isMax = window.isMax, includePad = window.includePad;
+  ArrayRef<int64_t> kernel = window.kernel, strides = window.strides, padding = window.padding,
+                    x = window.x, y = window.y;
   int64_t H = x[1], W = x[2], C = x[3], OH = y[1], OW = y[2];
   Buffer X = ctx.operand(op->getOperand(0));
   const Buffer &Y = ctx.result;
@@ -52,12 +78,8 @@ static void emitPool2dChannelsLast(Operation *op, StageContext &ctx) {
            (isMax ? "-INFINITY" : "0") + ";");
   if (!isMax)
     out.line("int64_t count = 0;");
-  out.open("for (int64_t kh = 0; kh < " + str(kernel[0]) + "; ++kh)");
-  out.line("const int64_t ih = oh * " + str(strides[0]) + " - " + str(padding[0]) + " + kh;");
-  out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
-  out.open("for (int64_t kw = 0; kw < " + str(kernel[1]) + "; ++kw)");
-  out.line("const int64_t iw = ow * " + str(strides[1]) + " - " + str(padding[1]) + " + kw;");
-  out.line("if (iw < 0 || iw >= " + str(W) + ") continue;");
+  openWindowLoops(out, {kernel[0], kernel[1], strides[0], strides[1], padding[0], padding[1], 1,
+                        1, H, W});
   if (!isMax)
     out.line("++count;");
   out.line("const int64_t at = ((n * " + str(H) + " + ih) * " + str(W) + " + iw) * " + str(C) +
@@ -90,15 +112,10 @@ static void emitPool2dChannelsLast(Operation *op, StageContext &ctx) {
 void dlc::codegen::emitPool2d(Operation *op, StageContext &ctx) {
   if (op->hasAttr("channels_last"))
     return emitPool2dChannelsLast(op, ctx);
-  bool isMax = isa<MaxPool2dOp>(op);
-  auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
-  auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();
-  auto padding = op->getAttrOfType<DenseI64ArrayAttr>("padding").asArrayRef();
-  bool includePad = false;
-  if (auto avg = dyn_cast<AvgPool2dOp>(op))
-    includePad = avg.getCountIncludePad();
-  auto x = cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
-  auto y = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  const PoolWindow window(op);
+  const bool isMax = window.isMax, includePad = window.includePad;
+  ArrayRef<int64_t> kernel = window.kernel, strides = window.strides, padding = window.padding,
+                    x = window.x, y = window.y;
   int64_t H = x[2], W = x[3], OH = y[2], OW = y[3];
   Buffer X = ctx.operand(op->getOperand(0));
   const Buffer &Y = ctx.result;
@@ -187,12 +204,8 @@ void dlc::codegen::emitPool2d(Operation *op, StageContext &ctx) {
   out.line(isMax ? "double acc = -INFINITY;" : "double acc = 0;");
   if (!isMax)
     out.line("int64_t count = 0;");
-  out.open("for (int64_t kh = 0; kh < " + str(kernel[0]) + "; ++kh)");
-  out.line("const int64_t ih = oh * " + str(strides[0]) + " - " + str(padding[0]) + " + kh;");
-  out.line("if (ih < 0 || ih >= " + str(H) + ") continue;");
-  out.open("for (int64_t kw = 0; kw < " + str(kernel[1]) + "; ++kw)");
-  out.line("const int64_t iw = ow * " + str(strides[1]) + " - " + str(padding[1]) + " + kw;");
-  out.line("if (iw < 0 || iw >= " + str(W) + ") continue;");
+  openWindowLoops(out, {kernel[0], kernel[1], strides[0], strides[1], padding[0], padding[1], 1,
+                        1, H, W});
   out.line("const double v = " +
            loadAt(ctx.target, X, "(plane * " + str(H) + " + ih) * " + str(W) + " + iw") + ";");
   if (isMax)

@@ -63,6 +63,14 @@ std::string storeAt(const CTarget &target, const Buffer &buffer,
 /// the bytes asked for as its value) and returns.
 void guardScratch(CodeWriter &out, const std::string &check, const std::string &memory);
 
+/// Opens the loops over a window's rows `kh` and columns `kw` at output
+/// position (`oh`, `ow`), skipping the positions outside the H x W image;
+/// `ih` and `iw` are the input position. The caller closes two loops.
+struct Window {
+  int64_t KH, KW, sh, sw, pt, pl, dh, dw, H, W;
+};
+void openWindowLoops(CodeWriter &out, const Window &w);
+
 void emitMatmul(mlir::Operation *op, StageContext &ctx);
 void emitConv2d(mlir::Operation *op, StageContext &ctx);
 void emitPool2d(mlir::Operation *op, StageContext &ctx);
