@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/analysis/DynamicRows.h"
 
 #include "ir/DlcDialect.h"
 
@@ -38,6 +39,19 @@ namespace {
 constexpr int64_t kToNhwc[] = {0, 2, 3, 1};
 constexpr int64_t kToNchw[] = {0, 3, 1, 2};
 
+/// Whether `v`'s rows grow with the dimension of a module for a range of
+/// sizes (DynamicRows.h's mark, on its defining op or function argument).
+bool hasDynamicRows(Value v) {
+  if (Operation *def = v.getDefiningOp())
+    return def->hasAttr(kDynamicRowsAttr);
+  auto arg = cast<BlockArgument>(v);
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func && func.getArgAttr(arg.getArgNumber(), kDynamicRowsAttr);
+}
+
+/// transpose(x, perm), carrying x's dynamic-rows mark (both layouts keep
+/// the batch first): unmarked, a kernel yielding it would run every row of
+/// the range's largest size, whatever the size of the run.
 Value transpose(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> perm) {
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape;
@@ -46,6 +60,8 @@ Value transpose(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> perm) {
   OperationState state(loc, TransposeOp::getOperationName());
   state.addOperands(x);
   state.addAttribute("perm", b.getDenseI64ArrayAttr(perm));
+  if (perm.front() == 0 && hasDynamicRows(x))
+    state.addAttribute(kDynamicRowsAttr, b.getUnitAttr());
   state.addTypes(type.clone(shape));
   return b.create(state)->getResult(0);
 }
@@ -65,11 +81,19 @@ bool runsOnDnnl(Conv2dOp conv) {
   auto ys = cast<RankedTensorType>(y).getShape();
   int64_t flopsPerImage = 2 * ws[0] * ws[1] * ws[2] * ws[3] * ys[2] * ys[3];
   // A channels-last convolution's calls split its output rows, an NCHW
-  // one's its output channels: under 128 output pixels in the batch
-  // (ResNet-50's last stage, 7x7, at batch 1) the rows are too few to share
-  // (its 3x3 convolutions of 512 channels, two threads: 1.63 ms split by
-  // rows, 1.25 ms by channels with the reorders).
-  return flopsPerImage >= 4'000'000 && ys[0] * ys[2] * ys[3] >= 128;
+  // one's its output channels: under 64 output pixels an image (ResNet-50's
+  // last stage, 7x7) the rows are too few to share at batch 1 (its 3x3
+  // convolutions of 512 channels, two threads: 1.63 ms split by rows, 1.25
+  // ms by channels with the reorders). Per image, not per batch: a module
+  // for a range of batch sizes (--dim N=1..64) must choose as the module
+  // for each size does, to compute the same bits.
+  // oneDNN's kernels want a long reduction per output: LeNet's first
+  // convolution (1 channel, 5x5: 25 products an output) ran 1.75x slower
+  // channels-last on oneDNN than as im2col + GEMM, its second (6 channels,
+  // 150 products, 0.48 MFLOP an image) 1.3x faster with its pooling (N=64,
+  // two threads: 230 us fused as im2col + GEMM, 178 us channels-last).
+  int64_t reduction = ws[1] * ws[2] * ws[3];
+  return flopsPerImage >= 400'000 && reduction >= 64 && ys[2] * ys[3] >= 64;
 }
 
 /// op(transpose(a, p), transpose(b, p), scalar...) ->
@@ -141,8 +165,12 @@ struct SinkTransposeBelowPooling : public OpRewritePattern<PoolOp> {
 
 struct CpuLayoutPass : public dlc::impl::DlcCpuLayoutBase<CpuLayoutPass> {
   void runOnOperation() override {
+    // Comparison switches (docs/design/2026-11-22-cpu-codegen.md):
+    // DLC_CPU_CONV=gemm runs no convolution on oneDNN, DLC_CPU_LAYOUT=nchw
+    // keeps them all NCHW.
     const char *library = std::getenv("DLC_CPU_CONV");
-    if (library && std::string(library) == "gemm")
+    const char *layout = std::getenv("DLC_CPU_LAYOUT");
+    if ((library && std::string(library) == "gemm") || (layout && std::string(layout) == "nchw"))
       return;
     SmallVector<Conv2dOp> convs;
     getOperation().walk([&](Conv2dOp conv) {

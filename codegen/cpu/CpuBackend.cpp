@@ -92,8 +92,12 @@ static Emitted emitAll(const LoweredModule &m) {
     e.usesDnnlConv |= kernel.usesDnnlConv;
     e.kernels.push_back(std::move(kernel));
   }
+  // Whether OpenBLAS must be loaded whatever the CPU (blasPrelude).
+  std::string dgemm = e.source.find("dlc_dgemm(") != std::string::npos
+                          ? "#define DLC_USES_DGEMM 1\n"
+                          : "";
   e.source = target.prelude() + (e.usesDnnlConv ? target.dnnlConvPrelude() : "") +
-             (e.usesBlas ? target.blasPrelude() : "") + e.source;
+             (e.usesBlas ? dgemm + target.blasPrelude() : "") + e.source;
   return e;
 }
 
@@ -101,7 +105,8 @@ static Emitted emitAll(const LoweredModule &m) {
 /// baseline instruction set of the target: no -march=native, as the module
 /// must run wherever the runtime runs (the prelude's DLC_KERNEL adds AVX2
 /// and AVX-512 clones of each kernel, picked at load time). A kernel that
-/// calls a GEMM links oneDNN and OpenBLAS.
+/// calls a GEMM links oneDNN (OpenBLAS is loaded by
+/// the module itself, when it can call it: CpuTarget::blasPrelude).
 static rt::Status compileKernels(const Emitted &e, std::vector<uint8_t> *so) {
   HostCompileJob job;
   const char *compiler = std::getenv("DLC_CXX");
@@ -113,7 +118,7 @@ static rt::Status compileKernels(const Emitted &e, std::vector<uint8_t> *so) {
   job.sourceName = "kernels.cpp";
   job.source = e.source;
   if (e.usesBlas)
-    job.libraries = {"-ldnnl", "-lopenblas", "-lgomp"};
+    job.libraries = {"-ldnnl", "-lgomp"}; // OpenBLAS: dlopen'd when needed
   // The same kernels (same source, flags and compiler) compile once per
   // machine: a second compile of a model is the cache's.
   job.cacheDirectory = kernelCacheDirectory("cpu");

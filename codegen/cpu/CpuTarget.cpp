@@ -296,15 +296,21 @@ std::string CpuTarget::blasPrelude() const {
 // thread pool splits the work: each library runs on the calling thread only
 // (OpenBLAS: one thread process-wide; oneDNN: OpenMP's thread count set to 1
 // in every thread that calls it).
+//
+// OpenBLAS is loaded here, when this module can call it, not linked: its
+// library constructor starts a thread per core that waits for work by
+// spinning on sched_yield for about 0.1 s, which took a core from the
+// kernels of a process's first runs (LeNet ran at one thread's speed for
+// its first 80 ms). f32 models on an AVX-512 CPU never load it.
 #ifndef DLC_SGEMM_DNNL
 #define DLC_SGEMM_DNNL )" + std::string(sgemmDnnl ? "1" : "0") + R"(
 #endif
+#ifndef DLC_USES_DGEMM
+#define DLC_USES_DGEMM 0
+#endif
+#include <dlfcn.h>
+#include <stdio.h>
 extern "C" {
-void cblas_sgemm(int, int, int, int, int, int, float, const float *, int,
-                 const float *, int, float, float *, int);
-void cblas_dgemm(int, int, int, int, int, int, double, const double *, int,
-                 const double *, int, double, double *, int);
-void openblas_set_num_threads(int);
 #if DLC_SGEMM_DNNL
 #ifndef ONEAPI_DNNL_DNNL_H // else declared by oneDNN's header (dnnlConvPrelude)
 int dnnl_sgemm(char, char, int64_t, int64_t, int64_t, float, const float *,
@@ -314,15 +320,50 @@ void omp_set_num_threads(int);
 #endif
 }
 namespace {
-struct DlcInit {
-  DlcInit() { openblas_set_num_threads(1); }
-} dlc_init;
-
+struct DlcOpenBlas {
+  void (*sgemm)(int, int, int, int, int, int, float, const float *, int,
+                const float *, int, float, float *, int) = nullptr;
+  void (*dgemm)(int, int, int, int, int, int, double, const double *, int,
+                const double *, int, double, double *, int) = nullptr;
+  char error[512] = {0};
+  DlcOpenBlas() {
+    // dlc_sgemm_b_rows_2k falls back to OpenBLAS without AVX-512.
+    bool needed = !DLC_SGEMM_DNNL || DLC_USES_DGEMM || !__builtin_cpu_supports("avx512f");
+    if (!needed)
+      return;
+    // $DLC_OPENBLAS_LIBRARY: another OpenBLAS (a path or a soname).
+    const char *asked = getenv("DLC_OPENBLAS_LIBRARY");
+    void *lib = dlopen(asked && *asked ? asked : "libopenblas.so.0", RTLD_NOW);
+    if (!lib && !(asked && *asked))
+      lib = dlopen("libopenblas.so", RTLD_NOW);
+    if (!lib) {
+      const char *why = dlerror();
+      snprintf(error, sizeof error, "cannot load OpenBLAS (its GEMMs run this module's %s): %s",
+               DLC_USES_DGEMM ? "f64 matmuls" : "f32 matmuls on this CPU",
+               why ? why : "not found");
+      return;
+    }
+    sgemm = (decltype(sgemm))dlsym(lib, "cblas_sgemm");
+    dgemm = (decltype(dgemm))dlsym(lib, "cblas_dgemm");
+    auto threads = (void (*)(int))dlsym(lib, "openblas_set_num_threads");
+    if (!sgemm || !dgemm) {
+      snprintf(error, sizeof error, "the OpenBLAS library has no cblas_sgemm/cblas_dgemm");
+      return;
+    }
+    if (threads)
+      threads(1);
+  }
+} dlc_openblas;
+} // namespace
+extern "C" __attribute__((visibility("default"))) const char *dlc_kernels_init_error() {
+  return dlc_openblas.error[0] ? dlc_openblas.error : nullptr;
+}
+namespace {
 inline void dlc_sgemm_openblas(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                                const float *a, int64_t lda, const float *b,
                                int64_t ldb, float *c, int64_t ldc) {
-  cblas_sgemm(101, ta ? 112 : 111, tb ? 112 : 111, (int)m, (int)n, (int)k,
-              1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
+  dlc_openblas.sgemm(101, ta ? 112 : 111, tb ? 112 : 111, (int)m, (int)n, (int)k,
+                     1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
 }
 inline void dlc_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                       const float *a, int64_t lda, const float *b, int64_t ldb,
@@ -373,8 +414,8 @@ inline float *dlc_gemm_scratch(int slot, int64_t n) {
 inline void dlc_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                       const double *a, int64_t lda, const double *b,
                       int64_t ldb, double *c, int64_t ldc) {
-  cblas_dgemm(101, ta ? 112 : 111, tb ? 112 : 111, (int)m, (int)n, (int)k,
-              1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
+  dlc_openblas.dgemm(101, ta ? 112 : 111, tb ? 112 : 111, (int)m, (int)n, (int)k,
+                     1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
 }
 } // namespace
 )";

@@ -87,6 +87,21 @@ Status dlopenBinary(const BinarySpec &binary, void **handle, int *keptFd) {
     unlink(path.c_str());
   if (!*handle)
     return invalidModule("cannot load binary '", binary.name, "': ", message);
+  // A binary whose set-up can fail (a library it loads itself: OpenBLAS,
+  // CpuTarget::blasPrelude) says why through this optional entry.
+  if (void *symbol = dlsym(*handle, "dlc_kernels_init_error")) {
+    const char *(*initError)();
+    static_assert(sizeof(initError) == sizeof(symbol), "function and data pointers differ");
+    std::memcpy(&initError, &symbol, sizeof initError);
+    if (const char *why = initError()) {
+      std::string reason = why;
+      dlcloseBinary(*handle, keptFd ? *keptFd : -1);
+      *handle = nullptr;
+      if (keptFd)
+        *keptFd = -1;
+      return unavailable("cannot set up binary '", binary.name, "': ", reason);
+    }
+  }
   return okStatus();
 }
 
