@@ -73,7 +73,7 @@ Value transpose(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> perm) {
 bool runsOnDnnl(Conv2dOp conv) {
   auto w = conv.getW().getType();
   auto y = conv.getResult().getType();
-  if (conv.getChannelsLast() || conv.getGroups() != 1 ||
+  if (conv.getChannelsLast() ||
       !cast<RankedTensorType>(conv.getX().getType()).getElementType().isF32() ||
       !isa_and_nonnull<ParamOp, ConstantOp>(conv.getW().getDefiningOp()))
     return false;
@@ -87,13 +87,20 @@ bool runsOnDnnl(Conv2dOp conv) {
   // ms by channels with the reorders). Per image, not per batch: a module
   // for a range of batch sizes (--dim N=1..64) must choose as the module
   // for each size does, to compute the same bits.
-  // oneDNN's kernels want a long reduction per output: LeNet's first
-  // convolution (1 channel, 5x5: 25 products an output) ran 1.75x slower
-  // channels-last on oneDNN than as im2col + GEMM, its second (6 channels,
-  // 150 products, 0.48 MFLOP an image) 1.3x faster with its pooling (N=64,
-  // two threads: 230 us fused as im2col + GEMM, 178 us channels-last).
+  // oneDNN's kernels want a long enough reduction per output: LeNet's
+  // first convolution (1 channel, 5x5: 25 products an output) ran 1.75x
+  // slower channels-last on oneDNN than as im2col + GEMM, its second (6
+  // channels, 150 products, 0.48 MFLOP an image) 1.3x faster with its
+  // pooling (N=64, two threads: 230 us fused as im2col + GEMM, 178 us
+  // channels-last); a pointwise 1x1 of 32 channels between depthwise ones
+  // is best channels-last too (the transposes around it cost more).
+  // Grouped and depthwise ones have oneDNN kernels of their own, and
+  // im2col + GEMM runs them as a GEMM per group of O / G rows (one,
+  // depthwise): a MobileNet-like stack of three depthwise + pointwise pairs
+  // at 112x112, N=1, two threads: 1.77 ms NCHW, 1.30 ms channels-last.
   int64_t reduction = ws[1] * ws[2] * ws[3];
-  return flopsPerImage >= 400'000 && reduction >= 64 && ys[2] * ys[3] >= 64;
+  bool longEnough = conv.getGroups() != 1 || reduction >= 32;
+  return flopsPerImage >= 400'000 && longEnough && ys[2] * ys[3] >= 64;
 }
 
 /// op(transpose(a, p), transpose(b, p), scalar...) ->

@@ -182,8 +182,9 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
   out.close();
 }
 
-/// Whether an f32 convolution runs on oneDNN's primitive: one group (the
-/// prelude's plans have none) and weights the module holds (reordered
+/// Whether an f32 NCHW convolution runs on oneDNN's primitive: one group
+/// (the prelude's NCHW plans split output channels, which would cut groups;
+/// dlc-cpu-layout makes grouped ones channels-last) and weights the module holds (reordered
 /// once, DnnlConvPrelude.cpp). Where it wins (ResNet-50 at batch 1 on two
 /// threads, `dlc profile` with DLC_CPU_CONV=dnnl against =gemm, AVX-512):
 /// every kernel wider than 1x1, 1.1-1.9x (the stem 1.9x: no im2col); 1x1
@@ -241,7 +242,7 @@ ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
 static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const ConvStage &s, int64_t rows) {
   std::string shape;
   for (int64_t v : {s.C, s.H, s.W, s.O, s.KH, s.KW, s.OH, s.OW, s.sh, s.sw, s.pt, s.pl, s.dh,
-                    s.dw})
+                    s.dw, s.G})
     shape += (shape.empty() ? "DlcConvShape{" : ", ") + str(v);
   shape += "}";
   const Buffer &Y = ctx.result;
@@ -264,7 +265,7 @@ static void emitConv2dChannelsLast(Conv2dOp conv, StageContext &ctx) {
                 dw = s.dw;
   const Buffer &X = s.X, &Wt = s.Wt, &Y = ctx.result;
   const std::optional<Buffer> &bias = s.bias;
-  bool dnnl = X.dtype == DType::F32 && s.G == 1;
+  bool dnnl = X.dtype == DType::F32;
   if (dnnl)
     openDnnlConv(conv, ctx, s, s.N * OH);
   out.open("for (int64_t q = " + ctx.rowsBegin(s.N * OH) + "; q < " + ctx.rowsEnd(s.N * OH) +

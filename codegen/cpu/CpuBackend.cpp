@@ -105,7 +105,7 @@ static Emitted emitAll(const LoweredModule &m) {
 /// baseline instruction set of the target: no -march=native, as the module
 /// must run wherever the runtime runs (the prelude's DLC_KERNEL adds AVX2
 /// and AVX-512 clones of each kernel, picked at load time). A kernel that
-/// calls a GEMM links oneDNN (OpenBLAS is loaded by
+/// calls a GEMM or oneDNN's convolution links oneDNN (OpenBLAS is loaded by
 /// the module itself, when it can call it: CpuTarget::blasPrelude).
 static rt::Status compileKernels(const Emitted &e, std::vector<uint8_t> *so) {
   HostCompileJob job;
@@ -117,8 +117,9 @@ static rt::Status compileKernels(const Emitted &e, std::vector<uint8_t> *so) {
                "-w"};
   job.sourceName = "kernels.cpp";
   job.source = e.source;
-  if (e.usesBlas)
-    job.libraries = {"-ldnnl", "-lgomp"}; // OpenBLAS: dlopen'd when needed
+  // oneDNN for GEMMs and convolutions (OpenBLAS: dlopen'd when needed).
+  if (e.usesBlas || e.usesDnnlConv)
+    job.libraries = {"-ldnnl", "-lgomp"};
   // The same kernels (same source, flags and compiler) compile once per
   // machine: a second compile of a model is the cache's.
   job.cacheDirectory = kernelCacheDirectory("cpu");

@@ -35,8 +35,10 @@ std::string CpuTarget::dnnlConvPrelude() const {
 #include <vector>
 extern "C" void omp_set_num_threads(int);
 namespace {
+// G groups of C / G input and O / G output channels each (depthwise: C
+// groups of one); NCHW plans (which split output channels) have one.
 struct DlcConvShape {
-  int64_t C, H, W, O, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw;
+  int64_t C, H, W, O, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw, G;
 };
 // What a plan computes: `batch` images, or of one image, output channels
 // [first, last) (NCHW: a batch of one splits over its channels) or output
@@ -199,6 +201,11 @@ private:
       padTop = inFirst - top;
     }
     p.srcOffset = part.nhwc ? inFirst * s.W * s.C : 0;
+    if (s.G != 1 && !part.nhwc)
+      return false;
+    // Grouped filters: oneDNN's 5-d [G, O / G, C / G, KH, KW], the same
+    // bytes as dlc's OIHW with I = C / G.
+    const int weiDims = s.G == 1 ? 4 : 5;
     dnnl_dims_t src = {part.batch, s.C, inRows, s.W}, dst = {part.batch, oc, oh, s.OW},
                 wei = {oc, s.C, s.KH, s.KW}, bias = {oc}, strides = {s.sh, s.sw},
                 dilates = {s.dh - 1, s.dw - 1}, padL = {padTop, s.pl};
@@ -213,14 +220,20 @@ private:
     dnnl_memory_desc_t anySrc, anyWei, anyDst, userWei;
     dnnl_memory_desc_init_by_tag(&p.userSrc, 4, src, dnnl_f32, userTag);
     dnnl_memory_desc_init_by_tag(&p.userDst, 4, dst, dnnl_f32, userTag);
-    dnnl_memory_desc_init_by_tag(&userWei, 4, wei, dnnl_f32, dnnl_oihw);
+    if (s.G != 1) {
+      const dnnl_dims_t grouped = {s.G, s.O / s.G, s.C / s.G, s.KH, s.KW};
+      for (int i = 0; i < 5; ++i)
+        wei[i] = grouped[i];
+    }
+    dnnl_memory_desc_init_by_tag(&userWei, weiDims, wei, dnnl_f32,
+                                 s.G == 1 ? dnnl_oihw : dnnl_goihw);
     // NCHW activations go to the layout oneDNN's kernels want and back;
     // NHWC ones are that layout (brgconv's on AVX-512) and stay.
     dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32,
                                  part.nhwc ? dnnl_nhwc : dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32,
                                  part.nhwc ? dnnl_nhwc : dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&anyWei, 4, wei, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&anyWei, weiDims, wei, dnnl_f32, dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&p.bias, 1, bias, dnnl_f32, dnnl_x);
     dnnl_convolution_desc_t desc;
     if (dnnl_dilated_convolution_forward_desc_init(

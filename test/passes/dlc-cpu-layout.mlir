@@ -31,17 +31,17 @@ func.func @chain(%arg0: tensor<1x16x32x32xf32>) -> tensor<1x32x16x16xf32> {
   return %8 : tensor<1x32x16x16xf32>
 }
 
-// Left alone: weights that are an input (a train step's, or a user's), two
-// groups, under 0.4 MFLOP an image, under 64 output pixels an image (its
-// calls split channels, not rows), under 64 products an output (one input
+// Left alone: weights that are an input (a train step's, or a user's),
+// under 0.4 MFLOP an image, under 64 output pixels an image (its
+// calls split channels, not rows), under 32 products an output (one input
 // channel, 5x5).
 // CHECK-LABEL: func.func @unchanged
 // CHECK-NOT:   channels_last
 // CHECK-NOT:   dlc.transpose
 func.func @unchanged(%x: tensor<1x16x32x32xf32>, %w: tensor<32x16x3x3xf32>, %s: tensor<1x64x7x7xf32>, %g: tensor<1x1x28x28xf32>) -> (tensor<1x32x32x32xf32>, tensor<1x32x32x32xf32>, tensor<1x4x32x32xf32>, tensor<1x64x7x7xf32>, tensor<1x16x28x28xf32>) {
   %0 = dlc.conv2d %x, %w {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x32x32xf32>
-  %1 = dlc.param "g" {init = {kind = "he", seed = 3 : i64}} : tensor<32x8x3x3xf32>
-  %2 = dlc.conv2d %x, %1 {dilations = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<32x8x3x3xf32>) -> tensor<1x32x32x32xf32>
+  %1 = dlc.param "b" {init = {kind = "zeros"}} : tensor<32xf32>
+  %2 = dlc.conv2d %x, %w, %1 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x32x32xf32>
   %3 = dlc.param "small" {init = {kind = "he", seed = 4 : i64}} : tensor<4x16x1x1xf32>
   %4 = dlc.conv2d %x, %3 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<4x16x1x1xf32>) -> tensor<1x4x32x32xf32>
   %5 = dlc.param "late" {init = {kind = "he", seed = 5 : i64}} : tensor<64x64x3x3xf32>
@@ -62,4 +62,15 @@ func.func @range(%arg0: tensor<8x6x14x14xf32> {dlc.dynamic_rows}) -> (tensor<8x1
   %0 = dlc.param "w" {init = {kind = "he", seed = 7 : i64}} : tensor<16x6x5x5xf32>
   %1 = dlc.conv2d %arg0, %0 {dilations = array<i64: 1, 1>, dlc.dynamic_rows, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x6x14x14xf32>, tensor<16x6x5x5xf32>) -> tensor<8x16x10x10xf32>
   return %1 : tensor<8x16x10x10xf32>
+}
+
+// Grouped and depthwise convolutions qualify whatever their products per
+// output (oneDNN has kernels for them; im2col + GEMM would run a GEMM per
+// group): 9 products an output here.
+// CHECK-LABEL: func.func @depthwise
+// CHECK:       dlc.conv2d {{.*}}channels_last{{.*}}groups = 32
+func.func @depthwise(%x: tensor<1x32x56x56xf32>) -> tensor<1x32x56x56xf32> {
+  %0 = dlc.param "dw" {init = {kind = "he", seed = 8 : i64}} : tensor<32x1x3x3xf32>
+  %1 = dlc.conv2d %x, %0 {dilations = array<i64: 1, 1>, groups = 32 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x56x56xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x56x56xf32>
+  return %1 : tensor<1x32x56x56xf32>
 }
