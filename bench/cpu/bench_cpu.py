@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """dlc on the CPU against ONNX Runtime: the MLP (N=1 and 64), LeNet, the GPT-2 block,
-ResNet-50 (N=1 and 8), a BERT-base encoder layer and GPT-2 small (T=128).
+ResNet-50 (N=1 and 8), MobileNet v1 (N=1), a BERT-base encoder layer and GPT-2 small
+(T=128).
 
 Each model (examples/, or bench/models/generate.py's text) is compiled by
 `dlc compile -o` and timed by `dlc-bench-cpu run`
@@ -46,6 +47,8 @@ MODELS = [("mnist_mlp", None, {"N": 1}, "x", (1, 784), np.float32, "logits", 1),
           ("gpt2_block", None, {"B": 1, "T": 128}, "x", (1, 128, 768), np.float32, "y", 1),
           ("resnet50", generate.resnet50, {"N": 1}, "x", (1, 3, 224, 224), np.float32, "logits", 1),
           ("resnet50", generate.resnet50, {"N": 8}, "x", (8, 3, 224, 224), np.float32, "logits", 8),
+          ("mobilenet_v1", generate.mobilenet_v1, {"N": 1}, "x", (1, 3, 224, 224), np.float32,
+           "logits", 1),
           ("bert_layer", generate.bert_layer, {"B": 1}, "x", (1, 128, 768), np.float32, "y", 1),
           ("gpt2_small", lambda: generate.gpt2_small(seq=128), {"B": 1}, "ids", (1, 128),
            np.int32, "logits", 1)]
@@ -238,9 +241,33 @@ def resnet50_graph(p, shape):
     return nodes, [const("gap_shape", [shape[0], 2048], np.int64)]
 
 
+def mobilenet_v1_graph(p, shape):
+    """As bench/models/generate.py's mobilenet_v1: the stem, depthwise (Conv
+    with group = channels) and pointwise convolutions with bias and ReLU,
+    global average pooling and the classifier."""
+    mk = helper.make_node
+    nodes = []
+
+    def conv(name, x, k, stride=1, pad=0, group=1):
+        nodes.extend([mk("Conv", [x, name + "_w", name + "_b"], [name + "_pre"],
+                         kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4,
+                         group=group),
+                      mk("Relu", [name + "_pre"], [name])])
+        return name
+
+    x = conv("conv1", "x", 3, stride=2, pad=1)
+    for i, (stride, _) in enumerate(generate.MOBILENET_V1_BLOCKS, start=1):
+        x = conv(f"dw{i}", x, 3, stride=stride, pad=1, group=p[f"dw{i}_w"].shape[0])
+        x = conv(f"pw{i}", x, 1)
+    nodes += [mk("GlobalAveragePool", [x], ["gap4"]),
+              mk("Reshape", ["gap4", "gap_shape"], ["gap"])]
+    linear(nodes, "gap", "fc_w", "fc_b", "logits")
+    return nodes, [const("gap_shape", [shape[0], 1024], np.int64)]
+
+
 GRAPHS = {"mnist_mlp": mlp_graph, "lenet": lenet_graph, "gpt2_block": gpt2_graph,
           "gpt2_small": gpt2_small_graph, "bert_layer": bert_layer_graph,
-          "resnet50": resnet50_graph}
+          "resnet50": resnet50_graph, "mobilenet_v1": mobilenet_v1_graph}
 
 
 def onnx_model(name, params, in_name, shape, dtype, out_name):
@@ -395,7 +422,7 @@ def main():
     lines = [f"machine: {machine()}",
              f"threads: {args.threads} (dlc session and ONNX Runtime {ort.__version__} intra-op); "
              f"each latency is the median of {args.runs} runs ({max(10, args.runs // 5)} for "
-             "ResNet-50, the BERT layer and GPT-2 small) after warm-up runs (10, and 0.3 s at least), "
+             "ResNet-50, MobileNet v1, the BERT layer and GPT-2 small) after warm-up runs (10, and 0.3 s at least), "
              f"measured {args.repeat} times interleaved: median of the {args.repeat} (min–max); "
              f"GFLOP/s from `dlc check`'s FLOPs per run at the median latency, against the "
              f"{isa[widest]} FMA peak of {peak:.0f} GFLOP/s on {args.threads} thread(s)", "",

@@ -15,8 +15,8 @@ gpt2_2b.dlg     the same at 40 blocks of width 2048 (2.1e9 parameters): a
                 model whose Adam training fits no single 16 GB V100.
 
 bench/cpu/bench_cpu.py also takes the text of one BERT-base encoder layer
-(bert_layer) and of GPT-2 small at sequence 128 (gpt2_small(seq=128)) from
-here; those are not written out.
+(bert_layer), of GPT-2 small at sequence 128 (gpt2_small(seq=128)) and of
+MobileNet v1 (mobilenet_v1) from here; those are not written out.
 
 The output is committed; rerun this after changing it. Parameters are drawn
 from seeded initialisers, so the files stay small.
@@ -99,6 +99,41 @@ def resnet50():
                    "train resnet50(label: i32[N]) {",
                    "  loss      = cross_entropy(logits, label)",
                    "  optimizer = sgd(lr=0.1, momentum=0.9)", "}"]
+
+
+# --- MobileNet v1 ------------------------------------------------------------
+
+# (stride of the depthwise convolution, channels out of the pointwise one)
+MOBILENET_V1_BLOCKS = [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512)] + \
+    [(1, 512)] * 5 + [(2, 1024), (1, 1024)]
+
+
+def mobilenet_v1():
+    w = Writer()
+    w.line("# Stem: 3x3/2 convolution: [N, 32, 112, 112]")
+    x = conv(w, "conv1", "x", 3, 32, 3, stride=2, pad=1)
+    cin = 32
+    for i, (stride, cout) in enumerate(MOBILENET_V1_BLOCKS, start=1):
+        w.line()
+        w.line(f"# Block {i}: depthwise 3x3" + (f"/{stride}" if stride > 1 else "") +
+               f" over {cin}, pointwise {cin} -> {cout}")
+        dw = w.param(f"dw{i}_w", [cin, 1, 3, 3], "he")
+        db = w.param(f"dw{i}_b", [cin], "zeros")
+        w.line(f"dw{i} = relu(conv2d({x}, {dw}, {db}, stride=[{stride}, {stride}], "
+               f"padding=[1, 1], groups={cin}))")
+        x = conv(w, f"pw{i}", f"dw{i}", cin, cout, 1)
+        cin = cout
+    w.line()
+    w.line("# Head: global average pooling and the 1000-way classifier.")
+    w.line(f"gap = reshape(avg_pool2d({x}, kernel=[7, 7]), shape=[N, 1024])")
+    fw = w.param("fc_w", [1024, 1000])
+    fb = w.param("fc_b", [1000], "zeros")
+    w.line(f"logits = gap @ {fw} + {fb}")
+    return header([
+        "MobileNet v1 (width 1.0) for inference on 224x224 images (NCHW), batch N:",
+        "depthwise-separable blocks; batch norm folded into the biases, ReLU for ReLU6.",
+    ]) + ["graph mobilenet_v1(x: f32[N, 3, 224, 224]) -> (logits: f32[N, 1000]) {"] + \
+        w.lines + ["}"]
 
 
 # --- Transformers ------------------------------------------------------------
