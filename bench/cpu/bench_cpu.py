@@ -206,6 +206,15 @@ def bert_layer_graph(p, shape):
     return nodes, transformer_consts(shape[0], shape[1], causal=False)
 
 
+def classifier_head(nodes, x, batch, features):
+    """generate.classifier_head: global average pooling and the classifier;
+    the graph's nodes and its constants."""
+    nodes += [helper.make_node("GlobalAveragePool", [x], ["gap4"]),
+              helper.make_node("Reshape", ["gap4", "gap_shape"], ["gap"])]
+    linear(nodes, "gap", "fc_w", "fc_b", "logits")
+    return nodes, [const("gap_shape", [batch, features], np.int64)]
+
+
 def resnet50_graph(p, shape):
     """As bench/models/generate.py's resnet50: convolutions with bias (batch
     norm folded in), ReLU, max pooling, bottlenecks with residual adds,
@@ -235,10 +244,7 @@ def resnet50_graph(p, shape):
             shortcut = conv(q + "_down", x, 1, stride=s, relu=False) if block == 0 else x
             nodes += [mk("Add", [q + "_c", shortcut], [q + "_sum"]), mk("Relu", [q + "_sum"], [q])]
             x = q
-    nodes += [mk("GlobalAveragePool", [x], ["gap4"]),
-              mk("Reshape", ["gap4", "gap_shape"], ["gap"])]
-    linear(nodes, "gap", "fc_w", "fc_b", "logits")
-    return nodes, [const("gap_shape", [shape[0], 2048], np.int64)]
+    return classifier_head(nodes, x, shape[0], 2048)
 
 
 def mobilenet_v1_graph(p, shape):
@@ -259,10 +265,7 @@ def mobilenet_v1_graph(p, shape):
     for i, (stride, _) in enumerate(generate.MOBILENET_V1_BLOCKS, start=1):
         x = conv(f"dw{i}", x, 3, stride=stride, pad=1, group=p[f"dw{i}_w"].shape[0])
         x = conv(f"pw{i}", x, 1)
-    nodes += [mk("GlobalAveragePool", [x], ["gap4"]),
-              mk("Reshape", ["gap4", "gap_shape"], ["gap"])]
-    linear(nodes, "gap", "fc_w", "fc_b", "logits")
-    return nodes, [const("gap_shape", [shape[0], 1024], np.int64)]
+    return classifier_head(nodes, x, shape[0], 1024)
 
 
 GRAPHS = {"mnist_mlp": mlp_graph, "lenet": lenet_graph, "gpt2_block": gpt2_graph,

@@ -62,6 +62,17 @@ def conv(w, name, x, cin, cout, k, stride=1, pad=0, relu=True):
     return name
 
 
+def classifier_head(w, x, features):
+    """An ImageNet head on [N, features, 7, 7]: global average pooling and
+    the 1000-way classifier, into `logits`."""
+    w.line()
+    w.line("# Head: global average pooling and the 1000-way classifier.")
+    w.line(f"gap = reshape(avg_pool2d({x}, kernel=[7, 7]), shape=[N, {features}])")
+    fw = w.param("fc_w", [features, 1000])
+    fb = w.param("fc_b", [1000], "zeros")
+    w.line(f"logits = gap @ {fw} + {fb}")
+
+
 def resnet50():
     w = Writer()
     w.line("# Stem: 7x7/2 convolution and 3x3/2 max pooling: [N, 64, 56, 56]")
@@ -85,12 +96,7 @@ def resnet50():
                 shortcut = conv(w, f"{p}_down", x, cin, cout, 1, stride=s, relu=False)
             w.line(f"{p} = relu({c} + {shortcut})")
             x, cin = p, cout
-    w.line()
-    w.line("# Head: global average pooling and the 1000-way classifier.")
-    w.line(f"gap = reshape(avg_pool2d({x}, kernel=[7, 7]), shape=[N, 2048])")
-    fw = w.param("fc_w", [2048, 1000])
-    fb = w.param("fc_b", [1000], "zeros")
-    w.line(f"logits = gap @ {fw} + {fb}")
+    classifier_head(w, x, 2048)
     return header([
         "ResNet-50 v1.5 for inference on 224x224 images (NCHW), batch N.",
         "Batch norm is folded into each convolution's bias.",
@@ -123,12 +129,7 @@ def mobilenet_v1():
                f"padding=[1, 1], groups={cin}))")
         x = conv(w, f"pw{i}", f"dw{i}", cin, cout, 1)
         cin = cout
-    w.line()
-    w.line("# Head: global average pooling and the 1000-way classifier.")
-    w.line(f"gap = reshape(avg_pool2d({x}, kernel=[7, 7]), shape=[N, 1024])")
-    fw = w.param("fc_w", [1024, 1000])
-    fb = w.param("fc_b", [1000], "zeros")
-    w.line(f"logits = gap @ {fw} + {fb}")
+    classifier_head(w, x, 1024)
     return header([
         "MobileNet v1 (width 1.0) for inference on 224x224 images (NCHW), batch N:",
         "depthwise-separable blocks; batch norm folded into the biases, ReLU for ReLU6.",

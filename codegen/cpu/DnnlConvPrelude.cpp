@@ -179,6 +179,8 @@ private:
   }
 
   bool make(DlcConvPlan &p, const DlcConvShape &s, bool hasBias) {
+    if (s.G != 1 && !p.part.nhwc) // NCHW plans split channels, not groups
+      return false;
     if (!engine_ && dnnl_engine_create(&engine_, dnnl_cpu, 0) != dnnl_success) {
       engine_ = nullptr;
       return false;
@@ -201,8 +203,6 @@ private:
       padTop = inFirst - top;
     }
     p.srcOffset = part.nhwc ? inFirst * s.W * s.C : 0;
-    if (s.G != 1 && !part.nhwc)
-      return false;
     // Grouped filters: oneDNN's 5-d [G, O / G, C / G, KH, KW], the same
     // bytes as dlc's OIHW with I = C / G.
     const int weiDims = s.G == 1 ? 4 : 5;
