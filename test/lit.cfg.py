@@ -44,6 +44,17 @@ if ctypes.util.find_library("nccl"):
 # Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")
+# oneDNN's AVX-512 kernels (its avx512_core: F, BW, DQ and VL), which have
+# Winograd convolutions; elsewhere dlc's 3x3 convolutions run its direct
+# kernels (same results within the tests' tolerances).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                      if line.startswith("flags")), [])
+    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags):
+        config.available_features.add("avx512")
+except OSError:
+    pass
 # A private mount namespace with a small tmpfs (a real full disk for the
 # checkpoint tests): as root, or through an unprivileged user namespace.
 import subprocess

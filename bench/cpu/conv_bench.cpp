@@ -3,7 +3,7 @@
 //   dlc-bench-conv [THREADS]
 //
 // GFLOP/s of each distinct convolution of ResNet-50 at batch 1 (f32,
-// forward, bias and ReLU fused where the library can), computed four ways
+// forward, bias and ReLU fused where the library can), computed five ways
 // on THREADS threads (oneDNN's OpenMP threads):
 //
 //   im2col+sgemm  what dlc's CPU kernels do today (codegen/cpu/
@@ -14,7 +14,10 @@
 //                 layout dlc keeps), its weights in the layout it picks;
 //   nhwc          the same on NHWC activations;
 //   blocked       the same with the activations' layout left to oneDNN
-//                 (nChw8c on AVX2): what a layout kept across layers buys.
+//                 (nChw8c on AVX2): what a layout kept across layers buys;
+//   winograd      oneDNN's Winograd convolution (3x3, stride 1, AVX-512
+//                 only), layouts left to it: GFLOP/s counted as the direct
+//                 convolution's FLOPs, so above the peak where it wins.
 //
 // Each is the best of 7 timings of 5 calls. Weights are reordered once,
 // outside the timing, as a compiler would at load time; activation
@@ -109,7 +112,8 @@ double im2colGemm(const Conv &s, int out) {
 
 /// oneDNN's convolution with bias and ReLU as a post-op, activations in
 /// `layout`, weights as the primitive wants them (reordered once).
-std::pair<double, std::string> onednn(const Conv &s, int out, Tag layout) {
+std::pair<double, std::string> onednn(const Conv &s, int out, Tag layout,
+                                      dnnl::algorithm algo = dnnl::algorithm::convolution_direct) {
   using namespace dnnl;
   static engine eng(engine::kind::cpu, 0);
   static stream strm(eng);
@@ -120,11 +124,16 @@ std::pair<double, std::string> onednn(const Conv &s, int out, Tag layout) {
   ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
   primitive_attr attr;
   attr.set_post_ops(ops);
-  convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct,
+  convolution_forward::desc d(prop_kind::forward_inference, algo,
                               memory::desc(src, f32, layout), memory::desc(wei, f32, Tag::any),
                               memory::desc(bias, f32, Tag::x), memory::desc(dst, f32, layout),
                               strides, pad, pad);
-  convolution_forward::primitive_desc pd(d, attr, eng);
+  convolution_forward::primitive_desc pd;
+  try {
+    pd = convolution_forward::primitive_desc(d, attr, eng);
+  } catch (const dnnl::error &) {
+    return {1e30, "unavailable"};
+  }
   memory x(pd.src_desc(), eng), w(pd.weights_desc(), eng), b(pd.bias_desc(), eng),
       y(pd.dst_desc(), eng);
   std::fill_n(static_cast<float *>(x.get_data_handle()), pd.src_desc().get_size() / 4, 0.5f);
@@ -150,18 +159,19 @@ int main(int argc, char **argv) {
   }
   omp_set_num_threads(threads);
   std::printf("conv c o hw k stride pad im2col_sgemm nchw nhwc blocked impl_nchw impl_nhwc "
-              "impl_blocked\n");
+              "impl_blocked winograd impl_winograd\n");
   for (const Conv &s : kConvs) {
     int out = (s.hw + 2 * s.pad - s.k) / s.stride + 1;
     double flops = 2.0 * s.o * s.c * s.k * s.k * out * out;
     double gemm = im2colGemm(s, out);
     auto nchw = onednn(s, out, Tag::nchw), nhwc = onednn(s, out, Tag::nhwc),
-         blocked = onednn(s, out, Tag::any);
-    std::printf("%dx%d_%d->%d@%d/%d %d %d %d %d %d %d %.1f %.1f %.1f %.1f %s %s %s\n", s.k, s.k,
+         blocked = onednn(s, out, Tag::any),
+         wino = onednn(s, out, Tag::any, dnnl::algorithm::convolution_winograd);
+    std::printf("%dx%d_%d->%d@%d/%d %d %d %d %d %d %d %.1f %.1f %.1f %.1f %s %s %s %.1f %s\n", s.k, s.k,
                 s.c, s.o, s.hw, s.stride, s.c, s.o, s.hw, s.k, s.stride, s.pad,
                 flops / gemm / 1e9, flops / nchw.first / 1e9, flops / nhwc.first / 1e9,
                 flops / blocked.first / 1e9, nchw.second.c_str(), nhwc.second.c_str(),
-                blocked.second.c_str());
+                blocked.second.c_str(), flops / wino.first / 1e9, wino.second.c_str());
   }
   return 0;
 }

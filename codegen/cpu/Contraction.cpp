@@ -236,13 +236,27 @@ ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
     bias = ctx.operand(conv.getBias());
 }
 
+/// Whether oneDNN is asked for Winograd first (F(4x4, 3x3) or F(2x2, 3x3)
+/// on AVX-512; the prelude falls back to the direct kernels where it has
+/// none): 3x3 windows, unit strides and dilations, one group, padding of at
+/// most one, channels in multiples of its 16-wide blocks. On ResNet-50's
+/// 3x3 convolutions (bench/cpu/conv_bench.cpp, one thread) it runs 1.3-3.1x
+/// faster than the direct kernels; the price is rounding: Winograd's
+/// transforms add and subtract products before the filter's sum, so its
+/// error against the f64 oracle is a few times the direct kernels' (tests
+/// keep their tolerances; DLC_CPU_WINOGRAD=0 turns it off).
+static bool winogradCandidate(const ConvStage &s, const CpuTarget &target) {
+  return target.winograd && s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 &&
+         s.dw == 1 && s.G == 1 && s.pt <= 1 && s.pl <= 1 && s.C % 16 == 0 && s.O % 16 == 0;
+}
+
 /// The call to dlc_conv_dnnl (DnnlConvPrelude.cpp) for this call's `rows`
 /// of the convolution, opening the block of the loops that compute them
 /// where oneDNN cannot.
 static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const ConvStage &s, int64_t rows) {
   std::string shape;
   for (int64_t v : {s.C, s.H, s.W, s.O, s.KH, s.KW, s.OH, s.OW, s.sh, s.sw, s.pt, s.pl, s.dh,
-                    s.dw, s.G})
+                    s.dw, s.G, int64_t(winogradCandidate(s, ctx.target))})
     shape += (shape.empty() ? "DlcConvShape{" : ", ") + str(v);
   shape += "}";
   const Buffer &Y = ctx.result;

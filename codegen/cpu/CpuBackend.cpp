@@ -67,6 +67,9 @@ static Emitted emitAll(const LoweredModule &m) {
     target.convLibrary = std::string(conv) == "dnnl"   ? CpuTarget::ConvLibrary::Dnnl
                          : std::string(conv) == "gemm" ? CpuTarget::ConvLibrary::Gemm
                                                        : CpuTarget::ConvLibrary::Auto;
+  // $DLC_CPU_WINOGRAD=0: 3x3 convolutions on oneDNN's direct kernels only.
+  if (const char *winograd = std::getenv("DLC_CPU_WINOGRAD"))
+    target.winograd = std::string(winograd) != "0";
   Emitted e;
   llvm::StringMap<std::string> bodyOf; // code -> the body's name
   const std::string placeholder = std::string(kKernelBodyName) + "(";

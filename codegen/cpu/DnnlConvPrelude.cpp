@@ -37,8 +37,10 @@ extern "C" void omp_set_num_threads(int);
 namespace {
 // G groups of C / G input and O / G output channels each (depthwise: C
 // groups of one); NCHW plans (which split output channels) have one.
+// winograd: ask oneDNN for its Winograd kernels first (Contraction.cpp's
+// winogradCandidate).
 struct DlcConvShape {
-  int64_t C, H, W, O, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw, G;
+  int64_t C, H, W, O, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw, G, winograd;
 };
 // What a plan computes: `batch` images, or of one image, output channels
 // [first, last) (NCHW: a batch of one splits over its channels) or output
@@ -227,34 +229,45 @@ private:
     }
     dnnl_memory_desc_init_by_tag(&userWei, weiDims, wei, dnnl_f32,
                                  s.G == 1 ? dnnl_oihw : dnnl_goihw);
-    // NCHW activations go to the layout oneDNN's kernels want and back;
-    // NHWC ones are that layout (brgconv's on AVX-512) and stay.
-    dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32,
-                                 part.nhwc ? dnnl_nhwc : dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32,
-                                 part.nhwc ? dnnl_nhwc : dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&anyWei, weiDims, wei, dnnl_f32, dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&p.bias, 1, bias, dnnl_f32, dnnl_x);
-    dnnl_convolution_desc_t desc;
-    if (dnnl_dilated_convolution_forward_desc_init(
-            &desc, dnnl_forward_inference, dnnl_convolution_direct, &anySrc, &anyWei,
-            hasBias ? &p.bias : nullptr, &anyDst, strides, dilates, padL, padR) != dnnl_success)
-      return false;
-    dnnl_primitive_attr_t attr = nullptr;
-    dnnl_primitive_desc_t pd = nullptr;
-    bool ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
-              dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ==
-                  dnnl_success &&
-              dnnl_primitive_desc_create(&pd, &desc, attr, engine_, nullptr) == dnnl_success;
-    if (ok) {
-      p.convSrc = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-      p.convDst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-      p.weights = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-      p.scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-      ok = dnnl_primitive_create(&p.conv, pd) == dnnl_success;
+    // Winograd first where the shape allows it and this part is whole 16-
+    // channel blocks (its kernels read and write nChw16c: NHWC activations
+    // are reordered in and out around it), then the direct kernels.
+    const bool winograd = s.winograd && oc % 16 == 0;
+    bool ok = false;
+    for (int attempt = winograd ? 0 : 1; attempt < 2 && !ok; ++attempt) {
+      const bool direct = attempt == 1;
+      // NCHW activations go to the layout oneDNN's kernels want and back;
+      // NHWC ones are the direct kernels' layout (brgconv's on AVX-512)
+      // and stay.
+      const dnnl_format_tag_t convTag =
+          part.nhwc && direct ? dnnl_nhwc : dnnl_format_tag_any;
+      dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32, convTag);
+      dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32, convTag);
+      dnnl_convolution_desc_t desc;
+      if (dnnl_dilated_convolution_forward_desc_init(
+              &desc, dnnl_forward_inference,
+              direct ? dnnl_convolution_direct : dnnl_convolution_winograd, &anySrc, &anyWei,
+              hasBias ? &p.bias : nullptr, &anyDst, strides, dilates, padL, padR) !=
+          dnnl_success)
+        continue;
+      dnnl_primitive_attr_t attr = nullptr;
+      dnnl_primitive_desc_t pd = nullptr;
+      ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
+           dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ==
+               dnnl_success &&
+           dnnl_primitive_desc_create(&pd, &desc, attr, engine_, nullptr) == dnnl_success;
+      if (ok) {
+        p.convSrc = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+        p.convDst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+        p.weights = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+        p.scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        ok = dnnl_primitive_create(&p.conv, pd) == dnnl_success;
+      }
+      dnnl_primitive_desc_destroy(pd);
+      dnnl_primitive_attr_destroy(attr);
     }
-    dnnl_primitive_desc_destroy(pd);
-    dnnl_primitive_attr_destroy(attr);
     if (!ok)
       return false;
     if (!dnnl_memory_desc_equal(&p.userSrc, &p.convSrc) &&
