@@ -135,6 +135,14 @@ private:
   /// `shape` (rows: the kernel's split; whole: every dim); returns the
   /// index and the number of loops opened.
   unsigned openLoops(const std::vector<int64_t> &shape, bool rows, Index &index);
+  /// Opens this call's row loop and names the row dims of `shape` in
+  /// `index` (their positions, which must be there already).
+  void openRowLoop(const std::vector<int64_t> &shape, Index &index);
+  /// openLoops for a group stored through a transpose that makes dim
+  /// `moved` of `shape` the result's innermost: the innermost dim in
+  /// blocks of kTransposeTile, the `moved` loop inside the block loop.
+  unsigned openTransposedLoops(const std::vector<int64_t> &shape, size_t moved,
+                               Index &index);
   Buffer operand(Value value);
   Buffer scratch(Value value, bool rows, const char *prefix);
   void emitStage(Operation *op);
@@ -142,6 +150,8 @@ private:
   int64_t workPerRow() const;
   int64_t innermostStoreBlock(llvm::ArrayRef<unsigned> group,
                               llvm::ArrayRef<int64_t> shape) const;
+  std::optional<size_t> transposedInnermost(llvm::ArrayRef<unsigned> group,
+                                            const std::vector<int64_t> &shape) const;
 
   /// Element-wise ops only, on values of one shape (or scalars), whose
   /// innermost dimension is short: every buffer is read and written at the
@@ -212,18 +222,9 @@ unsigned CpuKernelEmitter::openLoops(const std::vector<int64_t> &shape,
   if (rows) {
     if (analysis.parallelDims == shape.size())
       body.line("#pragma GCC ivdep");
-    body.open(target.parallelLoop("p", str(analysis.rows)));
+    index.resize(analysis.parallelDims);
+    openRowLoop(shape, index);
     ++opened;
-    int64_t stride = analysis.rows;
-    for (size_t d = 0; d < analysis.parallelDims; ++d) {
-      stride /= shape[d];
-      std::string e = stride == 1 ? "p" : "p / " + str(stride);
-      if (d)
-        e = "(" + e + ") % " + str(shape[d]);
-      std::string name = body.fresh("i");
-      body.line("const int64_t " + name + " = " + e + ";");
-      index.push_back(name);
-    }
     first = analysis.parallelDims;
   }
   for (size_t d = first; d < shape.size(); ++d) {
@@ -242,6 +243,69 @@ unsigned CpuKernelEmitter::openLoops(const std::vector<int64_t> &shape,
     ++opened;
   }
   return opened;
+}
+
+void CpuKernelEmitter::openRowLoop(const std::vector<int64_t> &shape, Index &index) {
+  body.open(target.parallelLoop("p", str(analysis.rows)));
+  int64_t stride = analysis.rows;
+  for (size_t d = 0; d < analysis.parallelDims; ++d) {
+    stride /= shape[d];
+    std::string e = stride == 1 ? "p" : "p / " + str(stride);
+    if (d)
+      e = "(" + e + ") % " + str(shape[d]);
+    std::string name = body.fresh("i");
+    body.line("const int64_t " + name + " = " + e + ";");
+    index[d] = name;
+  }
+}
+
+/// The tile of a transposed store: 16 x 16 elements, the stores of a block
+/// touching 16 lines that stay in L1 while the block's loads run along.
+static constexpr int64_t kTransposeTile = 16;
+
+unsigned CpuKernelEmitter::openTransposedLoops(const std::vector<int64_t> &shape,
+                                               size_t moved, Index &index) {
+  const size_t n = shape.size(), rowDims = analysis.parallelDims;
+  const int64_t inner = shape.back();
+  index.assign(n, "");
+  unsigned opened = 0;
+  auto openDim = [&](size_t d) {
+    std::string name = body.fresh("i");
+    body.open("for (int64_t " + name + " = 0; " + name + " < " + str(shape[d]) + "; ++" +
+              name + ")");
+    index[d] = name;
+    ++opened;
+  };
+  // A moved row dim goes inside the block loop with the other rows.
+  const bool movedIsRow = moved < rowDims;
+  if (!movedIsRow) {
+    openRowLoop(shape, index);
+    ++opened;
+  }
+  for (size_t d = rowDims; d + 1 < n; ++d)
+    if (d != moved)
+      openDim(d);
+  std::string blockStart = body.fresh("i");
+  body.open("for (int64_t " + blockStart + " = 0; " + blockStart + " < " + str(inner) +
+            "; " + blockStart + " += " + str(kTransposeTile) + ")");
+  ++opened;
+  if (movedIsRow) {
+    openRowLoop(shape, index);
+    ++opened;
+  } else {
+    openDim(moved);
+  }
+  std::string name = body.fresh("i");
+  std::string end = inner % kTransposeTile == 0
+                        ? blockStart + " + " + str(kTransposeTile)
+                        : "(" + blockStart + " + " + str(kTransposeTile) + " < " + str(inner) +
+                              " ? " + blockStart + " + " + str(kTransposeTile) + " : " +
+                              str(inner) + ")";
+  body.line("#pragma GCC ivdep");
+  body.open("for (int64_t " + name + " = " + blockStart + "; " + name + " < " + end + "; ++" +
+            name + ")");
+  index[n - 1] = name;
+  return opened + 1;
 }
 
 /// Scratch for `value`: this call's rows of it, or all of it.
@@ -394,6 +458,41 @@ int64_t CpuKernelEmitter::innermostStoreBlock(ArrayRef<unsigned> group,
   return 1;
 }
 
+/// For a result group stored through a transpose: the dim of the iterated
+/// `shape` that is the innermost of its remapped results, where that is
+/// not the iterated innermost (so a loop over the latter stores with a
+/// stride: MobileNet's stem, NCHW rows stored NHWC, a line per element, 500
+/// us for 1.6 MB) and is a moved dim a tile can hold (the last row dim, or
+/// not a row dim); else none.
+std::optional<size_t>
+CpuKernelEmitter::transposedInnermost(ArrayRef<unsigned> group,
+                                      const std::vector<int64_t> &shape) const {
+  const size_t n = shape.size(), rowDims = analysis.parallelDims;
+  if (flat || n < 2 || rowDims >= n || shape.back() < kTransposeTile)
+    return std::nullopt;
+  Index names;
+  for (size_t d = 0; d < n; ++d)
+    names.push_back("x" + str(d));
+  std::optional<size_t> moved;
+  for (unsigned i : group) {
+    Value result = kernel.results[i];
+    if (result == analysis.iterated[i])
+      continue;
+    Index to = remapForward(result, analysis.iterated[i], names);
+    // A pure permutation moves the names as they are; anything else
+    // (reshapes) leaves expressions, and the loops as they are.
+    auto at = to.empty() ? names.end() : llvm::find(names, to.back());
+    if (at == names.end())
+      return std::nullopt;
+    size_t d = at - names.begin();
+    if (d == n - 1 || (moved && *moved != d) || (d < rowDims && d + 1 != rowDims) ||
+        shape[d] < 2)
+      return std::nullopt;
+    moved = d;
+  }
+  return moved;
+}
+
 /// A rough count of operations per row, to size the grain.
 int64_t CpuKernelEmitter::workPerRow() const {
   int64_t work = 0;
@@ -483,8 +582,13 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
         targets.push_back(results[i]);
       }
     }
+    // A transpose that makes another dim the result's innermost: tiles.
+    std::optional<size_t> moved;
+    if (block == 1)
+      moved = transposedInnermost(group, shape);
     Index index;
-    unsigned loops = openLoops(loopShape, true, index);
+    unsigned loops = moved ? openTransposedLoops(shape, *moved, index)
+                           : openLoops(loopShape, true, index);
     if (block > 1) {
       std::string inner = index.back();
       index.pop_back();
