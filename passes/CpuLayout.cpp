@@ -88,12 +88,14 @@ bool runsOnDnnl(Conv2dOp conv) {
   // for a range of batch sizes (--dim N=1..64) must choose as the module
   // for each size does, to compute the same bits.
   // oneDNN's kernels want a long enough reduction per output: LeNet's
-  // first convolution (1 channel, 5x5: 25 products an output) ran 1.75x
-  // slower channels-last on oneDNN than as im2col + GEMM, its second (6
-  // channels, 150 products, 0.48 MFLOP an image) 1.3x faster with its
-  // pooling (N=64, two threads: 230 us fused as im2col + GEMM, 178 us
-  // channels-last); a pointwise 1x1 of 32 channels between depthwise ones
-  // is best channels-last too (the transposes around it cost more).
+  // first convolution (1 channel, 5x5: 25 products an output, 6 outputs)
+  // ran 1.75x slower channels-last on oneDNN than as im2col + GEMM, its
+  // second (6 channels, 150 products, 0.48 MFLOP an image) 1.3x faster
+  // with its pooling (N=64, two threads: 230 us fused as im2col + GEMM,
+  // 178 us channels-last); an RGB 3x3 stem (27 products: MobileNet's, 32
+  // outputs at 112x112) 360 -> 210 us channels-last, its input's
+  // transpose included; a pointwise 1x1 of 32 channels between depthwise
+  // ones is best channels-last too (the transposes around it cost more).
   // Grouped and depthwise ones have oneDNN kernels of their own, and
   // im2col + GEMM runs them as a GEMM per group of O / G rows (one,
   // depthwise): a MobileNet-like stack of three depthwise + pointwise pairs
@@ -101,7 +103,7 @@ bool runsOnDnnl(Conv2dOp conv) {
   // (MobileNet v1's 7x7 depthwise ones, taken whatever their pixels too:
   // the model as fast within 1%.)
   int64_t reduction = ws[1] * ws[2] * ws[3];
-  bool longEnough = conv.getGroups() != 1 || reduction >= 32;
+  bool longEnough = conv.getGroups() != 1 || reduction >= 27;
   return flopsPerImage >= 400'000 && longEnough && ys[2] * ys[3] >= 64;
 }
 

@@ -33,7 +33,7 @@ func.func @chain(%arg0: tensor<1x16x32x32xf32>) -> tensor<1x32x16x16xf32> {
 
 // Left alone: weights that are an input (a train step's, or a user's),
 // under 0.4 MFLOP an image, under 64 output pixels an image (its
-// calls split channels, not rows), under 32 products an output (one input
+// calls split channels, not rows), under 27 products an output (one input
 // channel, 5x5).
 // CHECK-LABEL: func.func @unchanged
 // CHECK-NOT:   channels_last
@@ -62,6 +62,16 @@ func.func @range(%arg0: tensor<8x6x14x14xf32> {dlc.dynamic_rows}) -> (tensor<8x1
   %0 = dlc.param "w" {init = {kind = "he", seed = 7 : i64}} : tensor<16x6x5x5xf32>
   %1 = dlc.conv2d %arg0, %0 {dilations = array<i64: 1, 1>, dlc.dynamic_rows, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x6x14x14xf32>, tensor<16x6x5x5xf32>) -> tensor<8x16x10x10xf32>
   return %1 : tensor<8x16x10x10xf32>
+}
+
+// An RGB 3x3 stem (27 products an output) qualifies.
+// CHECK-LABEL: func.func @rgb_stem
+// CHECK:       dlc.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x3x224x224xf32> -> tensor<1x224x224x3xf32>
+// CHECK:       dlc.conv2d {{.*}}channels_last{{.*}} -> tensor<1x112x112x32xf32>
+func.func @rgb_stem(%x: tensor<1x3x224x224xf32>) -> tensor<1x32x112x112xf32> {
+  %0 = dlc.param "stem" {init = {kind = "he", seed = 9 : i64}} : tensor<32x3x3x3xf32>
+  %1 = dlc.conv2d %x, %0 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x224x224xf32>, tensor<32x3x3x3xf32>) -> tensor<1x32x112x112xf32>
+  return %1 : tensor<1x32x112x112xf32>
 }
 
 // Grouped and depthwise convolutions qualify whatever their products per
