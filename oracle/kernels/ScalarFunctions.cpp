@@ -83,12 +83,16 @@ const std::map<std::string, ScalarFunction, std::less<>> &table() {
       {"erf", {1, [](const double *a) { return std::erf(a[0]); }}},
       {"exp", {1, [](const double *a) { return std::exp(a[0]); }}},
       {"floor", {1, [](const double *a) { return std::floor(a[0]); }}},
+      // GELU's definitions rewritten so that nothing cancels for x < 0:
+      // 1 + erf(x / sqrt2) = erfc(-x / sqrt2) and 0.5 (1 + tanh u) =
+      // 1 / (1 + exp(-2u)); in the textbook forms even double keeps no
+      // correct digit of gelu_tanh(-8) (3.1e-21).
       {"gelu", {1, [](const double *a) {
-         return 0.5 * a[0] * (1.0 + std::erf(a[0] / std::sqrt(2.0)));
+         return 0.5 * a[0] * std::erfc(-a[0] / std::sqrt(2.0));
        }}},
       {"gelu_tanh", {1, [](const double *a) {
          const double c = std::sqrt(2.0 / 3.14159265358979323846), x = a[0];
-         return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
+         return x / (1.0 + std::exp(-2.0 * c * (x + 0.044715 * x * x * x)));
        }}},
       {"log", {1, [](const double *a) { return std::log(a[0]); }}},
       {"neg", {1, [](const double *a) { return -a[0]; }}},

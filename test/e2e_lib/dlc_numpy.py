@@ -291,17 +291,20 @@ def rms_norm(x, scale, axis=-1, eps=1e-6):
     return x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps) * f64(scale)
 
 
+# GELU's definitions in forms that do not cancel for x < 0:
+# 0.5 (1 + tanh u) = 1 / (1 + exp(-2u)), 1 + erf(z) = erfc(-z).
 def gelu_tanh(x):
     x = f64(x)
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    with np.errstate(over="ignore"):
+        return x / (1 + np.exp(-2 * math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def gelu_erf(x):
     x = f64(x)
-    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+    return 0.5 * x * _erfc(-x / math.sqrt(2))
 
 
 def sigmoid(x):

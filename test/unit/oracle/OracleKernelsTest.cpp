@@ -130,6 +130,13 @@ TEST(OracleUnary, GeluAndSilu) {
                {-0.15865525393145707, 0, 0.8413447460685429}, 1e-14);
   expectTensor(unary("gelu_tanh", x), {3},
                {-0.15880800939172324, 0, 0.8411919906082768}, 1e-14);
+  // The left tail, where 1 + erf and 1 + tanh cancel: gelu(-8) =
+  // -8 Phi(-8) = -4.9767684594174555e-15; gelu_tanh(-8) = -8 / (1 +
+  // exp(-2u)) = -3.107782937501113e-21 (the textbook forms give 0 and
+  // values off by orders of magnitude here).
+  Tensor tail = F({1}, {-8});
+  EXPECT_NEAR(unary("gelu", tail).data[0] / -4.9767684594174555e-15, 1, 1e-12);
+  EXPECT_NEAR(unary("gelu_tanh", tail).data[0] / -3.107782937501113e-21, 1, 1e-12);
   // silu(1) = sigmoid(1) = 0.7310585786300049; silu(-1) = -sigmoid(-1).
   expectTensor(unary("silu", x), {3},
                {-0.2689414213699951, 0, 0.7310585786300049}, 1e-15);
