@@ -135,6 +135,9 @@ private:
   /// `shape` (rows: the kernel's split; whole: every dim); returns the
   /// index and the number of loops opened.
   unsigned openLoops(const std::vector<int64_t> &shape, bool rows, Index &index);
+  /// Opens `for (i = from; i < to; ++i)` with a fresh name, which it
+  /// returns; the innermost loop of a nest gets `#pragma GCC ivdep`.
+  std::string openCountedLoop(const std::string &from, const std::string &to, bool innermost);
   /// Opens this call's row loop and names the row dims of `shape` in
   /// `index` (their positions, which must be there already).
   void openRowLoop(const std::vector<int64_t> &shape, Index &index);
@@ -228,21 +231,26 @@ unsigned CpuKernelEmitter::openLoops(const std::vector<int64_t> &shape,
     first = analysis.parallelDims;
   }
   for (size_t d = first; d < shape.size(); ++d) {
-    std::string name = body.fresh("i");
-    // Every caller stores element `index` of a result or a scratch buffer
-    // from elements of other buffers, or of the one it writes in place at
-    // the same index (dlc.inplace): no iteration depends on another's
-    // store. GCC cannot see that through the buffer pointers and, where
-    // a kernel also reads a scalar (a learning rate, a bias-correction
-    // factor), reloads it each iteration and keeps the loop scalar.
-    if (d + 1 == shape.size())
-      body.line("#pragma GCC ivdep");
-    body.open("for (int64_t " + name + " = 0; " + name + " < " + str(shape[d]) +
-              "; ++" + name + ")");
-    index.push_back(name);
+    index.push_back(openCountedLoop("0", str(shape[d]), d + 1 == shape.size()));
     ++opened;
   }
   return opened;
+}
+
+std::string CpuKernelEmitter::openCountedLoop(const std::string &from, const std::string &to,
+                                              bool innermost) {
+  std::string name = body.fresh("i");
+  // Every caller stores element `index` of a result or a scratch buffer
+  // from elements of other buffers, or of the one it writes in place at
+  // the same index (dlc.inplace): no iteration depends on another's
+  // store. GCC cannot see that through the buffer pointers and, where
+  // a kernel also reads a scalar (a learning rate, a bias-correction
+  // factor), reloads it each iteration and keeps the loop scalar.
+  if (innermost)
+    body.line("#pragma GCC ivdep");
+  body.open("for (int64_t " + name + " = " + from + "; " + name + " < " + to + "; ++" + name +
+            ")");
+  return name;
 }
 
 void CpuKernelEmitter::openRowLoop(const std::vector<int64_t> &shape, Index &index) {
@@ -270,10 +278,7 @@ unsigned CpuKernelEmitter::openTransposedLoops(const std::vector<int64_t> &shape
   index.assign(n, "");
   unsigned opened = 0;
   auto openDim = [&](size_t d) {
-    std::string name = body.fresh("i");
-    body.open("for (int64_t " + name + " = 0; " + name + " < " + str(shape[d]) + "; ++" +
-              name + ")");
-    index[d] = name;
+    index[d] = openCountedLoop("0", str(shape[d]), false);
     ++opened;
   };
   // A moved row dim goes inside the block loop with the other rows.
@@ -295,16 +300,12 @@ unsigned CpuKernelEmitter::openTransposedLoops(const std::vector<int64_t> &shape
   } else {
     openDim(moved);
   }
-  std::string name = body.fresh("i");
+  // The block's end, cut at the dim's end where the tile does not divide it.
+  std::string next = blockStart + " + " + str(kTransposeTile);
   std::string end = inner % kTransposeTile == 0
-                        ? blockStart + " + " + str(kTransposeTile)
-                        : "(" + blockStart + " + " + str(kTransposeTile) + " < " + str(inner) +
-                              " ? " + blockStart + " + " + str(kTransposeTile) + " : " +
-                              str(inner) + ")";
-  body.line("#pragma GCC ivdep");
-  body.open("for (int64_t " + name + " = " + blockStart + "; " + name + " < " + end + "; ++" +
-            name + ")");
-  index[n - 1] = name;
+                        ? next
+                        : "(" + next + " < " + str(inner) + " ? " + next + " : " + str(inner) + ")";
+  index[n - 1] = openCountedLoop(blockStart, end, true);
   return opened + 1;
 }
 
