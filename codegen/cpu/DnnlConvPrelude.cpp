@@ -193,15 +193,22 @@ private:
     const DlcConvPart &part = p.part;
     // NCHW: channels [first, last) of whole images. NHWC: all channels of
     // output rows [first, last), which read input rows [top, bottom]
-    // (window positions outside the image are the padding).
+    // (window positions outside the image are the padding), given to
+    // oneDNN as rows [top, stride * last) where the image has them: a
+    // strided window's part then has the stride times its output rows, as
+    // a whole image does. Without the unread last row, oneDNN 2.6 takes its
+    // generic direct kernel for ResNet-50's strided 1x1 convolutions
+    // instead of its 1x1 one, 2-2.7x slower (AVX2, 27 rows for 14).
     const int64_t oc = part.nhwc ? s.O : part.last - part.first;
     const int64_t oh = part.nhwc ? part.last - part.first : s.OH;
     const int64_t top = part.first * s.sh - s.pt,
-                  bottom = (part.last - 1) * s.sh - s.pt + (s.KH - 1) * s.dh;
+                  bottom = (part.last - 1) * s.sh - s.pt + (s.KH - 1) * s.dh,
+                  strideEnd = part.last * s.sh - s.pt - 1;
     int64_t inFirst = 0, inRows = s.H, padTop = s.pt;
     if (part.nhwc && part.batch == 1) {
+      const int64_t inLast = bottom > strideEnd ? bottom : strideEnd;
       inFirst = top > 0 ? top : 0;
-      inRows = (bottom < s.H - 1 ? bottom : s.H - 1) - inFirst + 1;
+      inRows = (inLast < s.H - 1 ? inLast : s.H - 1) - inFirst + 1;
       padTop = inFirst - top;
     }
     p.srcOffset = part.nhwc ? inFirst * s.W * s.C : 0;
@@ -240,9 +247,15 @@ private:
       const bool direct = attempt == 1;
       // NCHW activations go to the layout oneDNN's kernels want and back;
       // NHWC ones are the direct kernels' layout (brgconv's on AVX-512)
-      // and stay.
+      // and stay, but for windows wider than 1x1 of one group on CPUs
+      // without AVX-512: there oneDNN 2.6's NHWC direct kernels run at
+      // 45-60% of the FMA peak, its nChw8c ones at 60-85% (ResNet-50's
+      // 3x3 convolutions, one thread of an AMD EPYC), well beyond the
+      // reorders in and out (ResNet-50 at batch 1, two threads: about 7%).
+      static const bool avx512 = __builtin_cpu_supports("avx512f");
+      const bool keepNhwc = avx512 || s.KH * s.KW == 1 || s.G != 1;
       const dnnl_format_tag_t convTag =
-          part.nhwc && direct ? dnnl_nhwc : dnnl_format_tag_any;
+          part.nhwc && direct && keepNhwc ? dnnl_nhwc : dnnl_format_tag_any;
       dnnl_memory_desc_init_by_tag(&anySrc, 4, src, dnnl_f32, convTag);
       dnnl_memory_desc_init_by_tag(&anyDst, 4, dst, dnnl_f32, convTag);
       dnnl_convolution_desc_t desc;
