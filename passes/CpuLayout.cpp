@@ -100,11 +100,18 @@ bool runsOnDnnl(Conv2dOp conv) {
   // im2col + GEMM runs them as a GEMM per group of O / G rows (one,
   // depthwise): a MobileNet-like stack of three depthwise + pointwise pairs
   // at 112x112, N=1, two threads: 1.77 ms NCHW, 1.30 ms channels-last.
-  // (MobileNet v1's 7x7 depthwise ones, taken whatever their pixels too:
-  // the model as fast within 1%.)
+  // Grouped and 1x1 ones are taken whatever their pixels. NCHW, im2col +
+  // GEMM runs a depthwise one as a GEMM a channel: MobileNet v1's two at
+  // 7x7 (1024 and 512 channels, two threads, AVX2) took 298 and 188 us,
+  // channels-last 52 and 37. A 1x1 one's NCHW plan reorders its activations
+  // in and out, and between channels-last neighbours it needs transposes
+  // too: MobileNet's 7x7 pointwise pair 670 + 914 -> 457 + 869 us, ResNet-50's
+  // stage 4 about 0.9 ms faster, though 7 rows split 4 and 3.
+  bool grouped = conv.getGroups() != 1, pointwise = ws[2] * ws[3] == 1;
   int64_t reduction = ws[1] * ws[2] * ws[3];
-  bool longEnough = conv.getGroups() != 1 || reduction >= 27;
-  return flopsPerImage >= 400'000 && longEnough && ys[2] * ys[3] >= 64;
+  bool longEnough = grouped || reduction >= 27;
+  return flopsPerImage >= 400'000 && longEnough &&
+         (grouped || pointwise || ys[2] * ys[3] >= 64);
 }
 
 /// op(transpose(a, p), transpose(b, p), scalar...) ->

@@ -84,3 +84,25 @@ func.func @depthwise(%x: tensor<1x32x56x56xf32>) -> tensor<1x32x56x56xf32> {
   %1 = dlc.conv2d %x, %0 {dilations = array<i64: 1, 1>, groups = 32 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x56x56xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x56x56xf32>
   return %1 : tensor<1x32x56x56xf32>
 }
+
+// Under 64 output pixels an image, a pointwise (1x1) and a depthwise
+// convolution still become channels-last (their NCHW forms cost reorders,
+// or a GEMM a channel) and the transposes between them cancel; the 3x3 of
+// one group between them stays NCHW (@unchanged's "late").
+// CHECK-LABEL: func.func @seven_by_seven
+// CHECK:       dlc.conv2d {{.*}}channels_last{{.*}} -> tensor<1x7x7x512xf32>
+// CHECK-NEXT:  dlc.relu
+// CHECK-NEXT:  dlc.param "dw"
+// CHECK-NEXT:  dlc.conv2d {{.*}}channels_last{{.*}}groups = 512{{.*}} -> tensor<1x7x7x512xf32>
+// CHECK:       dlc.transpose {{.*}} -> tensor<1x512x7x7xf32>
+// CHECK:       dlc.conv2d {{.*}} -> tensor<1x64x7x7xf32>
+func.func @seven_by_seven(%x: tensor<1x128x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %0 = dlc.param "pw" {init = {kind = "he", seed = 1 : i64}} : tensor<512x128x1x1xf32>
+  %1 = dlc.conv2d %x, %0 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x128x7x7xf32>, tensor<512x128x1x1xf32>) -> tensor<1x512x7x7xf32>
+  %2 = dlc.relu %1 : tensor<1x512x7x7xf32>
+  %3 = dlc.param "dw" {init = {kind = "he", seed = 2 : i64}} : tensor<512x1x3x3xf32>
+  %4 = dlc.conv2d %2, %3 {dilations = array<i64: 1, 1>, groups = 512 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x512x7x7xf32>, tensor<512x1x3x3xf32>) -> tensor<1x512x7x7xf32>
+  %5 = dlc.param "full" {init = {kind = "he", seed = 3 : i64}} : tensor<64x512x3x3xf32>
+  %6 = dlc.conv2d %4, %5 {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x512x7x7xf32>, tensor<64x512x3x3xf32>) -> tensor<1x64x7x7xf32>
+  return %6 : tensor<1x64x7x7xf32>
+}
