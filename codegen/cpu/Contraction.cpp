@@ -35,6 +35,22 @@ static const char *sgemmFor(bool transposeB, int64_t ldb) {
   return !transposeB && ldb % 512 == 0 ? "dlc_sgemm_b_rows_2k" : "dlc_sgemm";
 }
 
+/// Whether an f32 product by B runs dlc_sgemm_weights or dlc_sgemv_weights
+/// (B packed once, PackedGemmPrelude.cpp): B is a module weight of 1 MiB
+/// or more (smaller ones stay in L2, where oneDNN's GEMV and small GEMMs
+/// are faster: the MNIST MLP's 784 x 128 layer at batch 1, 6 against 9 us),
+/// one matrix for every batch. The choice depends on B alone, never on the
+/// rows, so that a module compiled for a range of a dimension computes the
+/// bits of one compiled for its size (test/e2e/dynamic_dim.py).
+/// DLC_CPU_PACKED_GEMM=2 packs every weight (tests); the prelude adds the
+/// CPU's condition.
+static bool multipliesByWeights(const CpuTarget &target, DType dtype, int64_t K, int64_t N,
+                                const std::string &bBase, bool constantB) {
+  using Packed = CpuTarget::PackedGemm;
+  return target.packedGemm != Packed::Off && dtype == DType::F32 && constantB && bBase == "0" &&
+         (target.packedGemm == Packed::Always || K * N >= (1 << 18));
+}
+
 std::string StageContext::rowsBegin(int64_t unitRows) const {
   int64_t per = unitRows / analysis.rows;
   return per == 1 ? target.rangeBegin() : target.rangeBegin() + " * " + str(per);
@@ -116,6 +132,13 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
     ctx.usesBlas = true;
     const char *gemm = A.dtype != DType::F32 ? "dlc_dgemm" : sgemmFor(tb, N);
     std::string begin = ctx.target.rangeBegin(), end = ctx.target.rangeEnd();
+    if (multipliesByWeights(ctx.target, A.dtype, K, N, "0", ctx.isConstant(matmul.getRhs()))) {
+      out.line("dlc_sgemv_weights(" + std::string(gemm) + ", " + (tb ? "true" : "false") + ", " +
+               str(N) + ", " + str(K) + ", " + addressOf(A, "0") + ", " + addressOf(B, "0") +
+               ", " + str(tb ? K : N) + ", " + addressOf(C, "0") + ", " + begin + ", " + end +
+               ");");
+      return;
+    }
     out.line(std::string(gemm) + "(false, " + (tb ? "true" : "false") + ", 1, " + end + " - " +
              begin + ", " + str(K) + ", " + addressOf(A, "0") + ", " + str(K) + ", " +
              addressOf(B, tb ? begin + " * " + str(K) : begin) + ", " + str(tb ? K : N) + ", " +
@@ -138,8 +161,12 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
     aFirst = ta ? "m" : "m * " + str(K);
   if (blas) {
     ctx.usesBlas = true;
-    const char *gemm = A.dtype != DType::F32 ? "dlc_dgemm" : sgemmFor(tb, N);
-    out.line(std::string(gemm) + "(" + (ta ? "true" : "false") + ", " +
+    std::string gemm = A.dtype != DType::F32 ? "dlc_dgemm" : sgemmFor(tb, N);
+    if (multipliesByWeights(ctx.target, A.dtype, K, N, bBase, ctx.isConstant(matmul.getRhs())))
+      gemm = "dlc_sgemm_weights(" + gemm + ", ";
+    else
+      gemm += "(";
+    out.line(gemm + (ta ? "true" : "false") + ", " +
              (tb ? "true" : "false") + ", rows, " + str(N) + ", " + str(K) +
              ", " + addressOf(A, aFirst) + ", " + str(ta ? M : K) + ", " +
              addressOf(B, bBase) + ", " + str(tb ? K : N) + ", " +

@@ -70,6 +70,12 @@ static Emitted emitAll(const LoweredModule &m) {
   // $DLC_CPU_WINOGRAD=0: 3x3 convolutions on oneDNN's direct kernels only.
   if (const char *winograd = std::getenv("DLC_CPU_WINOGRAD"))
     target.winograd = std::string(winograd) != "0";
+  // $DLC_CPU_PACKED_GEMM=0|1|2: matmuls by module weights on the packed
+  // GEMM never, where it wins (the default), or on every AVX2 CPU.
+  if (const char *packed = std::getenv("DLC_CPU_PACKED_GEMM"))
+    target.packedGemm = std::string(packed) == "0"   ? CpuTarget::PackedGemm::Off
+                        : std::string(packed) == "2" ? CpuTarget::PackedGemm::Always
+                                                     : CpuTarget::PackedGemm::Auto;
   Emitted e;
   llvm::StringMap<std::string> bodyOf; // code -> the body's name
   const std::string placeholder = std::string(kKernelBodyName) + "(";
@@ -87,6 +93,13 @@ static Emitted emitAll(const LoweredModule &m) {
     } else {
       e.source += "//  the body of an earlier kernel: " + it->second + "\n";
     }
+    const char *rb = std::getenv("DLC_ROWBLOCK");
+    if (rb && kernel.definition.find("dlc_sgemm_weights(") != std::string::npos)
+      e.source += "extern \"C\" void " + entry +
+                "(void *const *buffers, int64_t begin, int64_t end) {\n  for (int64_t b = begin; b < end; b += " + rb + ") " + it->second +
+                "(buffers, b, b + " + rb + " < end ? b + " + rb + " : end, " +
+                std::to_string(e.checks.firstCheck(static_cast<uint32_t>(i))) + ");\n}\n";
+    else
     e.source += "extern \"C\" void " + entry +
                 "(void *const *buffers, int64_t begin, int64_t end) {\n  " + it->second +
                 "(buffers, begin, end, " +
@@ -99,8 +112,11 @@ static Emitted emitAll(const LoweredModule &m) {
   std::string dgemm = e.source.find("dlc_dgemm(") != std::string::npos
                           ? "#define DLC_USES_DGEMM 1\n"
                           : "";
+  const bool packed = e.source.find("dlc_sgemm_weights(") != std::string::npos ||
+                      e.source.find("dlc_sgemv_weights(") != std::string::npos;
   e.source = target.prelude() + (e.usesDnnlConv ? target.dnnlConvPrelude() : "") +
-             (e.usesBlas ? dgemm + target.blasPrelude() : "") + e.source;
+             (e.usesBlas ? dgemm + target.blasPrelude() : "") +
+             (packed ? target.packedGemmPrelude() : "") + e.source;
   return e;
 }
 

@@ -23,9 +23,16 @@ public:
   /// dlc_conv_dnnl, oneDNN's convolution with weights reordered once
   /// (DnnlConvPrelude.cpp), for modules whose convolutions use it.
   std::string dnnlConvPrelude() const;
+  /// dlc_sgemm_weights, a GEMM whose module-weight B is packed once
+  /// (PackedGemmPrelude.cpp); comes after blasPrelude, its fallback.
+  std::string packedGemmPrelude() const;
   /// f32 GEMM through oneDNN (else OpenBLAS); chosen by measurement, see
   /// docs/design/2026-11-22-cpu-codegen.md.
   bool sgemmDnnl = true;
+  /// Where f32 matmuls by a module weight run dlc_sgemm_weights' packed
+  /// GEMM: never, on AVX2 CPUs without AVX-512 (where it wins), or on
+  /// every AVX2 CPU (tests); decided in the module at load time.
+  enum class PackedGemm { Off = 0, Auto = 1, Always = 2 } packedGemm = PackedGemm::Auto;
   /// libm's expf/tanhf/erff instead of the prelude's (for comparisons).
   bool libm = false;
   /// Which f32 convolutions with module weights run on oneDNN's primitive

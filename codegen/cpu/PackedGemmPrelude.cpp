@@ -1,0 +1,357 @@
+//===- PackedGemmPrelude.cpp - dlc's own GEMM on module weights ----------===//
+//
+// The part of the CPU prelude a module includes when one of its f32
+// matmuls multiplies by a module weight (Contraction.cpp decides):
+// dlc_sgemm_weights, a GEMM whose B is packed once, on its first use, into
+// the panels its micro-kernel reads, as ONNX Runtime's MLAS and oneDNN's
+// matmul with "any" weights do. oneDNN's and OpenBLAS's sgemm pack B on
+// every call, and each of the runtime's threads calls them for its own
+// rows, so both threads packed all of a layer's weights each run: for
+// BERT's 768 x 3072 layer, 9 MB read and written twice per call.
+//
+// Why here and only on AVX2: oneDNN's AVX-512 GEMM kernels (and its
+// brgemm) are faster than this 6 x 16 AVX2 kernel, so a CPU with AVX-512
+// keeps dlc_sgemm. The choice is made once per process from the CPU (or
+// forced by $DLC_CPU_PACKED_GEMM at compile time, CpuTarget::packedGemm),
+// so a machine always computes the same bits; the sum over k runs in
+// order whatever the rows or the thread split, so the rows a call gets
+// never change a result either.
+//
+// The packed weights live in a table keyed by the weights' address: a
+// module's weights are immutable at one address for the life of the
+// executable that loads the kernels (DnnlConvPrelude.cpp says why), and
+// kernels sharing a body (GPT-2's layers) keep one entry per weight. The
+// table is read without a lock (open addressing, entries published with
+// release stores); a miss packs under the lock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/cpu/CpuTarget.h"
+
+using namespace dlc::codegen;
+
+std::string CpuTarget::packedGemmPrelude() const {
+  return R"(
+#include <immintrin.h>
+#include <atomic>
+#include <mutex>
+#ifndef DLC_PACKED_GEMM
+#define DLC_PACKED_GEMM )" +
+         std::to_string(int(packedGemm)) + R"(
+#endif
+namespace {
+// Micro-kernel: 6 rows x 16 columns of C in 12 AVX registers; per k, one
+// row of the B panel (two loads) and six broadcasts of A. B panels are KC
+// x 16 floats (16 KiB: one stays in L1 while the rows' A panels pass);
+// A is packed once per call, all of K for up to MC rows (at most 1 MiB);
+// C is computed in column blocks of at most 128 KiB, all of K each, so it
+// stays in L2 (column blocks across all k at once: 64 rows of BERT's 768 x
+// 3072 layer, 768 KiB, went to L3 once per block of k).
+constexpr int64_t DLC_MR = 6, DLC_NR = 16, DLC_KC = 256;
+// B (K x N, or N x K transposed, rows ldb apart) as [K / KC][N / 16][kc][16],
+// columns past N zero.
+struct DlcPackedB {
+  const float *source;
+  bool tb;
+  int64_t K, N, ldb, panels;
+  float *data;
+};
+inline float *dlc_pack_b(const DlcPackedB &p) {
+  float *data = (float *)aligned_alloc(64, (size_t)((p.K * p.panels * DLC_NR * 4 + 63) / 64 * 64));
+  if (!data)
+    return nullptr;
+  float *d = data;
+  for (int64_t k0 = 0; k0 < p.K; k0 += DLC_KC) {
+    const int64_t kc = p.K - k0 < DLC_KC ? p.K - k0 : DLC_KC;
+    for (int64_t j = 0; j < p.panels; ++j) {
+      const int64_t n0 = j * DLC_NR, nr = p.N - n0 < DLC_NR ? p.N - n0 : DLC_NR;
+      for (int64_t k = k0; k < k0 + kc; ++k, d += DLC_NR)
+        for (int64_t c = 0; c < DLC_NR; ++c)
+          d[c] = c >= nr ? 0.0f : p.tb ? p.source[(n0 + c) * p.ldb + k] : p.source[k * p.ldb + n0 + c];
+    }
+  }
+  return data;
+}
+class DlcPackedWeights {
+public:
+  ~DlcPackedWeights() {
+    for (auto &slot : slots_)
+      if (DlcPackedB *p = slot.load(std::memory_order_relaxed)) {
+        free(p->data);
+        delete p;
+      }
+  }
+  // The packed form of B, packed on first use; null when it cannot be
+  // (out of memory, or the table is full): the caller uses dlc_sgemm.
+  const DlcPackedB *get(const float *b, bool tb, int64_t K, int64_t N, int64_t ldb) {
+    if (const DlcPackedB *p = find(b, tb, K, N, ldb))
+      return p;
+    std::lock_guard<std::mutex> hold(lock_);
+    if (const DlcPackedB *p = find(b, tb, K, N, ldb))
+      return p;
+    for (size_t i = hash(b), n = 0; n < kSlots; ++n, i = (i + 1) % kSlots) {
+      if (slots_[i].load(std::memory_order_relaxed))
+        continue;
+      DlcPackedB *p = new DlcPackedB{b, tb, K, N, ldb, (N + DLC_NR - 1) / DLC_NR, nullptr};
+      p->data = dlc_pack_b(*p);
+      if (!p->data) {
+        delete p;
+        return nullptr;
+      }
+      slots_[i].store(p, std::memory_order_release);
+      return p;
+    }
+    return nullptr;
+  }
+
+private:
+  static constexpr size_t kSlots = 4096;
+  static size_t hash(const float *b) { return ((uintptr_t)b >> 6) * 0x9E3779B97F4A7C15ull >> 52; }
+  const DlcPackedB *find(const float *b, bool tb, int64_t K, int64_t N, int64_t ldb) const {
+    for (size_t i = hash(b), n = 0; n < kSlots; ++n, i = (i + 1) % kSlots) {
+      const DlcPackedB *p = slots_[i].load(std::memory_order_acquire);
+      if (!p)
+        return nullptr;
+      if (p->source == b && p->tb == tb && p->K == K && p->N == N && p->ldb == ldb)
+        return p;
+    }
+    return nullptr;
+  }
+  std::atomic<DlcPackedB *> slots_[kSlots] = {};
+  std::mutex lock_;
+} dlc_packed_weights;
+
+// C (6 x 16, rows ldc apart) = (add ? C : 0) + A panel (kc x 6) x B panel
+// (kc x 16); when `next` is given, one line of it a k is fetched into L2
+// (the next B panel, from memory: a layer's weights rarely stay in L3).
+__attribute__((target("avx2,fma"), always_inline)) inline void
+dlc_gemm_6x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, bool add,
+              const float *next) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
+    if (next)
+      _mm_prefetch((const char *)(next + k * DLC_NR), _MM_HINT_T1);
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+    __m256 x = _mm256_broadcast_ss(a), y = _mm256_broadcast_ss(a + 1);
+    c00 = _mm256_fmadd_ps(x, b0, c00), c01 = _mm256_fmadd_ps(x, b1, c01);
+    c10 = _mm256_fmadd_ps(y, b0, c10), c11 = _mm256_fmadd_ps(y, b1, c11);
+    x = _mm256_broadcast_ss(a + 2), y = _mm256_broadcast_ss(a + 3);
+    c20 = _mm256_fmadd_ps(x, b0, c20), c21 = _mm256_fmadd_ps(x, b1, c21);
+    c30 = _mm256_fmadd_ps(y, b0, c30), c31 = _mm256_fmadd_ps(y, b1, c31);
+    x = _mm256_broadcast_ss(a + 4), y = _mm256_broadcast_ss(a + 5);
+    c40 = _mm256_fmadd_ps(x, b0, c40), c41 = _mm256_fmadd_ps(x, b1, c41);
+    c50 = _mm256_fmadd_ps(y, b0, c50), c51 = _mm256_fmadd_ps(y, b1, c51);
+  }
+  const __m256 row[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                            {c30, c31}, {c40, c41}, {c50, c51}};
+  for (int r = 0; r < DLC_MR; ++r, c += ldc) {
+    __m256 lo = row[r][0], hi = row[r][1];
+    if (add) {
+      lo = _mm256_add_ps(lo, _mm256_loadu_ps(c));
+      hi = _mm256_add_ps(hi, _mm256_loadu_ps(c + 8));
+    }
+    _mm256_storeu_ps(c, lo);
+    _mm256_storeu_ps(c + 8, hi);
+  }
+}
+// The first `R` (1 to 5) rows of the 6 x 16 product: the last rows of a
+// call. Each lane does the 6 x 16 kernel's operations in its order, so a
+// row's bits do not depend on the rows computed with it.
+template <int R>
+__attribute__((target("avx2,fma"), always_inline)) inline void
+dlc_gemm_rows_x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, bool add) {
+  __m256 acc[R][2];
+  for (int r = 0; r < R; ++r)
+    acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a + r);
+      acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
+    }
+  }
+  for (int r = 0; r < R; ++r, c += ldc) {
+    __m256 lo = acc[r][0], hi = acc[r][1];
+    if (add) {
+      lo = _mm256_add_ps(lo, _mm256_loadu_ps(c));
+      hi = _mm256_add_ps(hi, _mm256_loadu_ps(c + 8));
+    }
+    _mm256_storeu_ps(c, lo);
+    _mm256_storeu_ps(c + 8, hi);
+  }
+}
+__attribute__((target("avx2,fma"), always_inline)) inline void
+dlc_gemm_tail_x16(int rows, int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                  bool add) {
+  switch (rows) {
+  case 1: dlc_gemm_rows_x16<1>(kc, a, b, c, ldc, add); break;
+  case 2: dlc_gemm_rows_x16<2>(kc, a, b, c, ldc, add); break;
+  case 3: dlc_gemm_rows_x16<3>(kc, a, b, c, ldc, add); break;
+  case 4: dlc_gemm_rows_x16<4>(kc, a, b, c, ldc, add); break;
+  case 5: dlc_gemm_rows_x16<5>(kc, a, b, c, ldc, add); break;
+  default: dlc_gemm_6x16(kc, a, b, c, ldc, add, nullptr); break;
+  }
+}
+// One row of A times 4 panels of B (64 columns; panels kc x 16 apart):
+// each lane does the 6 x 16 kernel's operations in its order, with 8
+// chains of FMAs instead of 2 (a row's product is a chain of kc FMAs per
+// lane; 2 chains leave the FMA units waiting on their latency).
+__attribute__((target("avx2,fma"), always_inline)) inline void
+dlc_gemv_4x16(int64_t kc, const float *a, const float *b, float *c, bool add) {
+  __m256 acc[8];
+  for (int q = 0; q < 8; ++q)
+    acc[q] = _mm256_setzero_ps();
+  const int64_t panel = kc * DLC_NR;
+  for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
+    const __m256 x = _mm256_broadcast_ss(a);
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q)
+      acc[q] = _mm256_fmadd_ps(x, _mm256_load_ps(b + (q / 2) * panel + (q % 2) * 8), acc[q]);
+  }
+  for (int q = 0; q < 8; ++q) {
+    float *cq = c + q * 8;
+    _mm256_storeu_ps(cq, add ? _mm256_add_ps(acc[q], _mm256_loadu_ps(cq)) : acc[q]);
+  }
+}
+// The rows of A one call packs: all of K for at most 1 MiB of them, 6 to
+// 144 (a multiple of 6).
+inline int64_t dlc_packed_gemm_mc(int64_t K) {
+  const int64_t mc = (1 << 18) / K / DLC_MR * DLC_MR;
+  return mc < DLC_MR ? DLC_MR : mc > 144 ? 144 : mc;
+}
+// Columns [first, last) of rows x N of C (rows ldc apart, c at column 0) =
+// op(A) (rows x K; rows lda apart, or transposed: K x rows) x the packed
+// B; apack holds dlc_packed_gemm_mc(K) x K floats.
+__attribute__((target("avx2,fma"))) inline void
+dlc_sgemm_packed(bool ta, int64_t rows, const float *a, int64_t lda, const DlcPackedB &p,
+                 float *c, int64_t ldc, float *apack, int64_t first, int64_t last) {
+  const int64_t K = p.K, MC = dlc_packed_gemm_mc(K);
+  alignas(32) float tile[DLC_MR * DLC_NR];
+  for (int64_t m0 = 0; m0 < rows; m0 += MC) {
+    const int64_t mc = rows - m0 < MC ? rows - m0 : MC, mp = (mc + DLC_MR - 1) / DLC_MR;
+    // A's rows [m0, m0 + mc) as [K / KC][mc / 6][kc][6], rows past `rows` zero.
+    for (int64_t k0 = 0; k0 < K; k0 += DLC_KC) {
+      const int64_t kc = K - k0 < DLC_KC ? K - k0 : DLC_KC;
+      for (int64_t i = 0; i < mp; ++i) {
+        float *d = apack + k0 * mp * DLC_MR + i * kc * DLC_MR;
+        const int64_t r0 = m0 + i * DLC_MR, mr = rows - r0 < DLC_MR ? rows - r0 : DLC_MR;
+        for (int64_t r = 0; r < DLC_MR; ++r) {
+          if (r >= mr)
+            for (int64_t k = 0; k < kc; ++k)
+              d[k * DLC_MR + r] = 0.0f;
+          else if (ta)
+            for (int64_t k = 0; k < kc; ++k)
+              d[k * DLC_MR + r] = a[(k0 + k) * lda + r0 + r];
+          else
+            for (int64_t k = 0; k < kc; ++k)
+              d[k * DLC_MR + r] = a[(r0 + r) * lda + k0 + k];
+        }
+      }
+    }
+    // Column blocks of C of at most 128 KiB (a multiple of 16 columns).
+    int64_t blockPanels = (1 << 15) / (mp * DLC_MR) / DLC_NR;
+    blockPanels = blockPanels < 1 ? 1 : blockPanels;
+    const int64_t panelEnd = (last + DLC_NR - 1) / DLC_NR;
+    for (int64_t j0 = first / DLC_NR; j0 < panelEnd; j0 += blockPanels) {
+      const int64_t j1 = j0 + blockPanels < panelEnd ? j0 + blockPanels : panelEnd;
+      for (int64_t k0 = 0; k0 < K; k0 += DLC_KC) {
+        const int64_t kc = K - k0 < DLC_KC ? K - k0 : DLC_KC;
+        const float *ap = apack + k0 * mp * DLC_MR;
+        const bool add = k0 > 0;
+        for (int64_t j = j0; j < j1; ++j) {
+          const float *bp = p.data + k0 * p.panels * DLC_NR + j * kc * DLC_NR;
+          // A single row: 4 whole panels at a time where this call has them.
+          if (rows == 1 && j + 4 <= j1 && j * DLC_NR >= first && (j + 4) * DLC_NR <= last) {
+            dlc_gemv_4x16(kc, ap, bp, c + j * DLC_NR, add);
+            j += 3;
+            continue;
+          }
+          const float *next = j + 1 < j1 ? bp + kc * DLC_NR : nullptr;
+          // This panel's columns [n0 + qa, n0 + qb) are C's to write.
+          const int64_t n0 = j * DLC_NR, qa = first > n0 ? first - n0 : 0,
+                        qb = last - n0 < DLC_NR ? last - n0 : DLC_NR;
+          for (int64_t i = 0; i < mp; ++i) {
+            const int64_t r0 = m0 + i * DLC_MR, mr = rows - r0 < DLC_MR ? rows - r0 : DLC_MR;
+            float *cc = c + r0 * ldc + n0;
+            const float *ai = ap + i * kc * DLC_MR;
+            if (qa == 0 && qb == DLC_NR) {
+              if (mr == DLC_MR)
+                dlc_gemm_6x16(kc, ai, bp, cc, ldc, add, i == 0 ? next : nullptr);
+              else
+                dlc_gemm_tail_x16((int)mr, kc, ai, bp, cc, ldc, add);
+              continue;
+            }
+            dlc_gemm_tail_x16((int)mr, kc, ai, bp, tile, DLC_NR, false);
+            for (int64_t r = 0; r < mr; ++r)
+              for (int64_t q = qa; q < qb; ++q)
+                cc[r * ldc + q] = add ? tile[r * DLC_NR + q] + cc[r * ldc + q] : tile[r * DLC_NR + q];
+          }
+        }
+      }
+    }
+  }
+}
+// Whether this process multiplies by packed weights: DLC_PACKED_GEMM 1
+// (auto) on AVX2 CPUs without AVX-512, 2 (always) on every AVX2 CPU, 0
+// never.
+inline bool dlc_packed_gemm_on() {
+  static const bool on = DLC_PACKED_GEMM != 0 && __builtin_cpu_supports("avx2") &&
+                         __builtin_cpu_supports("fma") &&
+                         (DLC_PACKED_GEMM == 2 || !__builtin_cpu_supports("avx512f"));
+  return on;
+}
+// The calling thread's packed A for K: grown when a larger one is needed,
+// never freed (plain pointers: nothing thread-local has a destructor, so
+// the module unloads); null when it cannot be allocated.
+inline float *dlc_packed_gemm_scratch(int64_t K) {
+  static thread_local float *apack = nullptr;
+  static thread_local int64_t asize = 0;
+  const int64_t need = dlc_packed_gemm_mc(K) * K;
+  if (asize < need) {
+    free(apack);
+    apack = (float *)aligned_alloc(64, (size_t)((need * 4 + 63) / 64 * 64));
+    asize = apack ? need : 0;
+  }
+  return apack;
+}
+// The packed B to multiply by, or null where this process does not pack
+// (or cannot: out of memory).
+inline const DlcPackedB *dlc_packed_weights_for(const float *b, bool tb, int64_t k, int64_t n,
+                                                int64_t ldb) {
+  return dlc_packed_gemm_on() ? dlc_packed_weights.get(b, tb, k, n, ldb) : nullptr;
+}
+// C = op(A) op(B) where B is a module weight: the packed GEMM where it is
+// on, else `fallback` (dlc_sgemm or dlc_sgemm_b_rows_2k).
+template <typename Fallback>
+inline void dlc_sgemm_weights(Fallback fallback, bool ta, bool tb, int64_t m, int64_t n,
+                              int64_t k, const float *a, int64_t lda, const float *b,
+                              int64_t ldb, float *c, int64_t ldc) {
+  if (const DlcPackedB *p = dlc_packed_weights_for(b, tb, k, n, ldb))
+    if (float *apack = dlc_packed_gemm_scratch(k)) {
+      dlc_sgemm_packed(ta, m, a, lda, *p, c, ldc, apack, 0, n);
+      return;
+    }
+  fallback(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+// Columns [first, last) of the single row c (1 x n) = a (1 x k) x B, B a
+// module weight: the packed GEMM where it is on (the same bits as a row of
+// dlc_sgemm_weights), else `fallback` on those columns.
+template <typename Fallback>
+inline void dlc_sgemv_weights(Fallback fallback, bool tb, int64_t n, int64_t k, const float *a,
+                              const float *b, int64_t ldb, float *c, int64_t first,
+                              int64_t last) {
+  if (const DlcPackedB *p = dlc_packed_weights_for(b, tb, k, n, ldb))
+    if (float *apack = dlc_packed_gemm_scratch(k)) {
+      dlc_sgemm_packed(false, 1, a, k, *p, c, n, apack, first, last);
+      return;
+    }
+  fallback(false, tb, 1, last - first, k, a, k, tb ? b + first * ldb : b + first, ldb, c + first,
+           n);
+}
+} // namespace
+)";
+}
