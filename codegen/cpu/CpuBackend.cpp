@@ -93,13 +93,6 @@ static Emitted emitAll(const LoweredModule &m) {
     } else {
       e.source += "//  the body of an earlier kernel: " + it->second + "\n";
     }
-    const char *rb = std::getenv("DLC_ROWBLOCK");
-    if (rb && kernel.definition.find("dlc_sgemm_weights(") != std::string::npos)
-      e.source += "extern \"C\" void " + entry +
-                "(void *const *buffers, int64_t begin, int64_t end) {\n  for (int64_t b = begin; b < end; b += " + rb + ") " + it->second +
-                "(buffers, b, b + " + rb + " < end ? b + " + rb + " : end, " +
-                std::to_string(e.checks.firstCheck(static_cast<uint32_t>(i))) + ");\n}\n";
-    else
     e.source += "extern \"C\" void " + entry +
                 "(void *const *buffers, int64_t begin, int64_t end) {\n  " + it->second +
                 "(buffers, begin, end, " +
