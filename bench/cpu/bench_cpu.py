@@ -339,6 +339,27 @@ def measure_dispatch(dlc, bench, tmp, thread_counts):
     return out
 
 
+def measure_dlc_gemm(dlc, bench, tmp, shapes, threads):
+    """GFLOP/s of `y = x @ w` for each (m, n, k), w a module weight, as dlc
+    compiles and runs it (its packed GEMM where it uses it, else the
+    library's sgemm): the best of 5 medians of about 0.2 s of runs."""
+    out = []
+    for m, n, k in shapes:
+        src = os.path.join(tmp, f"gemm_{m}_{n}_{k}.dlg")
+        with open(src, "w") as f:
+            f.write(f"graph gemm(x: f32[{m}, {k}]) -> (y: f32[{m}, {n}]) {{\n"
+                    f"  param w: f32[{k}, {n}] = normal(mean=0, std=0.02, seed=1)\n"
+                    "  y = x @ w\n}\n")
+        module = os.path.join(tmp, f"gemm_{m}_{n}_{k}.dlcm")
+        run([dlc, "compile", src, "-o", module])
+        flops = 2.0 * m * n * k
+        runs = str(max(5, int(0.2 / (flops / 100e9))))
+        best = min(float(run([bench, "run", module, str(threads), runs]).split()[0])
+                   for _ in range(5))
+        out.append(flops / best / 1e6)
+    return out
+
+
 def machine():
     model, flags = "unknown", ""
     with open("/proc/cpuinfo") as f:
@@ -418,6 +439,10 @@ def main():
             peaks[(t, what)] = float(value)
     gemm = run([bench, "gemm", str(args.threads)]).splitlines()[1:]
     gemm1 = run([bench, "gemm", "1"]).splitlines()[1:] if args.threads != 1 else None
+    with tempfile.TemporaryDirectory() as tmp:
+        shapes = [tuple(int(v) for v in row[1:].split('" ')[1].split()[:3]) for row in gemm]
+        dlc_gemm = {t: measure_dlc_gemm(dlc, bench, tmp, shapes, t)
+                    for t in sorted({args.threads, 1})}
 
     widest = "fma512" if (args.threads, "fma512") in peaks else "fma256"
     isa = {"fma512": "AVX-512", "fma256": "AVX2"}
@@ -441,7 +466,11 @@ def main():
               f"independent {isa[widest]} FMAs on the same threads (`dlc-bench-cpu peak`), the "
               "widest vectors this CPU has; "
               "*split M* = each library single-threaded on spinning threads splitting M (how dlc "
-              "kernels call it), *split N* = the same splitting N in blocks of 16 columns", ""]
+              "kernels call it), *split N* = the same splitting N in blocks of 16 columns; "
+              "*dlc* = `y = x @ w` with w a module weight, compiled by dlc and run by "
+              "`dlc-bench-cpu run` (what a model's product by a weight gets: dlc's packed GEMM "
+              "for weights of 1 MiB or more on AVX2 CPUs without AVX-512, else oneDNN's or "
+              "OpenBLAS's sgemm split over M), best of 5 medians", ""]
     for t, table in ((args.threads, gemm), (1, gemm1)):
         if table is None:
             continue
@@ -450,11 +479,12 @@ def main():
                       f"{peaks[(t, w)]:.1f} GFLOP/s ({isa[w]})" for w in ("fma512", "fma256")
                       if (t, w) in peaks), "",
                   "| shape | m×n×k | OpenBLAS | oneDNN | OpenBLAS split M | oneDNN split M | "
-                  "OpenBLAS split N | oneDNN split N |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for row in table:
+                  "OpenBLAS split N | oneDNN split N | dlc |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for row, ours in zip(table, dlc_gemm[t]):
             what, rest = row[1:].split('" ')
             m, n, k, *vals = rest.split()
+            vals.append(ours)
             cells = " | ".join(f"{float(v):.1f} ({100 * float(v) / peak:.0f}%)" for v in vals)
             lines.append(f"| {what} | {m}×{n}×{k} | {cells} |")
         lines.append("")
