@@ -121,6 +121,16 @@ private:
   std::mutex lock_;
 } dlc_packed_weights;
 
+// 16 floats of C at c = lo, hi (+ C where `add`).
+__attribute__((target("avx2,fma"), always_inline)) inline void
+dlc_store_x16(float *c, __m256 lo, __m256 hi, bool add) {
+  if (add) {
+    lo = _mm256_add_ps(lo, _mm256_loadu_ps(c));
+    hi = _mm256_add_ps(hi, _mm256_loadu_ps(c + 8));
+  }
+  _mm256_storeu_ps(c, lo);
+  _mm256_storeu_ps(c + 8, hi);
+}
 // C (6 x 16, rows ldc apart) = (add ? C : 0) + A panel (kc x 6) x B panel
 // (kc x 16); when `next` is given, one line of it a k is fetched into L2
 // (the next B panel, from memory: a layer's weights rarely stay in L3).
@@ -146,15 +156,8 @@ dlc_gemm_6x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
   }
   const __m256 row[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
                             {c30, c31}, {c40, c41}, {c50, c51}};
-  for (int r = 0; r < DLC_MR; ++r, c += ldc) {
-    __m256 lo = row[r][0], hi = row[r][1];
-    if (add) {
-      lo = _mm256_add_ps(lo, _mm256_loadu_ps(c));
-      hi = _mm256_add_ps(hi, _mm256_loadu_ps(c + 8));
-    }
-    _mm256_storeu_ps(c, lo);
-    _mm256_storeu_ps(c + 8, hi);
-  }
+  for (int r = 0; r < DLC_MR; ++r, c += ldc)
+    dlc_store_x16(c, row[r][0], row[r][1], add);
 }
 // The first `R` (1 to 5) rows of the 6 x 16 product: the last rows of a
 // call. Each lane does the 6 x 16 kernel's operations in its order, so a
@@ -174,15 +177,8 @@ dlc_gemm_rows_x16(int64_t kc, const float *a, const float *b, float *c, int64_t 
       acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
     }
   }
-  for (int r = 0; r < R; ++r, c += ldc) {
-    __m256 lo = acc[r][0], hi = acc[r][1];
-    if (add) {
-      lo = _mm256_add_ps(lo, _mm256_loadu_ps(c));
-      hi = _mm256_add_ps(hi, _mm256_loadu_ps(c + 8));
-    }
-    _mm256_storeu_ps(c, lo);
-    _mm256_storeu_ps(c + 8, hi);
-  }
+  for (int r = 0; r < R; ++r, c += ldc)
+    dlc_store_x16(c, acc[r][0], acc[r][1], add);
 }
 __attribute__((target("avx2,fma"), always_inline)) inline void
 dlc_gemm_tail_x16(int rows, int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
