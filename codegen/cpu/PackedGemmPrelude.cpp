@@ -32,14 +32,27 @@ using namespace dlc::codegen;
 
 std::string CpuTarget::packedGemmPrelude() const {
   return R"(
-#include <immintrin.h>
-#include <atomic>
-#include <mutex>
+#include <pthread.h>
 #ifndef DLC_PACKED_GEMM
 #define DLC_PACKED_GEMM )" +
          std::to_string(int(packedGemm)) + R"(
 #endif
 namespace {
+// GCC's vector types and builtins, not <immintrin.h>, <atomic> and <mutex>:
+// parsing those took about a second of each module's host compile (GPT-2
+// small's kernels: 1.9 s without them, 2.8 s with). -std=c++17 keeps a * b
+// + c unfused (-ffp-contract=off), so FMAs are asked for by name.
+typedef float dlc_f8 __attribute__((vector_size(32), __may_alias__));
+typedef float dlc_f8u __attribute__((vector_size(32), __may_alias__, aligned(4))); // unaligned
+__attribute__((target("avx2,fma"), always_inline)) inline dlc_f8 dlc_fma8(dlc_f8 a, dlc_f8 b,
+                                                                         dlc_f8 c) {
+  return __builtin_ia32_vfmaddps256(a, b, c);
+}
+// *x in every lane: one vbroadcastss from memory (a vector built from a
+// float lets GCC combine six of them into shuffles, spilling accumulators).
+__attribute__((target("avx2,fma"), always_inline)) inline dlc_f8 dlc_bcast8(const float *x) {
+  return __builtin_ia32_vbroadcastss256(x);
+}
 // Micro-kernel: 6 rows x 16 columns of C in 12 AVX registers; per k, one
 // row of the B panel (two loads) and six broadcasts of A. B panels are KC
 // x 16 floats (16 KiB: one stays in L1 while the rows' A panels pass);
@@ -75,8 +88,8 @@ inline float *dlc_pack_b(const DlcPackedB &p) {
 class DlcPackedWeights {
 public:
   ~DlcPackedWeights() {
-    for (auto &slot : slots_)
-      if (DlcPackedB *p = slot.load(std::memory_order_relaxed)) {
+    for (DlcPackedB *p : slots_)
+      if (p) {
         free(p->data);
         delete p;
       }
@@ -86,22 +99,22 @@ public:
   const DlcPackedB *get(const float *b, bool tb, int64_t K, int64_t N, int64_t ldb) {
     if (const DlcPackedB *p = find(b, tb, K, N, ldb))
       return p;
-    std::lock_guard<std::mutex> hold(lock_);
-    if (const DlcPackedB *p = find(b, tb, K, N, ldb))
-      return p;
-    for (size_t i = hash(b), n = 0; n < kSlots; ++n, i = (i + 1) % kSlots) {
-      if (slots_[i].load(std::memory_order_relaxed))
+    pthread_mutex_lock(&lock_);
+    const DlcPackedB *found = find(b, tb, K, N, ldb);
+    for (size_t i = hash(b), n = 0; !found && n < kSlots; ++n, i = (i + 1) % kSlots) {
+      if (slots_[i])
         continue;
       DlcPackedB *p = new DlcPackedB{b, tb, K, N, ldb, (N + DLC_NR - 1) / DLC_NR, nullptr};
       p->data = dlc_pack_b(*p);
       if (!p->data) {
         delete p;
-        return nullptr;
+        break;
       }
-      slots_[i].store(p, std::memory_order_release);
-      return p;
+      __atomic_store_n(&slots_[i], p, __ATOMIC_RELEASE);
+      found = p;
     }
-    return nullptr;
+    pthread_mutex_unlock(&lock_);
+    return found;
   }
 
 private:
@@ -109,7 +122,7 @@ private:
   static size_t hash(const float *b) { return ((uintptr_t)b >> 6) * 0x9E3779B97F4A7C15ull >> 52; }
   const DlcPackedB *find(const float *b, bool tb, int64_t K, int64_t N, int64_t ldb) const {
     for (size_t i = hash(b), n = 0; n < kSlots; ++n, i = (i + 1) % kSlots) {
-      const DlcPackedB *p = slots_[i].load(std::memory_order_acquire);
+      const DlcPackedB *p = __atomic_load_n(&slots_[i], __ATOMIC_ACQUIRE);
       if (!p)
         return nullptr;
       if (p->source == b && p->tb == tb && p->K == K && p->N == N && p->ldb == ldb)
@@ -117,19 +130,19 @@ private:
     }
     return nullptr;
   }
-  std::atomic<DlcPackedB *> slots_[kSlots] = {};
-  std::mutex lock_;
+  DlcPackedB *slots_[kSlots] = {};
+  pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 } dlc_packed_weights;
 
 // 16 floats of C at c = lo, hi (+ C where `add`).
 __attribute__((target("avx2,fma"), always_inline)) inline void
-dlc_store_x16(float *c, __m256 lo, __m256 hi, bool add) {
+dlc_store_x16(float *c, dlc_f8 lo, dlc_f8 hi, bool add) {
   if (add) {
-    lo = _mm256_add_ps(lo, _mm256_loadu_ps(c));
-    hi = _mm256_add_ps(hi, _mm256_loadu_ps(c + 8));
+    lo += *(const dlc_f8u *)c;
+    hi += *(const dlc_f8u *)(c + 8);
   }
-  _mm256_storeu_ps(c, lo);
-  _mm256_storeu_ps(c + 8, hi);
+  *(dlc_f8u *)c = lo;
+  *(dlc_f8u *)(c + 8) = hi;
 }
 // C (6 x 16, rows ldc apart) = (add ? C : 0) + A panel (kc x 6) x B panel
 // (kc x 16); when `next` is given, one line of it a k is fetched into L2
@@ -137,24 +150,24 @@ dlc_store_x16(float *c, __m256 lo, __m256 hi, bool add) {
 __attribute__((target("avx2,fma"), always_inline)) inline void
 dlc_gemm_6x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, bool add,
               const float *next) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+  dlc_f8 c00 = {}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
     if (next)
-      _mm_prefetch((const char *)(next + k * DLC_NR), _MM_HINT_T1);
-    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-    __m256 x = _mm256_broadcast_ss(a), y = _mm256_broadcast_ss(a + 1);
-    c00 = _mm256_fmadd_ps(x, b0, c00), c01 = _mm256_fmadd_ps(x, b1, c01);
-    c10 = _mm256_fmadd_ps(y, b0, c10), c11 = _mm256_fmadd_ps(y, b1, c11);
-    x = _mm256_broadcast_ss(a + 2), y = _mm256_broadcast_ss(a + 3);
-    c20 = _mm256_fmadd_ps(x, b0, c20), c21 = _mm256_fmadd_ps(x, b1, c21);
-    c30 = _mm256_fmadd_ps(y, b0, c30), c31 = _mm256_fmadd_ps(y, b1, c31);
-    x = _mm256_broadcast_ss(a + 4), y = _mm256_broadcast_ss(a + 5);
-    c40 = _mm256_fmadd_ps(x, b0, c40), c41 = _mm256_fmadd_ps(x, b1, c41);
-    c50 = _mm256_fmadd_ps(y, b0, c50), c51 = _mm256_fmadd_ps(y, b1, c51);
+      __builtin_prefetch(next + k * DLC_NR, 0, 2); // into L2
+    const dlc_f8 b0 = *(const dlc_f8 *)b, b1 = *(const dlc_f8 *)(b + 8);
+    dlc_f8 x = dlc_bcast8(a), y = dlc_bcast8(a + 1);
+    c00 = dlc_fma8(x, b0, c00), c01 = dlc_fma8(x, b1, c01);
+    c10 = dlc_fma8(y, b0, c10), c11 = dlc_fma8(y, b1, c11);
+    x = dlc_bcast8(a + 2), y = dlc_bcast8(a + 3);
+    c20 = dlc_fma8(x, b0, c20), c21 = dlc_fma8(x, b1, c21);
+    c30 = dlc_fma8(y, b0, c30), c31 = dlc_fma8(y, b1, c31);
+    x = dlc_bcast8(a + 4), y = dlc_bcast8(a + 5);
+    c40 = dlc_fma8(x, b0, c40), c41 = dlc_fma8(x, b1, c41);
+    c50 = dlc_fma8(y, b0, c50), c51 = dlc_fma8(y, b1, c51);
   }
-  const __m256 row[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+  const dlc_f8 row[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
                             {c30, c31}, {c40, c41}, {c50, c51}};
   for (int r = 0; r < DLC_MR; ++r, c += ldc)
     dlc_store_x16(c, row[r][0], row[r][1], add);
@@ -165,16 +178,14 @@ dlc_gemm_6x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
 template <int R>
 __attribute__((target("avx2,fma"), always_inline)) inline void
 dlc_gemm_rows_x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, bool add) {
-  __m256 acc[R][2];
-  for (int r = 0; r < R; ++r)
-    acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  dlc_f8 acc[R][2] = {};
   for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
-    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+    const dlc_f8 b0 = *(const dlc_f8 *)b, b1 = *(const dlc_f8 *)(b + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const __m256 x = _mm256_broadcast_ss(a + r);
-      acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
+      const dlc_f8 x = dlc_bcast8(a + r);
+      acc[r][0] = dlc_fma8(x, b0, acc[r][0]);
+      acc[r][1] = dlc_fma8(x, b1, acc[r][1]);
     }
   }
   for (int r = 0; r < R; ++r, c += ldc)
@@ -198,19 +209,17 @@ dlc_gemm_tail_x16(int rows, int64_t kc, const float *a, const float *b, float *c
 // lane; 2 chains leave the FMA units waiting on their latency).
 __attribute__((target("avx2,fma"), always_inline)) inline void
 dlc_gemv_4x16(int64_t kc, const float *a, const float *b, float *c, bool add) {
-  __m256 acc[8];
-  for (int q = 0; q < 8; ++q)
-    acc[q] = _mm256_setzero_ps();
+  dlc_f8 acc[8] = {};
   const int64_t panel = kc * DLC_NR;
   for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
-    const __m256 x = _mm256_broadcast_ss(a);
+    const dlc_f8 x = dlc_bcast8(a);
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q)
-      acc[q] = _mm256_fmadd_ps(x, _mm256_load_ps(b + (q / 2) * panel + (q % 2) * 8), acc[q]);
+      acc[q] = dlc_fma8(x, *(const dlc_f8 *)(b + (q / 2) * panel + (q % 2) * 8), acc[q]);
   }
   for (int q = 0; q < 8; ++q) {
     float *cq = c + q * 8;
-    _mm256_storeu_ps(cq, add ? _mm256_add_ps(acc[q], _mm256_loadu_ps(cq)) : acc[q]);
+    *(dlc_f8u *)cq = add ? acc[q] + *(const dlc_f8u *)cq : acc[q];
   }
 }
 // The rows of A one call packs: all of K for at most 1 MiB of them, 6 to
@@ -221,8 +230,10 @@ inline int64_t dlc_packed_gemm_mc(int64_t K) {
 }
 // Columns [first, last) of rows x N of C (rows ldc apart, c at column 0) =
 // op(A) (rows x K; rows lda apart, or transposed: K x rows) x the packed
-// B; apack holds dlc_packed_gemm_mc(K) x K floats.
-__attribute__((target("avx2,fma"))) inline void
+// B; apack holds dlc_packed_gemm_mc(K) x K floats. noipa: compiled once,
+// not cloned per call site's constant arguments (that was ~1 s of GPT-2
+// small's host compile).
+__attribute__((target("avx2,fma"), noipa)) inline void
 dlc_sgemm_packed(bool ta, int64_t rows, const float *a, int64_t lda, const DlcPackedB &p,
                  float *c, int64_t ldc, float *apack, int64_t first, int64_t last) {
   const int64_t K = p.K, MC = dlc_packed_gemm_mc(K);
