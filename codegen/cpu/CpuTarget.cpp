@@ -398,16 +398,18 @@ inline void dlc_sgemm_b_rows_2k(bool ta, bool tb, int64_t m, int64_t n, int64_t 
 #endif
   dlc_sgemm_openblas(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
-// Per-thread scratch for a 16-bit GEMM's operands widened to f32 and its
-// f32 result: grown when a larger one is asked for, never freed (plain
-// pointers: nothing thread-local has a destructor, so the module unloads).
+// Per-thread scratch of at least n floats: slots 0-2 for a 16-bit GEMM's
+// operands widened to f32 and its f32 result, 3 for the packed GEMM's A
+// (PackedGemmPrelude.cpp). Grown when a larger one is asked for, never
+// freed (plain pointers: nothing thread-local has a destructor, so the
+// module unloads); null when it cannot be allocated.
 inline float *dlc_gemm_scratch(int slot, int64_t n) {
-  static thread_local float *data[3] = {nullptr, nullptr, nullptr};
-  static thread_local int64_t size[3] = {0, 0, 0};
+  static thread_local float *data[4] = {nullptr, nullptr, nullptr, nullptr};
+  static thread_local int64_t size[4] = {0, 0, 0, 0};
   if (size[slot] < n) {
     free(data[slot]);
     data[slot] = (float *)aligned_alloc(64, (size_t)((n * 4 + 63) / 64 * 64));
-    size[slot] = n;
+    size[slot] = data[slot] ? n : 0;
   }
   return data[slot];
 }

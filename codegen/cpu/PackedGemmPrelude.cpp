@@ -311,19 +311,9 @@ inline bool dlc_packed_gemm_on() {
                          (DLC_PACKED_GEMM == 2 || !__builtin_cpu_supports("avx512f"));
   return on;
 }
-// The calling thread's packed A for K: grown when a larger one is needed,
-// never freed (plain pointers: nothing thread-local has a destructor, so
-// the module unloads); null when it cannot be allocated.
+// The calling thread's packed A for K (the blas prelude's scratch slot 3).
 inline float *dlc_packed_gemm_scratch(int64_t K) {
-  static thread_local float *apack = nullptr;
-  static thread_local int64_t asize = 0;
-  const int64_t need = dlc_packed_gemm_mc(K) * K;
-  if (asize < need) {
-    free(apack);
-    apack = (float *)aligned_alloc(64, (size_t)((need * 4 + 63) / 64 * 64));
-    asize = apack ? need : 0;
-  }
-  return apack;
+  return dlc_gemm_scratch(3, dlc_packed_gemm_mc(K) * K);
 }
 // The packed B to multiply by, or null where this process does not pack
 // (or cannot: out of memory).
