@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/CpuPackedGemm.h"
 #include "passes/analysis/DynamicRows.h"
 
 #include "ir/DlcDialect.h"
@@ -107,11 +108,19 @@ bool runsOnDnnl(Conv2dOp conv) {
   // in and out, and between channels-last neighbours it needs transposes
   // too: MobileNet's 7x7 pointwise pair 670 + 914 -> 457 + 869 us, ResNet-50's
   // stage 4 about 0.9 ms faster, though 7 rows split 4 and 3.
+  // Where the CPU compiling packs (CpuPackedGemm.h), one the packed
+  // implicit GEMM runs is channels-last whatever its pixels: ResNet-50's
+  // 7x7 3x3 convolutions of 512 channels (AVX2, two threads) took 2.5-2.9
+  // ms NCHW on oneDNN, 1.9-2.0 ms on it, though 7 rows split 4 and 3.
   bool grouped = conv.getGroups() != 1, pointwise = ws[2] * ws[3] == 1;
   int64_t reduction = ws[1] * ws[2] * ws[3];
   bool longEnough = grouped || reduction >= 27;
+  CpuPackedGemm packing = cpuPackedGemmFromEnv();
+  bool packed = hostCpuPacks(packing) &&
+                packedConvolution(ws[1] * conv.getGroups(), ws[0], ws[2], ws[3],
+                                  conv.getGroups(), packing);
   return flopsPerImage >= 400'000 && longEnough &&
-         (grouped || pointwise || ys[2] * ys[3] >= 64);
+         (grouped || pointwise || packed || ys[2] * ys[3] >= 64);
 }
 
 /// op(transpose(a, p), transpose(b, p), scalar...) ->

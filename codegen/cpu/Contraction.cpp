@@ -279,7 +279,9 @@ static bool winogradCandidate(const ConvStage &s, const CpuTarget &target) {
 
 /// The call to dlc_conv_dnnl (DnnlConvPrelude.cpp) for this call's `rows`
 /// of the convolution, opening the block of the loops that compute them
-/// where oneDNN cannot.
+/// where oneDNN cannot; before it, for a channels-last one the CPU may run
+/// as an implicit GEMM on its packed filters, dlc_conv_packed
+/// (PackedGemmPrelude.cpp), which declines where the CPU does not pack.
 static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const ConvStage &s, int64_t rows) {
   std::string shape;
   for (int64_t v : {s.C, s.H, s.W, s.O, s.KH, s.KW, s.OH, s.OW, s.sh, s.sw, s.pt, s.pl, s.dh,
@@ -287,12 +289,20 @@ static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const ConvStage &s, i
     shape += (shape.empty() ? "DlcConvShape{" : ", ") + str(v);
   shape += "}";
   const Buffer &Y = ctx.result;
+  // x, w, bias, y, yBase, first, last: the arguments both calls share.
+  const std::string operands =
+      addressOf(s.X, "0") + ", " + addressOf(s.Wt, "0") + ", " +
+      (s.bias ? addressOf(*s.bias, "0") : "nullptr") + ", " + Y.ptr + ", " +
+      (Y.base.empty() ? "0" : Y.base) + ", " + ctx.rowsBegin(rows) + ", " + ctx.rowsEnd(rows);
   ctx.usesDnnlConv = true;
-  ctx.out.open("if (!dlc_conv_dnnl(" + shape + ", " +
-               (conv.getChannelsLast() ? "true" : "false") + ", " + addressOf(s.X, "0") + ", " +
-               addressOf(s.Wt, "0") + ", " + (s.bias ? addressOf(*s.bias, "0") : "nullptr") +
-               ", " + Y.ptr + ", " + (Y.base.empty() ? "0" : Y.base) + ", " +
-               ctx.rowsBegin(rows) + ", " + ctx.rowsEnd(rows) + "))");
+  std::string packed;
+  if (conv.getChannelsLast() &&
+      packedConvolution(s.C, s.O, s.KH, s.KW, s.G, ctx.target.packedGemm)) {
+    ctx.usesBlas = true; // the packed GEMM's scratch is the blas prelude's
+    packed = "!dlc_conv_packed(" + shape + ", " + operands + ") && ";
+  }
+  ctx.out.open("if (" + packed + "!dlc_conv_dnnl(" + shape + ", " +
+               (conv.getChannelsLast() ? "true" : "false") + ", " + operands + "))");
 }
 
 /// A channels-last convolution (dlc-cpu-layout made it for oneDNN): rows

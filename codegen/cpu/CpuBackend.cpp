@@ -72,10 +72,7 @@ static Emitted emitAll(const LoweredModule &m) {
     target.winograd = std::string(winograd) != "0";
   // $DLC_CPU_PACKED_GEMM=0|1|2: matmuls by module weights on the packed
   // GEMM never, where it wins (the default), or on every AVX2 CPU.
-  if (const char *packed = std::getenv("DLC_CPU_PACKED_GEMM"))
-    target.packedGemm = std::string(packed) == "0"   ? CpuTarget::PackedGemm::Off
-                        : std::string(packed) == "2" ? CpuTarget::PackedGemm::Always
-                                                     : CpuTarget::PackedGemm::Auto;
+  target.packedGemm = cpuPackedGemmFromEnv();
   Emitted e;
   llvm::StringMap<std::string> bodyOf; // code -> the body's name
   const std::string placeholder = std::string(kKernelBodyName) + "(";
@@ -106,7 +103,8 @@ static Emitted emitAll(const LoweredModule &m) {
                           ? "#define DLC_USES_DGEMM 1\n"
                           : "";
   const bool packed = e.source.find("dlc_sgemm_weights(") != std::string::npos ||
-                      e.source.find("dlc_sgemv_weights(") != std::string::npos;
+                      e.source.find("dlc_sgemv_weights(") != std::string::npos ||
+                    e.source.find("dlc_conv_packed(") != std::string::npos;
   e.source = target.prelude() + (e.usesDnnlConv ? target.dnnlConvPrelude() : "") +
              (e.usesBlas ? dgemm + target.blasPrelude() : "") +
              (packed ? target.packedGemmPrelude() : "") + e.source;

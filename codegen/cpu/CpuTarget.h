@@ -11,6 +11,7 @@
 #define DLC_CODEGEN_CPU_CPUTARGET_H
 
 #include "codegen/common/CTarget.h"
+#include "passes/CpuPackedGemm.h"
 
 namespace dlc::codegen {
 
@@ -30,9 +31,11 @@ public:
   /// docs/design/2026-11-22-cpu-codegen.md.
   bool sgemmDnnl = true;
   /// Where f32 matmuls by a module weight run dlc_sgemm_weights' packed
-  /// GEMM: never, on AVX2 CPUs without AVX-512 (where it wins), or on
-  /// every AVX2 CPU (tests); decided in the module at load time.
-  enum class PackedGemm { Off = 0, Auto = 1, Always = 2 } packedGemm = PackedGemm::Auto;
+  /// GEMM, and channels-last convolutions dlc_conv_packed's: never, on AVX2
+  /// CPUs without AVX-512 (where it wins), or on every AVX2 CPU (tests);
+  /// decided in the module at load time.
+  using PackedGemm = CpuPackedGemm;
+  PackedGemm packedGemm = PackedGemm::Auto;
   /// libm's expf/tanhf/erff instead of the prelude's (for comparisons).
   bool libm = false;
   /// Which f32 convolutions with module weights run on oneDNN's primitive

@@ -1,5 +1,11 @@
-// RUN: dlc-opt --dlc-cpu-layout %s | FileCheck %s
+// RUN: env DLC_CPU_PACKED_GEMM=0 dlc-opt --dlc-cpu-layout %s | FileCheck %s
 // RUN: env DLC_CPU_CONV=gemm dlc-opt --dlc-cpu-layout %s | FileCheck %s --check-prefix=GEMM
+// RUN: env DLC_CPU_PACKED_GEMM=2 dlc-opt --dlc-cpu-layout %s | FileCheck %s --check-prefix=PACKED
+//
+// The CHECK lines are the rules without the packed GEMM: where the CPU
+// compiling packs (AVX2 without AVX-512; DLC_CPU_PACKED_GEMM=2 on any AVX2
+// CPU), a convolution the packed implicit GEMM runs (passes/CpuPackedGemm.h)
+// is channels-last under 64 output pixels too (PACKED).
 
 // Two convolutions with module weights become channels-last; the
 // transposes sink below the relus, the residual add and the pooling and
@@ -89,6 +95,12 @@ func.func @depthwise(%x: tensor<1x32x56x56xf32>) -> tensor<1x32x56x56xf32> {
 // convolution still become channels-last (their NCHW forms cost reorders,
 // or a GEMM a channel) and the transposes between them cancel; the 3x3 of
 // one group between them stays NCHW (@unchanged's "late").
+// With the packed GEMM, the 3x3 is channels-last too: no transpose.
+// PACKED-LABEL: func.func @seven_by_seven
+// PACKED:       dlc.conv2d {{.*}}channels_last{{.*}} -> tensor<1x7x7x512xf32>
+// PACKED:       dlc.conv2d {{.*}}channels_last{{.*}}groups = 512{{.*}} -> tensor<1x7x7x512xf32>
+// PACKED-NOT:   dlc.transpose {{.*}} -> tensor<1x512x7x7xf32>
+// PACKED:       dlc.conv2d {{.*}}channels_last{{.*}} -> tensor<1x7x7x64xf32>
 // CHECK-LABEL: func.func @seven_by_seven
 // CHECK:       dlc.conv2d {{.*}}channels_last{{.*}} -> tensor<1x7x7x512xf32>
 // CHECK-NEXT:  dlc.relu
