@@ -2,8 +2,8 @@
 // RUN: env DLC_CPU_CONV=gemm dlc-opt --dlc-cpu-layout %s | FileCheck %s --check-prefix=GEMM
 // RUN: env DLC_CPU_PACKED_GEMM=2 dlc-opt --dlc-cpu-layout %s | FileCheck %s --check-prefix=PACKED
 //
-// The CHECK lines are the rules without the packed GEMM: where the CPU
-// compiling packs (AVX2 without AVX-512; DLC_CPU_PACKED_GEMM=2 on any AVX2
+// The CHECK lines are the rules where the CPU does not pack; where it
+// does (AVX2 without AVX-512; DLC_CPU_PACKED_GEMM=2 on any AVX2
 // CPU), a convolution the packed implicit GEMM runs (passes/CpuPackedGemm.h)
 // is channels-last under 64 output pixels too (PACKED).
 
