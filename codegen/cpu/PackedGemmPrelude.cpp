@@ -9,13 +9,13 @@
 // rows, so both threads packed all of a layer's weights each run: for
 // BERT's 768 x 3072 layer, 9 MB read and written twice per call.
 //
-// dlc_conv_packed runs a channels-last convolution on the same GEMM (an
-// implicit GEMM, as XNNPACK's and MLAS's are): its filters packed once with
-// k in (tap, channel) order, each panel of 6 output pixels copied from the
-// activations a tap's run of channels at a time. Without AVX-512, oneDNN
-// 2.6 runs windows wider than 1x1 on nChw8c kernels, reordering NHWC
-// activations in and out around each call; this beat it on all of
-// ResNet-50's 3x3 convolutions (AVX2, two threads: 0.69-0.94x its time).
+// dlc_conv_packed runs a channels-last convolution on the same packed
+// panels and micro-kernel shape: an indirect GEMM, as XNNPACK's are. Its
+// filters are packed once with k in (tap, channel) order, and the kernel
+// reads A in place, a run of one tap's channels at a time from six
+// pixels' addresses (a zero row in the padding), so nothing is copied per
+// call. Without AVX-512, oneDNN 2.6 runs windows wider than 1x1 on nChw8c
+// kernels, reordering NHWC activations in and out around each call.
 //
 // Why here and only on AVX2: oneDNN's AVX-512 GEMM kernels (and its
 // brgemm) are faster than this 6 x 16 AVX2 kernel, so a CPU with AVX-512
@@ -154,7 +154,7 @@ private:
 // 16 floats of C at c = lo, hi (+ C where `add`, else + the 16 floats at
 // `bias` where it is given).
 __attribute__((target("avx2,fma"), always_inline)) inline void
-dlc_store_x16(float *c, dlc_f8 lo, dlc_f8 hi, bool add, const float *bias) {
+dlc_store_x16(float *c, dlc_f8 lo, dlc_f8 hi, bool add, const float *bias = nullptr) {
   if (add) {
     lo += *(const dlc_f8u *)c;
     hi += *(const dlc_f8u *)(c + 8);
@@ -165,88 +165,74 @@ dlc_store_x16(float *c, dlc_f8 lo, dlc_f8 hi, bool add, const float *bias) {
   *(dlc_f8u *)c = lo;
   *(dlc_f8u *)(c + 8) = hi;
 }
-// An A panel (6 rows, kc columns) holds element (r, k) at a[r * rs + k *
-// ks]: column by column (rs 1, ks 6: what dlc_sgemm_packed packs from a
-// matrix, one cache line for the six broadcasts of a k) or, kRowsA, row by
-// row (rs kc, ks 1: a convolution's, whose packing then copies runs of
-// channels as they are instead of transposing them).
-template <bool kRowsA> constexpr int64_t dlc_a_rs(int64_t kc) { return kRowsA ? kc : 1; }
-template <bool kRowsA> constexpr int64_t dlc_a_ks() { return kRowsA ? 1 : DLC_MR; }
-// C (6 x 16, rows ldc apart) = (add ? C : bias) + A panel x B panel (kc x
-// 16); when `next` is given, one line of it a k is fetched into L2 (the
-// next B panel, from memory: a layer's weights rarely stay in L3).
-template <bool kRowsA>
+// C (6 x 16, rows ldc apart) = (add ? C : 0) + A panel (kc x 6) x B panel
+// (kc x 16); when `next` is given, one line of it a k is fetched into L2
+// (the next B panel, from memory: a layer's weights rarely stay in L3).
 __attribute__((target("avx2,fma"), always_inline)) inline void
 dlc_gemm_6x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, bool add,
-              const float *bias, const float *next) {
+              const float *next) {
   dlc_f8 c00 = {}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  const int64_t rs = dlc_a_rs<kRowsA>(kc);
 #pragma GCC unroll 4
-  for (int64_t k = 0; k < kc; ++k, a += dlc_a_ks<kRowsA>(), b += DLC_NR) {
+  for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
     if (next)
       __builtin_prefetch(next + k * DLC_NR, 0, 2); // into L2
     const dlc_f8 b0 = *(const dlc_f8 *)b, b1 = *(const dlc_f8 *)(b + 8);
-    dlc_f8 x = dlc_bcast8(a), y = dlc_bcast8(a + rs);
+    dlc_f8 x = dlc_bcast8(a), y = dlc_bcast8(a + 1);
     c00 = dlc_fma8(x, b0, c00), c01 = dlc_fma8(x, b1, c01);
     c10 = dlc_fma8(y, b0, c10), c11 = dlc_fma8(y, b1, c11);
-    x = dlc_bcast8(a + 2 * rs), y = dlc_bcast8(a + 3 * rs);
+    x = dlc_bcast8(a + 2), y = dlc_bcast8(a + 3);
     c20 = dlc_fma8(x, b0, c20), c21 = dlc_fma8(x, b1, c21);
     c30 = dlc_fma8(y, b0, c30), c31 = dlc_fma8(y, b1, c31);
-    x = dlc_bcast8(a + 4 * rs), y = dlc_bcast8(a + 5 * rs);
+    x = dlc_bcast8(a + 4), y = dlc_bcast8(a + 5);
     c40 = dlc_fma8(x, b0, c40), c41 = dlc_fma8(x, b1, c41);
     c50 = dlc_fma8(y, b0, c50), c51 = dlc_fma8(y, b1, c51);
   }
   const dlc_f8 row[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
                             {c30, c31}, {c40, c41}, {c50, c51}};
   for (int r = 0; r < DLC_MR; ++r, c += ldc)
-    dlc_store_x16(c, row[r][0], row[r][1], add, bias);
+    dlc_store_x16(c, row[r][0], row[r][1], add);
 }
 // The first `R` (1 to 5) rows of the 6 x 16 product: the last rows of a
 // call. Each lane does the 6 x 16 kernel's operations in its order, so a
 // row's bits do not depend on the rows computed with it.
-template <bool kRowsA, int R>
+template <int R>
 __attribute__((target("avx2,fma"), always_inline)) inline void
-dlc_gemm_rows_x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, bool add,
-                  const float *bias) {
+dlc_gemm_rows_x16(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, bool add) {
   dlc_f8 acc[R][2] = {};
-  const int64_t rs = dlc_a_rs<kRowsA>(kc);
-  for (int64_t k = 0; k < kc; ++k, a += dlc_a_ks<kRowsA>(), b += DLC_NR) {
+  for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
     const dlc_f8 b0 = *(const dlc_f8 *)b, b1 = *(const dlc_f8 *)(b + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const dlc_f8 x = dlc_bcast8(a + r * rs);
+      const dlc_f8 x = dlc_bcast8(a + r);
       acc[r][0] = dlc_fma8(x, b0, acc[r][0]);
       acc[r][1] = dlc_fma8(x, b1, acc[r][1]);
     }
   }
   for (int r = 0; r < R; ++r, c += ldc)
-    dlc_store_x16(c, acc[r][0], acc[r][1], add, bias);
+    dlc_store_x16(c, acc[r][0], acc[r][1], add);
 }
-template <bool kRowsA>
 __attribute__((target("avx2,fma"), always_inline)) inline void
 dlc_gemm_tail_x16(int rows, int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                  bool add, const float *bias) {
+                  bool add) {
   switch (rows) {
-  case 1: dlc_gemm_rows_x16<kRowsA, 1>(kc, a, b, c, ldc, add, bias); break;
-  case 2: dlc_gemm_rows_x16<kRowsA, 2>(kc, a, b, c, ldc, add, bias); break;
-  case 3: dlc_gemm_rows_x16<kRowsA, 3>(kc, a, b, c, ldc, add, bias); break;
-  case 4: dlc_gemm_rows_x16<kRowsA, 4>(kc, a, b, c, ldc, add, bias); break;
-  case 5: dlc_gemm_rows_x16<kRowsA, 5>(kc, a, b, c, ldc, add, bias); break;
-  default: dlc_gemm_6x16<kRowsA>(kc, a, b, c, ldc, add, bias, nullptr); break;
+  case 1: dlc_gemm_rows_x16<1>(kc, a, b, c, ldc, add); break;
+  case 2: dlc_gemm_rows_x16<2>(kc, a, b, c, ldc, add); break;
+  case 3: dlc_gemm_rows_x16<3>(kc, a, b, c, ldc, add); break;
+  case 4: dlc_gemm_rows_x16<4>(kc, a, b, c, ldc, add); break;
+  case 5: dlc_gemm_rows_x16<5>(kc, a, b, c, ldc, add); break;
+  default: dlc_gemm_6x16(kc, a, b, c, ldc, add, nullptr); break;
   }
 }
 // One row of A times 4 panels of B (64 columns; panels kc x 16 apart):
 // each lane does the 6 x 16 kernel's operations in its order, with 8
 // chains of FMAs instead of 2 (a row's product is a chain of kc FMAs per
 // lane; 2 chains leave the FMA units waiting on their latency).
-template <bool kRowsA>
 __attribute__((target("avx2,fma"), always_inline)) inline void
-dlc_gemv_4x16(int64_t kc, const float *a, const float *b, float *c, bool add,
-              const float *bias) {
+dlc_gemv_4x16(int64_t kc, const float *a, const float *b, float *c, bool add) {
   dlc_f8 acc[8] = {};
   const int64_t panel = kc * DLC_NR;
-  for (int64_t k = 0; k < kc; ++k, a += dlc_a_ks<kRowsA>(), b += DLC_NR) {
+  for (int64_t k = 0; k < kc; ++k, a += DLC_MR, b += DLC_NR) {
     const dlc_f8 x = dlc_bcast8(a);
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q)
@@ -254,9 +240,7 @@ dlc_gemv_4x16(int64_t kc, const float *a, const float *b, float *c, bool add,
   }
   for (int q = 0; q < 8; ++q) {
     float *cq = c + q * 8;
-    *(dlc_f8u *)cq = add    ? acc[q] + *(const dlc_f8u *)cq
-                     : bias ? acc[q] + *(const dlc_f8u *)(bias + q * 8)
-                            : acc[q];
+    *(dlc_f8u *)cq = add ? acc[q] + *(const dlc_f8u *)cq : acc[q];
   }
 }
 // The rows of A one call packs: all of K for at most 1 MiB of them, 6 to
@@ -265,50 +249,14 @@ inline int64_t dlc_packed_gemm_mc(int64_t K) {
   const int64_t mc = (1 << 18) / K / DLC_MR * DLC_MR;
   return mc < DLC_MR ? DLC_MR : mc > 144 ? 144 : mc;
 }
-// A convolution's im2col matrix, read in place from channels-last
-// activations (an implicit GEMM): row m is the output pixel m of one
-// image's output rows from oh0 on, column k channel k % C of its window's
-// tap k / C (taps (kh, kw) row by row), zero where the tap is padding.
-struct DlcConvRows {
-  const float *x; // the image, H x W x C
-  int64_t C, H, W, KW, OW, sh, sw, pt, pl, dh, dw, oh0;
-};
-// Rows [r0, r0 + 6) (those under mr real, the rest zero) and columns [k0,
-// k0 + kc) of the im2col matrix as one A panel, row by row: runs of one
-// tap's channels copied (or zeroed, in the padding) as they are.
-inline void dlc_pack_conv_rows(float *d, const DlcConvRows &v, int64_t r0, int64_t mr,
-                               int64_t k0, int64_t kc) {
-  for (int64_t r = 0; r < DLC_MR; ++r, d += kc) {
-    if (r >= mr) {
-      memset(d, 0, kc * sizeof(float));
-      continue;
-    }
-    const int64_t m = r0 + r, oh = v.oh0 + m / v.OW, ow = m % v.OW;
-    for (int64_t k = k0; k < k0 + kc;) {
-      const int64_t tap = k / v.C, c = k % v.C, kh = tap / v.KW, kw = tap % v.KW;
-      const int64_t len = v.C - c < k0 + kc - k ? v.C - c : k0 + kc - k;
-      const int64_t ih = oh * v.sh - v.pt + kh * v.dh, iw = ow * v.sw - v.pl + kw * v.dw;
-      if (ih < 0 || ih >= v.H || iw < 0 || iw >= v.W)
-        memset(d + (k - k0), 0, len * sizeof(float));
-      else
-        memcpy(d + (k - k0), v.x + (ih * v.W + iw) * v.C + c, len * sizeof(float));
-      k += len;
-    }
-  }
-}
 // Columns [first, last) of rows x N of C (rows ldc apart, c at column 0) =
-// bias (when given: N floats) + op(A) x the packed B, where A is rows x K
-// (rows lda apart, or transposed: K x rows) or, where `conv` is given, a
-// convolution's im2col matrix; apack holds dlc_packed_gemm_mc(K) x K
-// floats (panels row by row for a convolution: kRowsA). noipa: compiled
-// once, not cloned per call site's constant arguments (that was ~1 s of
-// GPT-2 small's host compile); a template, so that a module compiles only
-// the kind it calls.
-template <bool kRowsA>
-__attribute__((target("avx2,fma"), noipa)) void
+// op(A) (rows x K; rows lda apart, or transposed: K x rows) x the packed
+// B; apack holds dlc_packed_gemm_mc(K) x K floats. noipa: compiled once,
+// not cloned per call site's constant arguments (that was ~1 s of GPT-2
+// small's host compile).
+__attribute__((target("avx2,fma"), noipa)) inline void
 dlc_sgemm_packed(bool ta, int64_t rows, const float *a, int64_t lda, const DlcPackedB &p,
-                 float *c, int64_t ldc, float *apack, int64_t first, int64_t last,
-                 const float *bias, const DlcConvRows *conv) {
+                 float *c, int64_t ldc, float *apack, int64_t first, int64_t last) {
   const int64_t K = p.K, MC = dlc_packed_gemm_mc(K);
   alignas(32) float tile[DLC_MR * DLC_NR];
   for (int64_t m0 = 0; m0 < rows; m0 += MC) {
@@ -319,10 +267,6 @@ dlc_sgemm_packed(bool ta, int64_t rows, const float *a, int64_t lda, const DlcPa
       for (int64_t i = 0; i < mp; ++i) {
         float *d = apack + k0 * mp * DLC_MR + i * kc * DLC_MR;
         const int64_t r0 = m0 + i * DLC_MR, mr = rows - r0 < DLC_MR ? rows - r0 : DLC_MR;
-        if (kRowsA) {
-          dlc_pack_conv_rows(d, *conv, r0, mr, k0, kc);
-          continue;
-        }
         for (int64_t r = 0; r < DLC_MR; ++r) {
           if (r >= mr)
             for (int64_t k = 0; k < kc; ++k)
@@ -346,12 +290,11 @@ dlc_sgemm_packed(bool ta, int64_t rows, const float *a, int64_t lda, const DlcPa
         const int64_t kc = K - k0 < DLC_KC ? K - k0 : DLC_KC;
         const float *ap = apack + k0 * mp * DLC_MR;
         const bool add = k0 > 0;
-        const float *b0 = add ? nullptr : bias;
         for (int64_t j = j0; j < j1; ++j) {
           const float *bp = p.data + k0 * p.panels * DLC_NR + j * kc * DLC_NR;
           // A single row: 4 whole panels at a time where this call has them.
           if (rows == 1 && j + 4 <= j1 && j * DLC_NR >= first && (j + 4) * DLC_NR <= last) {
-            dlc_gemv_4x16<kRowsA>(kc, ap, bp, c + j * DLC_NR, add, b0 ? b0 + j * DLC_NR : nullptr);
+            dlc_gemv_4x16(kc, ap, bp, c + j * DLC_NR, add);
             j += 3;
             continue;
           }
@@ -364,20 +307,16 @@ dlc_sgemm_packed(bool ta, int64_t rows, const float *a, int64_t lda, const DlcPa
             float *cc = c + r0 * ldc + n0;
             const float *ai = ap + i * kc * DLC_MR;
             if (qa == 0 && qb == DLC_NR) {
-              const float *bj = b0 ? b0 + n0 : nullptr;
               if (mr == DLC_MR)
-                dlc_gemm_6x16<kRowsA>(kc, ai, bp, cc, ldc, add, bj, i == 0 ? next : nullptr);
+                dlc_gemm_6x16(kc, ai, bp, cc, ldc, add, i == 0 ? next : nullptr);
               else
-                dlc_gemm_tail_x16<kRowsA>((int)mr, kc, ai, bp, cc, ldc, add, bj);
+                dlc_gemm_tail_x16((int)mr, kc, ai, bp, cc, ldc, add);
               continue;
             }
-            // A part of a panel (bias has no 16 floats past n0 to read).
-            dlc_gemm_tail_x16<kRowsA>((int)mr, kc, ai, bp, tile, DLC_NR, false, nullptr);
+            dlc_gemm_tail_x16((int)mr, kc, ai, bp, tile, DLC_NR, false);
             for (int64_t r = 0; r < mr; ++r)
               for (int64_t q = qa; q < qb; ++q)
-                cc[r * ldc + q] = add  ? tile[r * DLC_NR + q] + cc[r * ldc + q]
-                                  : b0 ? tile[r * DLC_NR + q] + b0[n0 + q]
-                                       : tile[r * DLC_NR + q];
+                cc[r * ldc + q] = add ? tile[r * DLC_NR + q] + cc[r * ldc + q] : tile[r * DLC_NR + q];
           }
         }
       }
@@ -411,7 +350,7 @@ inline void dlc_sgemm_weights(Fallback fallback, bool ta, bool tb, int64_t m, in
                               int64_t ldb, float *c, int64_t ldc) {
   if (const DlcPackedB *p = dlc_packed_weights_for(b, tb, k, n, ldb))
     if (float *apack = dlc_packed_gemm_scratch(k)) {
-      dlc_sgemm_packed<false>(ta, m, a, lda, *p, c, ldc, apack, 0, n, nullptr, nullptr);
+      dlc_sgemm_packed(ta, m, a, lda, *p, c, ldc, apack, 0, n);
       return;
     }
   fallback(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
@@ -425,36 +364,158 @@ inline void dlc_sgemv_weights(Fallback fallback, bool tb, int64_t n, int64_t k, 
                               int64_t last) {
   if (const DlcPackedB *p = dlc_packed_weights_for(b, tb, k, n, ldb))
     if (float *apack = dlc_packed_gemm_scratch(k)) {
-      dlc_sgemm_packed<false>(false, 1, a, k, *p, c, n, apack, first, last, nullptr, nullptr);
+      dlc_sgemm_packed(false, 1, a, k, *p, c, n, apack, first, last);
       return;
     }
   fallback(false, tb, 1, last - first, k, a, k, tb ? b + first * ldb : b + first, ldb, c + first,
            n);
 }
-// Rows [first, last) ((image, output row) pairs) of a channels-last
-// convolution of one group whose filters are a module weight, as implicit
-// GEMMs on its packed filters: y holds element `flat` of the result at
-// y[flat - yBase]. False, having written nothing, where this process does
-// not pack (or cannot): the caller runs oneDNN's primitive
-// (DnnlConvPrelude.cpp, which defines DlcConvShape: a template, as a module
-// without convolutions has no such type).
+// A convolution's A, read in place (an indirect GEMM): a k block of the
+// im2col matrix is a few runs of one tap's channels, each given by the
+// addresses of its six rows' (pixels') first channel. A row in the padding,
+// or past the call's rows, reads dlc_conv_zeros.
+struct DlcConvRun {
+  const float *row[DLC_MR];
+  int64_t len;
+};
+alignas(64) const float dlc_conv_zeros[DLC_KC] = {};
+// The first `rows` rows of C (6 x 16, rows ldc apart) = (add ? C : bias) +
+// the runs' rows x the B panel (their lengths' sum x 16): the 6 x 16
+// kernel's operations in its order, each lane a chain of FMAs over k; when
+// `next` is given, one line of it a k is fetched into L2 (the next panel).
+__attribute__((target("avx2,fma"), always_inline)) inline void
+dlc_conv_6x16(const DlcConvRun *runs, int64_t nruns, const float *b, float *c, int64_t ldc,
+              int64_t rows, bool add, const float *bias, const float *next) {
+  dlc_f8 c00 = {}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t q = 0; q < nruns; ++q) {
+    const float *a0 = runs[q].row[0], *a1 = runs[q].row[1], *a2 = runs[q].row[2],
+                *a3 = runs[q].row[3], *a4 = runs[q].row[4], *a5 = runs[q].row[5];
+    const int64_t len = runs[q].len;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < len; ++k, b += DLC_NR) {
+      if (next)
+        __builtin_prefetch(next + k * DLC_NR, 0, 2); // into L2
+      const dlc_f8 b0 = *(const dlc_f8 *)b, b1 = *(const dlc_f8 *)(b + 8);
+      dlc_f8 x = dlc_bcast8(a0 + k), y = dlc_bcast8(a1 + k);
+      c00 = dlc_fma8(x, b0, c00), c01 = dlc_fma8(x, b1, c01);
+      c10 = dlc_fma8(y, b0, c10), c11 = dlc_fma8(y, b1, c11);
+      x = dlc_bcast8(a2 + k), y = dlc_bcast8(a3 + k);
+      c20 = dlc_fma8(x, b0, c20), c21 = dlc_fma8(x, b1, c21);
+      c30 = dlc_fma8(y, b0, c30), c31 = dlc_fma8(y, b1, c31);
+      x = dlc_bcast8(a4 + k), y = dlc_bcast8(a5 + k);
+      c40 = dlc_fma8(x, b0, c40), c41 = dlc_fma8(x, b1, c41);
+      c50 = dlc_fma8(y, b0, c50), c51 = dlc_fma8(y, b1, c51);
+    }
+    if (next)
+      next += len * DLC_NR;
+  }
+  const dlc_f8 row[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                            {c30, c31}, {c40, c41}, {c50, c51}};
+  for (int r = 0; r < rows; ++r, c += ldc)
+    dlc_store_x16(c, row[r][0], row[r][1], add, bias);
+}
+// The runs of k block [k0, k0 + kc) of a convolution's im2col rows [r0,
+// r0 + 6) (those from `rows` on read zeros); row m is the output pixel m
+// of the image x's output rows from oh0 on, column k channel k % C of tap
+// k / C (taps (kh, kw) row by row). Returns the number of runs.
 template <typename Shape>
-inline bool dlc_conv_packed(const Shape &s, const float *x, const float *w,
-                            const float *bias, float *y, int64_t yBase, int64_t first,
-                            int64_t last) {
-  const int64_t taps = s.KH * s.KW, K = s.C * taps;
-  const DlcPackedB *p = dlc_packed_weights_for(w, true, K, s.O, K, taps);
-  float *apack = p ? dlc_packed_gemm_scratch(K) : nullptr;
-  if (!apack)
+inline int64_t dlc_conv_runs(DlcConvRun *runs, const Shape &s, const float *x, int64_t oh0,
+                             int64_t rows, int64_t r0, int64_t k0, int64_t kc) {
+  int64_t n = 0;
+  for (int64_t k = k0; k < k0 + kc; ++n) {
+    const int64_t tap = k / s.C, ch = k % s.C, kh = tap / s.KW, kw = tap % s.KW;
+    const int64_t len = s.C - ch < k0 + kc - k ? s.C - ch : k0 + kc - k;
+    for (int64_t r = 0; r < DLC_MR; ++r) {
+      const int64_t m = r0 + r, oh = oh0 + m / s.OW, ow = m % s.OW;
+      const int64_t ih = oh * s.sh - s.pt + kh * s.dh, iw = ow * s.sw - s.pl + kw * s.dw;
+      runs[n].row[r] = m >= rows || ih < 0 || ih >= s.H || iw < 0 || iw >= s.W
+                           ? dlc_conv_zeros
+                           : x + (ih * s.W + iw) * s.C + ch;
+    }
+    runs[n].len = len;
+    k += len;
+  }
+  return n;
+}
+// Rows [first, last) ((image, output row) pairs) of a channels-last
+// convolution of one group whose filters are a module weight, on its
+// packed filters: y holds element `flat` of the result at y[flat - yBase].
+// The loops are dlc_sgemm_packed's (column blocks of C in L2, the B panel
+// in L1 while the row panels pass), with A read in place; the last
+// columns, a part of a panel, go through a tile.
+// False, having written nothing, where this process does not pack (or
+// cannot): the caller runs oneDNN's primitive (DnnlConvPrelude.cpp, which
+// defines DlcConvShape: a template, as a module without convolutions has
+// no such type).
+template <typename Shape>
+__attribute__((target("avx2,fma"))) bool
+dlc_conv_packed(const Shape &s, const float *x, const float *w, const float *bias, float *y,
+                int64_t yBase, int64_t first, int64_t last) {
+  const int64_t taps = s.KH * s.KW, K = s.C * taps, N = s.O;
+  const DlcPackedB *p = dlc_packed_weights_for(w, true, K, N, K, taps);
+  if (!p)
     return false;
+  // The runs of every k block, for up to MC rows: at most one run more
+  // than the taps a block spans.
+  constexpr int64_t MC = 144, MP = MC / DLC_MR;
+  const int64_t blocks = (K + DLC_KC - 1) / DLC_KC,
+                perBlock = (DLC_KC + s.C - 1) / s.C + 1;
+  DlcConvRun *runs = (DlcConvRun *)dlc_gemm_scratch(
+      3, (int64_t)(MP * blocks * perBlock * sizeof(DlcConvRun) / sizeof(float)) + 1);
+  if (!runs)
+    return false;
+  int64_t count[(1 << 16) / DLC_KC + 1]; // runs of each k block (K < 2^16)
+  if (blocks > (int64_t)(sizeof(count) / sizeof(count[0])))
+    return false;
+  alignas(32) float tile[DLC_MR * DLC_NR];
   while (first < last) {
-    const int64_t n = first / s.OH, a = first % s.OH,
-                  b = s.OH < a + (last - first) ? s.OH : a + (last - first);
-    const DlcConvRows rows{x + n * s.H * s.W * s.C, s.C, s.H, s.W, s.KW, s.OW, s.sh, s.sw,
-                           s.pt, s.pl, s.dh, s.dw, a};
-    dlc_sgemm_packed<true>(false, (b - a) * s.OW, nullptr, 0, *p,
-                     y + (n * s.OH + a) * s.OW * s.O - yBase, s.O, apack, 0, s.O, bias, &rows);
-    first += b - a;
+    const int64_t n = first / s.OH, oh0 = first % s.OH,
+                  oh1 = s.OH < oh0 + (last - first) ? s.OH : oh0 + (last - first);
+    const float *image = x + n * s.H * s.W * s.C;
+    float *c = y + (n * s.OH + oh0) * s.OW * N - yBase;
+    const int64_t rows = (oh1 - oh0) * s.OW;
+    for (int64_t m0 = 0; m0 < rows; m0 += MC) {
+      const int64_t mc = rows - m0 < MC ? rows - m0 : MC, mp = (mc + DLC_MR - 1) / DLC_MR;
+      // runs[(b * MP + i) * perBlock + q]: k block b, row panel i, run q.
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t k0 = b * DLC_KC, kc = K - k0 < DLC_KC ? K - k0 : DLC_KC;
+        for (int64_t i = 0; i < mp; ++i)
+          count[b] = dlc_conv_runs(runs + (b * MP + i) * perBlock, s, image, oh0, rows,
+                                   m0 + i * DLC_MR, k0, kc);
+      }
+      int64_t blockPanels = (1 << 15) / (mp * DLC_MR) / DLC_NR;
+      blockPanels = blockPanels < 1 ? 1 : blockPanels;
+      for (int64_t j0 = 0; j0 < p->panels; j0 += blockPanels) {
+        const int64_t j1 = j0 + blockPanels < p->panels ? j0 + blockPanels : p->panels;
+        for (int64_t b = 0; b < blocks; ++b) {
+          const int64_t k0 = b * DLC_KC, kc = K - k0 < DLC_KC ? K - k0 : DLC_KC;
+          const bool add = b > 0;
+          for (int64_t j = j0; j < j1; ++j) {
+            const float *bp = p->data + k0 * p->panels * DLC_NR + j * kc * DLC_NR;
+            const int64_t n0 = j * DLC_NR, nr = N - n0 < DLC_NR ? N - n0 : DLC_NR;
+            const float *bj = add || !bias ? nullptr : bias + n0;
+            for (int64_t i = 0; i < mp; ++i) {
+              const int64_t r0 = m0 + i * DLC_MR, mr = rows - r0 < DLC_MR ? rows - r0 : DLC_MR;
+              const DlcConvRun *ri = runs + (b * MP + i) * perBlock;
+              float *cc = c + r0 * N + n0;
+              if (nr == DLC_NR) {
+                dlc_conv_6x16(ri, count[b], bp, cc, N, mr, add, bj,
+                              i == 0 && j + 1 < j1 ? bp + kc * DLC_NR : nullptr);
+                continue;
+              }
+              dlc_conv_6x16(ri, count[b], bp, tile, DLC_NR, mr, false, nullptr, nullptr);
+              for (int64_t r = 0; r < mr; ++r)
+                for (int64_t q = 0; q < nr; ++q)
+                  cc[r * N + q] = add    ? tile[r * DLC_NR + q] + cc[r * N + q]
+                                  : bias ? tile[r * DLC_NR + q] + bias[n0 + q]
+                                         : tile[r * DLC_NR + q];
+            }
+          }
+        }
+      }
+    }
+    first += oh1 - oh0;
   }
   return true;
 }
