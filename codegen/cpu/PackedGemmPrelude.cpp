@@ -73,7 +73,7 @@ constexpr int64_t DLC_MR = 6, DLC_NR = 16, DLC_KC = 256;
 // columns past N zero. A convolution's filters (OIHW: N x K transposed,
 // K = C x taps) with more than one tap are packed with k in the order
 // (tap, channel), the order in which channels-last activations hold a
-// window (DlcConvRows).
+// window (DlcConvRun).
 struct DlcPackedB {
   const float *source;
   bool tb;
