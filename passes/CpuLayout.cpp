@@ -71,7 +71,9 @@ Value transpose(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> perm) {
 /// code generator's own rule for NCHW ones, Contraction.cpp, is narrower:
 /// there the reorders of the activations cost what a 1x1 convolution on
 /// a large image gains).
-bool runsOnDnnl(Conv2dOp conv) {
+/// `packing`: CpuPackedGemm.h's mode where the CPU compiling packs, else
+/// Off.
+bool runsOnDnnl(Conv2dOp conv, CpuPackedGemm packing) {
   auto w = conv.getW().getType();
   auto y = conv.getResult().getType();
   if (conv.getChannelsLast() ||
@@ -115,9 +117,7 @@ bool runsOnDnnl(Conv2dOp conv) {
   bool grouped = conv.getGroups() != 1, pointwise = ws[2] * ws[3] == 1;
   int64_t reduction = ws[1] * ws[2] * ws[3];
   bool longEnough = grouped || reduction >= 27;
-  CpuPackedGemm packing = cpuPackedGemmFromEnv();
-  bool packed = hostCpuPacks(packing) &&
-                packedConvolution(ws[1] * conv.getGroups(), ws[0], ws[2], ws[3],
+  bool packed = packedConvolution(ws[1] * conv.getGroups(), ws[0], ws[2], ws[3],
                                   conv.getGroups(), packing);
   return flopsPerImage >= 400'000 && longEnough &&
          (grouped || pointwise || packed || ys[2] * ys[3] >= 64);
@@ -199,9 +199,12 @@ struct CpuLayoutPass : public dlc::impl::DlcCpuLayoutBase<CpuLayoutPass> {
     const char *layout = std::getenv("DLC_CPU_LAYOUT");
     if ((library && std::string(library) == "gemm") || (layout && std::string(layout) == "nchw"))
       return;
+    CpuPackedGemm packing = cpuPackedGemmFromEnv();
+    if (!hostCpuPacks(packing))
+      packing = CpuPackedGemm::Off;
     SmallVector<Conv2dOp> convs;
     getOperation().walk([&](Conv2dOp conv) {
-      if (runsOnDnnl(conv))
+      if (runsOnDnnl(conv, packing))
         convs.push_back(conv);
     });
     if (convs.empty())

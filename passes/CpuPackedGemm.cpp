@@ -28,6 +28,10 @@ bool hostCpuPacks(CpuPackedGemm mode) {
 #endif
 }
 
+bool packedProduct(int64_t K, int64_t N, CpuPackedGemm mode) {
+  return mode == CpuPackedGemm::Always || (mode == CpuPackedGemm::Auto && K * N >= (1 << 18));
+}
+
 bool packedConvolution(int64_t C, int64_t O, int64_t KH, int64_t KW, int64_t groups,
                        CpuPackedGemm mode) {
   if (mode == CpuPackedGemm::Off || groups != 1 || KH * KW < 2)

@@ -30,12 +30,21 @@ CpuPackedGemm cpuPackedGemmFromEnv();
 /// module will most likely run on, the one compiling it.
 bool hostCpuPacks(CpuPackedGemm mode);
 
+/// Whether an f32 product by a module weight B (K x N, one matrix for
+/// every batch) runs on the packed GEMM where the CPU packs: under Auto,
+/// weights of 1 MiB or more (smaller ones stay in L2, where oneDNN's GEMV
+/// and small GEMMs are faster: the MNIST MLP's 784 x 128 layer at batch 1,
+/// 6 against 9 us). B alone decides, never the rows, so that a module
+/// compiled for a range of a dimension computes the bits of one compiled
+/// for its size (test/e2e/dynamic_dim.py).
+bool packedProduct(int64_t K, int64_t N, CpuPackedGemm mode);
+
 /// Whether an f32 convolution of module filters (O x C x KH x KW, `groups`
 /// groups) in channels-last layout runs as an implicit GEMM on its packed
 /// filters where the CPU packs, before oneDNN's primitive: one group and a
 /// window wider than 1x1 (oneDNN's 1x1 kernels beat it), and under Auto
-/// enough channels on both sides that copying the windows' channel runs
-/// costs little beside the product (ResNet-50's 3x3 convolutions of 64 to
+/// enough channels on both sides that reading the windows' runs of
+/// channels in place costs little beside the product (ResNet-50's 3x3 convolutions of 64 to
 /// 512 channels, AVX2: 0.69-0.94x oneDNN's time, 32 to 32 channels 1.10x,
 /// its 7x7 stem on RGB 2.2x).
 bool packedConvolution(int64_t C, int64_t O, int64_t KH, int64_t KW, int64_t groups,

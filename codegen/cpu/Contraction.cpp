@@ -36,19 +36,12 @@ static const char *sgemmFor(bool transposeB, int64_t ldb) {
 }
 
 /// Whether an f32 product by B runs dlc_sgemm_weights or dlc_sgemv_weights
-/// (B packed once, PackedGemmPrelude.cpp): B is a module weight of 1 MiB
-/// or more (smaller ones stay in L2, where oneDNN's GEMV and small GEMMs
-/// are faster: the MNIST MLP's 784 x 128 layer at batch 1, 6 against 9 us),
-/// one matrix for every batch. The choice depends on B alone, never on the
-/// rows, so that a module compiled for a range of a dimension computes the
-/// bits of one compiled for its size (test/e2e/dynamic_dim.py).
-/// DLC_CPU_PACKED_GEMM=2 packs every weight (tests); the prelude adds the
-/// CPU's condition.
+/// (B packed once, PackedGemmPrelude.cpp): B is a whole module weight the
+/// rule of CpuPackedGemm.h takes; the prelude adds the CPU's condition.
 static bool multipliesByWeights(const CpuTarget &target, DType dtype, int64_t K, int64_t N,
                                 const std::string &bBase, bool constantB) {
-  using Packed = CpuTarget::PackedGemm;
-  return target.packedGemm != Packed::Off && dtype == DType::F32 && constantB && bBase == "0" &&
-         (target.packedGemm == Packed::Always || K * N >= (1 << 18));
+  return dtype == DType::F32 && constantB && bBase == "0" &&
+         packedProduct(K, N, target.packedGemm);
 }
 
 std::string StageContext::rowsBegin(int64_t unitRows) const {

@@ -70,8 +70,9 @@ static Emitted emitAll(const LoweredModule &m) {
   // $DLC_CPU_WINOGRAD=0: 3x3 convolutions on oneDNN's direct kernels only.
   if (const char *winograd = std::getenv("DLC_CPU_WINOGRAD"))
     target.winograd = std::string(winograd) != "0";
-  // $DLC_CPU_PACKED_GEMM=0|1|2: matmuls by module weights on the packed
-  // GEMM never, where it wins (the default), or on every AVX2 CPU.
+  // $DLC_CPU_PACKED_GEMM=0|1|2: matmuls by module weights and
+  // channels-last convolutions on the packed GEMM never, where it wins (the
+  // default), or on every AVX2 CPU.
   target.packedGemm = cpuPackedGemmFromEnv();
   Emitted e;
   llvm::StringMap<std::string> bodyOf; // code -> the body's name
@@ -104,7 +105,7 @@ static Emitted emitAll(const LoweredModule &m) {
                           : "";
   const bool packed = e.source.find("dlc_sgemm_weights(") != std::string::npos ||
                       e.source.find("dlc_sgemv_weights(") != std::string::npos ||
-                    e.source.find("dlc_conv_packed(") != std::string::npos;
+                      e.source.find("dlc_conv_packed(") != std::string::npos;
   e.source = target.prelude() + (e.usesDnnlConv ? target.dnnlConvPrelude() : "") +
              (e.usesBlas ? dgemm + target.blasPrelude() : "") +
              (packed ? target.packedGemmPrelude() : "") + e.source;
