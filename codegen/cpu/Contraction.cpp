@@ -256,15 +256,20 @@ ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
     bias = ctx.operand(conv.getBias());
 }
 
-/// Whether oneDNN is asked for Winograd first (F(4x4, 3x3) or F(2x2, 3x3)
-/// on AVX-512; the prelude falls back to the direct kernels where it has
-/// none): 3x3 windows, unit strides and dilations, one group, padding of at
-/// most one, channels in multiples of its 16-wide blocks. On ResNet-50's
-/// 3x3 convolutions (bench/cpu/conv_bench.cpp, one thread) it runs 1.3-3.1x
-/// faster than the direct kernels; the price is rounding: Winograd's
-/// transforms add and subtract products before the filter's sum, so its
-/// error against the f64 oracle is a few times the direct kernels' (tests
-/// keep their tolerances; DLC_CPU_WINOGRAD=0 turns it off).
+/// Whether a convolution runs as Winograd first: on the packed GEMM where
+/// the CPU packs (dlc_conv_winograd, F(2x2, 3x3); ResNet-50's 3x3s of 64
+/// to 256 channels on two AVX2 threads 0.6-0.8x the packed implicit
+/// GEMM's time, 512 channels at 7x7 0.9x), else oneDNN's (F(4x4, 3x3) or
+/// F(2x2, 3x3) on AVX-512; the prelude falls back to the direct kernels
+/// where it has none): 3x3 windows, unit strides and dilations, one group,
+/// padding of at most one, channels in multiples of its 16-wide blocks. On
+/// ResNet-50's 3x3 convolutions (bench/cpu/conv_bench.cpp, one thread)
+/// oneDNN's runs 1.3-3.1x faster than its direct kernels; the price is
+/// rounding: Winograd's transforms add and subtract products before the
+/// filter's sum, so its error against the f64 oracle is a few times the
+/// direct kernels' (F(2x2, 3x3)'s on ResNet-50's logits: the same RMS
+/// error as the implicit GEMM's; tests keep their tolerances;
+/// DLC_CPU_WINOGRAD=0 turns it off).
 static bool winogradCandidate(const ConvStage &s, const CpuTarget &target) {
   return target.winograd && s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 &&
          s.dw == 1 && s.G == 1 && s.pt <= 1 && s.pl <= 1 && s.C % 16 == 0 && s.O % 16 == 0;
@@ -288,14 +293,31 @@ static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const ConvStage &s, i
       (s.bias ? addressOf(*s.bias, "0") : "nullptr") + ", " + Y.ptr + ", " +
       (Y.base.empty() ? "0" : Y.base) + ", " + ctx.rowsBegin(rows) + ", " + ctx.rowsEnd(rows);
   ctx.usesDnnlConv = true;
-  std::string packed;
-  if (conv.getChannelsLast() &&
-      packedConvolution(s.C, s.O, s.KH, s.KW, s.G, ctx.target.packedGemm)) {
-    ctx.usesBlas = true; // the packed GEMM's scratch is the blas prelude's
-    packed = "!dlc_conv_packed(" + shape + ", " + operands + ") && ";
+  const std::string dnnl = "!dlc_conv_dnnl(" + shape + ", " +
+                           (conv.getChannelsLast() ? "true" : "false") + ", " + operands + ")";
+  ConvEpilogue *tail = ctx.epilogue;
+  if (!conv.getChannelsLast() ||
+      !packedConvolution(s.C, s.O, s.KH, s.KW, s.G, ctx.target.packedGemm)) {
+    ctx.out.open("if (" + dnnl + ")");
+    return;
   }
-  ctx.out.open("if (" + packed + "!dlc_conv_dnnl(" + shape + ", " +
-               (conv.getChannelsLast() ? "true" : "false") + ", " + operands + "))");
+  ctx.usesBlas = true; // the packed GEMM's scratch is the blas prelude's
+  if (!tail) {
+    ctx.out.open("if (!dlc_conv_packed(" + shape + ", " + operands + ") && " + dnnl + ")");
+    return;
+  }
+  // The packed kernel stores the kernel's result, tail applied; where it
+  // declines, oneDNN or the loops compute the stage and the result loops
+  // apply the tail, inside this block.
+  const Buffer &R = tail->result;
+  ctx.out.open("if (!dlc_conv_packed(" + shape + ", " + addressOf(s.X, "0") + ", " +
+               addressOf(s.Wt, "0") + ", " + (s.bias ? addressOf(*s.bias, "0") : "nullptr") +
+               ", " + R.ptr + ", " + (R.base.empty() ? "0" : R.base) + ", " +
+               ctx.rowsBegin(rows) + ", " + ctx.rowsEnd(rows) + ", DlcConvEpilogue{" +
+               (tail->residual ? addressOf(*tail->residual, "0") : "nullptr") + ", " +
+               (tail->relu ? "true" : "false") + "}))");
+  tail->taken = true;
+  ctx.out.open("if (" + dnnl + ")");
 }
 
 /// A channels-last convolution (dlc-cpu-layout made it for oneDNN): rows

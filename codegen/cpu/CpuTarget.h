@@ -41,8 +41,8 @@ public:
   /// Which f32 convolutions with module weights run on oneDNN's primitive
   /// (Contraction.cpp): Auto where it was measured to win, else all or none.
   enum class ConvLibrary { Auto, Dnnl, Gemm } convLibrary = ConvLibrary::Auto;
-  /// 3x3 stride-1 convolutions on oneDNN ask for its Winograd kernels
-  /// first (Contraction.cpp: winogradCandidate).
+  /// 3x3 stride-1 convolutions run as Winograd first: dlc's own on the
+  /// packed GEMM, or oneDNN's (Contraction.cpp: winogradCandidate).
   bool winograd = true;
   /// Let results that are reshapes/transposes of stage rows split over
   /// those rows (AnalysisOptions::remapStores).

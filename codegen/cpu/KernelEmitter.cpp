@@ -150,6 +150,7 @@ private:
   Buffer scratch(Value value, bool rows, const char *prefix);
   void emitStage(Operation *op);
   std::optional<unsigned> resultComputedInPlace(Operation *stage) const;
+  std::optional<ConvEpilogue> convTail(Operation *stage) const;
   int64_t workPerRow() const;
   int64_t innermostStoreBlock(llvm::ArrayRef<unsigned> group,
                               llvm::ArrayRef<int64_t> shape) const;
@@ -175,6 +176,8 @@ private:
   std::vector<Buffer> results;
   /// The result the last stage computes in (resultComputedInPlace).
   std::optional<unsigned> stageResultInPlace;
+  /// The last stage's tail, where a convolution applies it (convTail).
+  std::optional<ConvEpilogue> epilogue;
   DataChecks &checks;
   uint32_t index;
   ElementalEmitter elemental;
@@ -406,6 +409,60 @@ CpuKernelEmitter::resultComputedInPlace(Operation *stage) const {
   return found;
 }
 
+/// The tail of a kernel whose last stage is a channels-last f32
+/// convolution, where it is one dlc_conv_packed can apply as it stores
+/// (ResNet's conv + ReLU and conv + residual + ReLU): the kernel's one
+/// result is relu?(conv + residual?) of the convolution's shape, stored
+/// as it is iterated, the residual a kernel argument. A result in place of
+/// an argument must be in place of the residual, read nowhere else: the
+/// packed kernel writes it as the convolution's reads go on.
+std::optional<ConvEpilogue> CpuKernelEmitter::convTail(Operation *stage) const {
+  auto conv = dyn_cast<Conv2dOp>(stage);
+  if (!conv || !conv.getChannelsLast() || stage != analysis.stages.back() ||
+      analysis.stageResultsThroughScratch || kernel.results.size() != 1 ||
+      analysis.iterated[0] != kernel.results[0] || elementDType(conv.getResult()) != DType::F32)
+    return std::nullopt;
+  ConvEpilogue tail;
+  llvm::SmallVector<Operation *, 2> ops;
+  Value v = kernel.results[0];
+  if (auto relu = v.getDefiningOp<ReluOp>()) {
+    tail.relu = true;
+    ops.push_back(relu);
+    v = relu.getX();
+  }
+  std::optional<unsigned> residualArg;
+  if (auto add = v.getDefiningOp<AddOp>()) {
+    Value other = add.getLhs() == conv.getResult() ? add.getRhs() : add.getLhs();
+    auto arg = llvm::find(kernel.args, other);
+    if (arg == kernel.args.end() || other.getType() != conv.getResult().getType())
+      return std::nullopt;
+    residualArg = arg - kernel.args.begin();
+    ops.push_back(add);
+    v = conv.getResult();
+  }
+  if (v != conv.getResult() || ops.empty())
+    return std::nullopt;
+  // Nothing else is computed after the convolution.
+  bool after = false;
+  for (Operation *op : kernel.body) {
+    if (after && !llvm::is_contained(ops, op))
+      return std::nullopt;
+    after |= op == stage;
+  }
+  if (kernel.inplace[0] >= 0) {
+    if (!residualArg || kernel.inplace[0] != int64_t(*residualArg))
+      return std::nullopt;
+    Value residual = kernel.args[*residualArg];
+    for (Operation *user : residual.getUsers())
+      if (user != ops.back() && llvm::is_contained(kernel.body, user))
+        return std::nullopt;
+  }
+  tail.result = results[0];
+  if (residualArg)
+    tail.residual = buffers.lookup(kernel.args[*residualArg]);
+  return tail;
+}
+
 void CpuKernelEmitter::emitStage(Operation *op) {
   Value result = op->getResult(0);
   body.line("// " + describeOp(op) + " -> " + dtypeName(elementDType(result)) +
@@ -421,6 +478,8 @@ void CpuKernelEmitter::emitStage(Operation *op) {
                    [this](Value v) { return operand(v); }, out};
   ctx.checks = &checks;
   ctx.kernelOp = kernel.op;
+  epilogue = convTail(op);
+  ctx.epilogue = epilogue ? &*epilogue : nullptr;
   ctx.isConstant = [this](Value v) {
     auto arg = llvm::find(kernel.args, v);
     return arg != kernel.args.end() && kernel.constantArgs[arg - kernel.args.begin()];
@@ -615,6 +674,8 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   for (auto &[from, to] : copies)
     body.line("memcpy(" + to.ptr + ", " + from.ptr + ", " +
               str(numel(from.shape) * elementSize(from.dtype)) + ");");
+  if (epilogue && epilogue->taken)
+    body.close(); // the block of the paths other than dlc_conv_packed's
 
   // Header comment: what the kernel computes and how it splits.
   CodeWriter head, text;

@@ -73,18 +73,17 @@ constexpr int64_t DLC_MR = 6, DLC_NR = 16, DLC_KC = 256;
 // columns past N zero. A convolution's filters (OIHW: N x K transposed,
 // K = C x taps) with more than one tap are packed with k in the order
 // (tap, channel), the order in which channels-last activations hold a
-// window (DlcConvRun).
+// window (DlcConvRun). taps = DLC_WINOGRAD_TAPS: 3x3 filters (N x K x 3 x
+// 3) as Winograd F(2x2, 3x3)'s 16 transformed K x N matrices, one after
+// the other (dlc_conv_winograd).
+constexpr int64_t DLC_WINOGRAD_TAPS = -16;
 struct DlcPackedB {
   const float *source;
   bool tb;
   int64_t K, N, ldb, taps, panels;
   float *data;
 };
-inline float *dlc_pack_b(const DlcPackedB &p) {
-  float *data = (float *)aligned_alloc(64, (size_t)((p.K * p.panels * DLC_NR * 4 + 63) / 64 * 64));
-  if (!data)
-    return nullptr;
-  float *d = data;
+inline void dlc_pack_b_into(const DlcPackedB &p, float *d) {
   const int64_t C = p.K / p.taps;
   for (int64_t k0 = 0; k0 < p.K; k0 += DLC_KC) {
     const int64_t kc = p.K - k0 < DLC_KC ? p.K - k0 : DLC_KC;
@@ -96,6 +95,50 @@ inline float *dlc_pack_b(const DlcPackedB &p) {
           d[c] = c >= nr ? 0.0f : p.tb ? p.source[(n0 + c) * p.ldb + kk] : p.source[kk * p.ldb + n0 + c];
       }
     }
+  }
+}
+// Winograd F(2x2, 3x3)'s filters: U = G g G^T for each filter g (3 x 3,
+// of output o and channel c), G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0
+// 1]; element (i, j) of every U is matrix 4i + j, K (channels) x N
+// (outputs), packed.
+inline bool dlc_pack_winograd_into(const DlcPackedB &p, float *d) {
+  float *u = (float *)malloc((size_t)(16 * p.N * p.K * 4)); // [16][N][K]
+  if (!u)
+    return false;
+  for (int64_t o = 0; o < p.N; ++o)
+    for (int64_t c = 0; c < p.K; ++c) {
+      const float *g = p.source + (o * p.K + c) * 9;
+      double t[4][3]; // G g
+      for (int j = 0; j < 3; ++j) {
+        t[0][j] = g[j];
+        t[1][j] = 0.5 * ((double)g[j] + g[3 + j] + g[6 + j]);
+        t[2][j] = 0.5 * ((double)g[j] - g[3 + j] + g[6 + j]);
+        t[3][j] = g[6 + j];
+      }
+      for (int i = 0; i < 4; ++i) {
+        const double v[4] = {t[i][0], 0.5 * (t[i][0] + t[i][1] + t[i][2]),
+                             0.5 * (t[i][0] - t[i][1] + t[i][2]), t[i][2]};
+        for (int j = 0; j < 4; ++j)
+          u[((4 * i + j) * p.N + o) * p.K + c] = (float)v[j];
+      }
+    }
+  for (int m = 0; m < 16; ++m)
+    dlc_pack_b_into(DlcPackedB{u + m * p.N * p.K, true, p.K, p.N, p.K, 1, p.panels, nullptr},
+                    d + m * p.K * p.panels * DLC_NR);
+  free(u);
+  return true;
+}
+inline float *dlc_pack_b(const DlcPackedB &p) {
+  const int64_t matrices = p.taps == DLC_WINOGRAD_TAPS ? 16 : 1;
+  float *data = (float *)aligned_alloc(
+      64, (size_t)((matrices * p.K * p.panels * DLC_NR * 4 + 63) / 64 * 64));
+  if (!data)
+    return nullptr;
+  if (matrices == 1)
+    dlc_pack_b_into(p, data);
+  else if (!dlc_pack_winograd_into(p, data)) {
+    free(data);
+    return nullptr;
   }
   return data;
 }
@@ -379,13 +422,58 @@ struct DlcConvRun {
   int64_t len;
 };
 alignas(64) const float dlc_conv_zeros[DLC_KC] = {};
-// The first `rows` rows of C (6 x 16, rows ldc apart) = (add ? C : bias) +
-// the runs' rows x the B panel (their lengths' sum x 16): the 6 x 16
-// kernel's operations in its order, each lane a chain of FMAs over k; when
-// `next` is given, one line of it a k is fetched into L2 (the next panel).
+// What a convolution's packed kernel applies to its result as it stores it,
+// in the order of the loop it replaces (conv + bias, + residual, ReLU):
+// `residual` (the result's shape and layout, element `flat` at
+// residual[flat]; it may be the result itself, each element read before it
+// is written) added with the first k block, dlc.relu (NaN kept, -0 made +0)
+// with the last.
+struct DlcConvEpilogue {
+  const float *residual;
+  bool relu;
+};
+// dlc.relu on eight lanes: x where x > 0 or x is NaN, else +0.
+__attribute__((target("avx2,fma"), always_inline)) inline dlc_f8 dlc_relu8(dlc_f8 x) {
+  typedef int dlc_i8 __attribute__((vector_size(32)));
+  const dlc_f8 zero = {};
+  return (dlc_f8)(~(dlc_i8)(x <= zero) & (dlc_i8)x);
+}
+inline float dlc_relu1(float x) { return x > 0.0f || x != x ? x : 0.0f; }
+// 16 floats of a convolution's C at c = lo, hi + (C where `add`, else the
+// bias where given, then the residual's 16 floats at `res` where given),
+// ReLU'd where `relu`.
+__attribute__((target("avx2,fma"), always_inline)) inline void
+dlc_conv_store_x16(float *c, dlc_f8 lo, dlc_f8 hi, bool add, const float *bias,
+                   const float *res, bool relu) {
+  if (add) {
+    lo += *(const dlc_f8u *)c;
+    hi += *(const dlc_f8u *)(c + 8);
+  } else {
+    if (bias) {
+      lo += *(const dlc_f8u *)bias;
+      hi += *(const dlc_f8u *)(bias + 8);
+    }
+    if (res) {
+      lo += *(const dlc_f8u *)res;
+      hi += *(const dlc_f8u *)(res + 8);
+    }
+  }
+  if (relu) {
+    lo = dlc_relu8(lo);
+    hi = dlc_relu8(hi);
+  }
+  *(dlc_f8u *)c = lo;
+  *(dlc_f8u *)(c + 8) = hi;
+}
+// The first `rows` rows of C (6 x 16, rows ldc apart) = (add ? C : bias +
+// residual rows at res, ldc apart) + the runs' rows x the B panel (their
+// lengths' sum x 16), ReLU'd where `relu`: the 6 x 16 kernel's operations
+// in its order, each lane a chain of FMAs over k; when `next` is given, one
+// line of it a k is fetched into L2 (the next panel).
 __attribute__((target("avx2,fma"), always_inline)) inline void
 dlc_conv_6x16(const DlcConvRun *runs, int64_t nruns, const float *b, float *c, int64_t ldc,
-              int64_t rows, bool add, const float *bias, const float *next) {
+              int64_t rows, bool add, const float *bias, const float *res, bool relu,
+              const float *next) {
   dlc_f8 c00 = {}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (int64_t q = 0; q < nruns; ++q) {
@@ -413,7 +501,7 @@ dlc_conv_6x16(const DlcConvRun *runs, int64_t nruns, const float *b, float *c, i
   const dlc_f8 row[6][2] = {{c00, c01}, {c10, c11}, {c20, c21},
                             {c30, c31}, {c40, c41}, {c50, c51}};
   for (int r = 0; r < rows; ++r, c += ldc)
-    dlc_store_x16(c, row[r][0], row[r][1], add, bias);
+    dlc_conv_store_x16(c, row[r][0], row[r][1], add, bias, res ? res + r * ldc : nullptr, relu);
 }
 // The runs of k block [k0, k0 + kc) of a convolution's im2col rows [r0,
 // r0 + 6) (those from `rows` on read zeros); row m is the output pixel m
@@ -438,9 +526,124 @@ inline int64_t dlc_conv_runs(DlcConvRun *runs, const Shape &s, const float *x, i
   }
   return n;
 }
+// 4 x 4 values of eight lanes each.
+struct DlcTile4 {
+  dlc_f8 v[4][4];
+};
+// Winograd F(2x2, 3x3) (Lavin and Gray, 2015) of a channels-last 3x3
+// convolution of stride and dilation 1, rows [first, last) as
+// dlc_conv_packed: each 2x2 block of outputs, on the image's grid of even
+// rows and columns (so a pixel's bits do not depend on how rows are
+// split), is A^T [U . V] A, where V = B^T d B transforms the 4x4 input
+// window d and U the filter (dlc_pack_winograd_into): 16 products of
+// (tiles x C) by (C x O) on the packed GEMM instead of 9 (2.25x fewer
+// multiplications; the transforms add and subtract, so the error against
+// the f64 oracle is a few times the direct product's, as for oneDNN's
+// Winograd). Tiles go through in chunks of tile rows whose V and M (the
+// products) take about 1 MiB each. False, having written nothing, where
+// this process does not pack or the channels are not whole vectors.
+template <typename Shape>
+__attribute__((target("avx2,fma"))) bool
+dlc_conv_winograd(const Shape &s, const float *x, const float *w, const float *bias, float *y,
+                  int64_t yBase, int64_t first, int64_t last, DlcConvEpilogue e) {
+  const int64_t C = s.C, O = s.O;
+  if (C % 8 || O % 8)
+    return false;
+  const DlcPackedB *p = dlc_packed_weights_for(w, true, C, O, C * 9, DLC_WINOGRAD_TAPS);
+  if (!p)
+    return false;
+  const int64_t tw = (s.OW + 1) / 2, widest = C > O ? C : O,
+                matrix = C * p->panels * DLC_NR; // floats of one packed U
+  int64_t chunk = (1 << 18) / (16 * tw * widest); // tile rows
+  chunk = chunk < 1 ? 1 : chunk;
+  float *V = dlc_gemm_scratch(0, 16 * chunk * tw * C), *M = dlc_gemm_scratch(1, 16 * chunk * tw * O),
+        *apack = dlc_packed_gemm_scratch(C);
+  if (!V || !M || !apack)
+    return false;
+  const dlc_f8 zero = {};
+  while (first < last) {
+    const int64_t n = first / s.OH, oh0 = first % s.OH,
+                  oh1 = s.OH < oh0 + (last - first) ? s.OH : oh0 + (last - first);
+    const float *image = x + n * s.H * s.W * C;
+    float *yi = y + n * s.OH * s.OW * O - yBase;
+    const float *ri = e.residual ? e.residual + n * s.OH * s.OW * O : nullptr;
+    for (int64_t t0 = oh0 / 2; t0 < (oh1 + 1) / 2; t0 += chunk) {
+      const int64_t t1 = (oh1 + 1) / 2 < t0 + chunk ? (oh1 + 1) / 2 : t0 + chunk,
+                    T = (t1 - t0) * tw;
+      // V = B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+      for (int64_t tile = 0; tile < T; ++tile) {
+        const int64_t ih0 = 2 * (t0 + tile / tw) - s.pt, iw0 = 2 * (tile % tw) - s.pl;
+        const float *at[4][4];
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j) {
+            const int64_t ih = ih0 + i, iw = iw0 + j;
+            at[i][j] = ih < 0 || ih >= s.H || iw < 0 || iw >= s.W ? nullptr
+                                                                 : image + (ih * s.W + iw) * C;
+          }
+        for (int64_t c = 0; c < C; c += 8) {
+          DlcTile4 d, t;
+          for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j)
+              d.v[i][j] = at[i][j] ? *(const dlc_f8u *)(at[i][j] + c) : zero;
+          for (int j = 0; j < 4; ++j) {
+            t.v[0][j] = d.v[0][j] - d.v[2][j];
+            t.v[1][j] = d.v[1][j] + d.v[2][j];
+            t.v[2][j] = d.v[2][j] - d.v[1][j];
+            t.v[3][j] = d.v[1][j] - d.v[3][j];
+          }
+          float *v = V + tile * C + c;
+          for (int i = 0; i < 4; ++i, v += 4 * T * C) {
+            *(dlc_f8u *)v = t.v[i][0] - t.v[i][2];
+            *(dlc_f8u *)(v + T * C) = t.v[i][1] + t.v[i][2];
+            *(dlc_f8u *)(v + 2 * T * C) = t.v[i][2] - t.v[i][1];
+            *(dlc_f8u *)(v + 3 * T * C) = t.v[i][1] - t.v[i][3];
+          }
+        }
+      }
+      for (int m = 0; m < 16; ++m) {
+        DlcPackedB u = *p;
+        u.data = p->data + m * matrix;
+        u.K = C;
+        dlc_sgemm_packed(false, T, V + m * T * C, C, u, M + m * T * O, O, apack, 0, O);
+      }
+      // Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1]; + bias, + residual, ReLU.
+      for (int64_t tile = 0; tile < T; ++tile) {
+        const int64_t oh = 2 * (t0 + tile / tw), ow = 2 * (tile % tw);
+        for (int64_t o = 0; o < O; o += 8) {
+          DlcTile4 mm;
+          for (int k = 0; k < 16; ++k)
+            mm.v[k / 4][k % 4] = *(const dlc_f8u *)(M + (k * T + tile) * O + o);
+          dlc_f8 r[2][4];
+          for (int j = 0; j < 4; ++j) {
+            r[0][j] = mm.v[0][j] + mm.v[1][j] + mm.v[2][j];
+            r[1][j] = mm.v[1][j] - mm.v[2][j] - mm.v[3][j];
+          }
+          for (int i = 0; i < 2; ++i) {
+            if (oh + i < oh0 || oh + i >= oh1)
+              continue;
+            for (int j = 0; j < 2; ++j) {
+              if (ow + j >= s.OW)
+                continue;
+              dlc_f8 v = j == 0 ? r[i][0] + r[i][1] + r[i][2] : r[i][1] - r[i][2] - r[i][3];
+              const int64_t at = ((oh + i) * s.OW + ow + j) * O + o;
+              if (bias)
+                v += *(const dlc_f8u *)(bias + o);
+              if (ri)
+                v += *(const dlc_f8u *)(ri + at);
+              *(dlc_f8u *)(yi + at) = e.relu ? dlc_relu8(v) : v;
+            }
+          }
+        }
+      }
+    }
+    first += oh1 - oh0;
+  }
+  return true;
+}
 // Rows [first, last) ((image, output row) pairs) of a channels-last
 // convolution of one group whose filters are a module weight, on its
-// packed filters: y holds element `flat` of the result at y[flat - yBase].
+// packed filters, with the epilogue `e` applied: y holds element `flat` of
+// the result at y[flat - yBase].
 // The loops are dlc_sgemm_packed's (column blocks of C in L2, the B panel
 // in L1 while the row panels pass), with A read in place; the last
 // columns, a part of a panel, go through a tile.
@@ -451,7 +654,9 @@ inline int64_t dlc_conv_runs(DlcConvRun *runs, const Shape &s, const float *x, i
 template <typename Shape>
 __attribute__((target("avx2,fma"))) bool
 dlc_conv_packed(const Shape &s, const float *x, const float *w, const float *bias, float *y,
-                int64_t yBase, int64_t first, int64_t last) {
+                int64_t yBase, int64_t first, int64_t last, DlcConvEpilogue e = {}) {
+  if (s.winograd && dlc_conv_winograd(s, x, w, bias, y, yBase, first, last, e))
+    return true;
   const int64_t taps = s.KH * s.KW, K = s.C * taps, N = s.O;
   const DlcPackedB *p = dlc_packed_weights_for(w, true, K, N, K, taps);
   if (!p)
@@ -474,6 +679,7 @@ dlc_conv_packed(const Shape &s, const float *x, const float *w, const float *bia
                   oh1 = s.OH < oh0 + (last - first) ? s.OH : oh0 + (last - first);
     const float *image = x + n * s.H * s.W * s.C;
     float *c = y + (n * s.OH + oh0) * s.OW * N - yBase;
+    const float *res = e.residual ? e.residual + (n * s.OH + oh0) * s.OW * N : nullptr;
     const int64_t rows = (oh1 - oh0) * s.OW;
     for (int64_t m0 = 0; m0 < rows; m0 += MC) {
       const int64_t mc = rows - m0 < MC ? rows - m0 : MC, mp = (mc + DLC_MR - 1) / DLC_MR;
@@ -490,7 +696,7 @@ dlc_conv_packed(const Shape &s, const float *x, const float *w, const float *bia
         const int64_t j1 = j0 + blockPanels < p->panels ? j0 + blockPanels : p->panels;
         for (int64_t b = 0; b < blocks; ++b) {
           const int64_t k0 = b * DLC_KC, kc = K - k0 < DLC_KC ? K - k0 : DLC_KC;
-          const bool add = b > 0;
+          const bool add = b > 0, relu = e.relu && b + 1 == blocks;
           for (int64_t j = j0; j < j1; ++j) {
             const float *bp = p->data + k0 * p->panels * DLC_NR + j * kc * DLC_NR;
             const int64_t n0 = j * DLC_NR, nr = N - n0 < DLC_NR ? N - n0 : DLC_NR;
@@ -499,17 +705,27 @@ dlc_conv_packed(const Shape &s, const float *x, const float *w, const float *bia
               const int64_t r0 = m0 + i * DLC_MR, mr = rows - r0 < DLC_MR ? rows - r0 : DLC_MR;
               const DlcConvRun *ri = runs + (b * MP + i) * perBlock;
               float *cc = c + r0 * N + n0;
+              const float *rr = add || !res ? nullptr : res + r0 * N + n0;
               if (nr == DLC_NR) {
-                dlc_conv_6x16(ri, count[b], bp, cc, N, mr, add, bj,
+                dlc_conv_6x16(ri, count[b], bp, cc, N, mr, add, bj, rr, relu,
                               i == 0 && j + 1 < j1 ? bp + kc * DLC_NR : nullptr);
                 continue;
               }
-              dlc_conv_6x16(ri, count[b], bp, tile, DLC_NR, mr, false, nullptr, nullptr);
+              dlc_conv_6x16(ri, count[b], bp, tile, DLC_NR, mr, false, nullptr, nullptr, false,
+                            nullptr);
               for (int64_t r = 0; r < mr; ++r)
-                for (int64_t q = 0; q < nr; ++q)
-                  cc[r * N + q] = add    ? tile[r * DLC_NR + q] + cc[r * N + q]
-                                  : bias ? tile[r * DLC_NR + q] + bias[n0 + q]
-                                         : tile[r * DLC_NR + q];
+                for (int64_t q = 0; q < nr; ++q) {
+                  float v = tile[r * DLC_NR + q];
+                  if (add)
+                    v += cc[r * N + q];
+                  else {
+                    if (bj)
+                      v += bj[q];
+                    if (rr)
+                      v += rr[r * N + q];
+                  }
+                  cc[r * N + q] = relu ? dlc_relu1(v) : v;
+                }
             }
           }
         }

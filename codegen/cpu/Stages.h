@@ -19,8 +19,24 @@
 #include "codegen/cpu/CpuTarget.h"
 
 #include <functional>
+#include <optional>
 
 namespace dlc::codegen {
+
+/// The element-wise tail of a kernel whose last stage is a convolution,
+/// which dlc_conv_packed can apply as it stores (DlcConvEpilogue): the
+/// kernel's one result is relu?(conv + residual?), the residual a kernel
+/// argument of the result's shape.
+struct ConvEpilogue {
+  Buffer result;
+  std::optional<Buffer> residual;
+  bool relu = false;
+  /// Set by the convolution's emitter when it opened `if
+  /// (!dlc_conv_packed(..., epilogue))` around its other paths: the kernel
+  /// emitter closes that block after the result loops, which run only
+  /// where the packed kernel did not.
+  bool taken = false;
+};
 
 struct StageContext {
   const CpuTarget &target;
@@ -41,6 +57,9 @@ struct StageContext {
   DataChecks *checks = nullptr;
   /// The kernel's top-level op (what a failed scratch allocation names).
   mlir::Operation *kernelOp = nullptr;
+  /// The last stage's element-wise tail, where it is one a convolution can
+  /// apply (ConvEpilogue).
+  ConvEpilogue *epilogue = nullptr;
 
   /// The first and one-past-last row of the stage's own row space, where
   /// the stage has `unitRows` rows (e.g. batch x M for a matmul) and the
