@@ -256,23 +256,30 @@ ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
     bias = ctx.operand(conv.getBias());
 }
 
-/// Whether a convolution runs as Winograd first: on the packed GEMM where
-/// the CPU packs (dlc_conv_winograd, F(2x2, 3x3); ResNet-50's 3x3s of 64
-/// to 256 channels on two AVX2 threads 0.6-0.8x the packed implicit
-/// GEMM's time, 512 channels at 7x7 0.9x), else oneDNN's (F(4x4, 3x3) or
-/// F(2x2, 3x3) on AVX-512; the prelude falls back to the direct kernels
-/// where it has none): 3x3 windows, unit strides and dilations, one group,
-/// padding of at most one, channels in multiples of its 16-wide blocks. On
-/// ResNet-50's 3x3 convolutions (bench/cpu/conv_bench.cpp, one thread)
-/// oneDNN's runs 1.3-3.1x faster than its direct kernels; the price is
-/// rounding: Winograd's transforms add and subtract products before the
-/// filter's sum, so its error against the f64 oracle is a few times the
-/// direct kernels' (F(2x2, 3x3)'s on ResNet-50's logits: the same RMS
-/// error as the implicit GEMM's; tests keep their tolerances;
-/// DLC_CPU_WINOGRAD=0 turns it off).
-static bool winogradCandidate(const ConvStage &s, const CpuTarget &target) {
-  return target.winograd && s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 &&
-         s.dw == 1 && s.G == 1 && s.pt <= 1 && s.pl <= 1 && s.C % 16 == 0 && s.O % 16 == 0;
+/// Whether a convolution runs as Winograd first, and dlc's output block
+/// (0: no): on the packed GEMM where the CPU packs (dlc_conv_winograd),
+/// else oneDNN's (F(4x4, 3x3) or F(2x2, 3x3) on AVX-512; the prelude falls
+/// back to the direct kernels where it has none): 3x3 windows, unit
+/// strides and dilations, one group, padding of at most one, channels in
+/// multiples of its 16-wide blocks. dlc's F(4x4, 3x3) where the image has
+/// 28 rows and columns or more, else F(2x2, 3x3): its blocks of 4 rows are
+/// computed whole by each call that has one of their rows, which wastes
+/// much of a call of a few rows. On ResNet-50, two AVX2 threads, against
+/// the packed implicit GEMM: its 3x3s at 56x56 and 28x28 F(4x4) 0.65 and
+/// 0.6x (F(2x2) 0.75 and 0.65x), at 14x14 F(2x2) 0.7x (F(4x4) 1.0x), at
+/// 7x7 F(2x2) 0.9x. On ResNet-50's 3x3 convolutions (bench/cpu/conv_bench.cpp, one
+/// thread) oneDNN's runs 1.3-3.1x faster than its direct kernels. The
+/// price is rounding: Winograd's transforms add and subtract (and scale)
+/// products before the filter's sum, so its error against the f64 oracle
+/// is a few times the direct kernels' (ResNet-50's logits: RMS error
+/// relative to their RMS 3.44e-7 direct, 3.48e-7 with F(2x2), 3.54e-7 with
+/// F(4x4) too; tests keep their tolerances; DLC_CPU_WINOGRAD=0 turns it
+/// off).
+static int64_t winogradCandidate(const ConvStage &s, const CpuTarget &target) {
+  if (!(target.winograd && s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 &&
+        s.dw == 1 && s.G == 1 && s.pt <= 1 && s.pl <= 1 && s.C % 16 == 0 && s.O % 16 == 0))
+    return 0;
+  return s.OH >= 28 && s.OW >= 28 ? 4 : 2;
 }
 
 /// The call to dlc_conv_dnnl (DnnlConvPrelude.cpp) for this call's `rows`
@@ -283,7 +290,7 @@ static bool winogradCandidate(const ConvStage &s, const CpuTarget &target) {
 static void openDnnlConv(Conv2dOp conv, StageContext &ctx, const ConvStage &s, int64_t rows) {
   std::string shape;
   for (int64_t v : {s.C, s.H, s.W, s.O, s.KH, s.KW, s.OH, s.OW, s.sh, s.sw, s.pt, s.pl, s.dh,
-                    s.dw, s.G, int64_t(winogradCandidate(s, ctx.target))})
+                    s.dw, s.G, winogradCandidate(s, ctx.target)})
     shape += (shape.empty() ? "DlcConvShape{" : ", ") + str(v);
   shape += "}";
   const Buffer &Y = ctx.result;

@@ -73,10 +73,9 @@ constexpr int64_t DLC_MR = 6, DLC_NR = 16, DLC_KC = 256;
 // columns past N zero. A convolution's filters (OIHW: N x K transposed,
 // K = C x taps) with more than one tap are packed with k in the order
 // (tap, channel), the order in which channels-last activations hold a
-// window (DlcConvRun). taps = DLC_WINOGRAD_TAPS: 3x3 filters (N x K x 3 x
-// 3) as Winograd F(2x2, 3x3)'s 16 transformed K x N matrices, one after
-// the other (dlc_conv_winograd).
-constexpr int64_t DLC_WINOGRAD_TAPS = -16;
+// window (DlcConvRun). Negative taps: 3x3 filters (N x K x 3 x 3) as
+// Winograd F(RxR, 3x3)'s -taps transformed K x N matrices, one after the
+// other (dlc_conv_winograd; -16 for R = 2, -36 for R = 4).
 struct DlcPackedB {
   const float *source;
   bool tb;
@@ -97,39 +96,82 @@ inline void dlc_pack_b_into(const DlcPackedB &p, float *d) {
     }
   }
 }
-// Winograd F(2x2, 3x3)'s filters: U = G g G^T for each filter g (3 x 3,
-// of output o and channel c), G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0
-// 1]; element (i, j) of every U is matrix 4i + j, K (channels) x N
-// (outputs), packed.
+// Winograd F(R, 3)'s transforms on one line of values (Lavin and Gray,
+// 2015): u (R + 2) = G g of a filter line g (3, in double: the filters
+// are transformed once), y (R + 2) = B^T x of an input line, y (R) = A^T
+// x of a product line. R = 2: interpolation points 0, 1, -1, infinity; R =
+// 4: 0, 1, -1, 2, -2, infinity.
+inline void dlc_wino_filter(int R, const double *g, double *u) {
+  if (R == 2) {
+    u[0] = g[0], u[1] = 0.5 * (g[0] + g[1] + g[2]), u[2] = 0.5 * (g[0] - g[1] + g[2]), u[3] = g[2];
+    return;
+  }
+  u[0] = g[0] / 4;
+  u[1] = -(g[0] + g[1] + g[2]) / 6;
+  u[2] = -(g[0] - g[1] + g[2]) / 6;
+  u[3] = g[0] / 24 + g[1] / 12 + g[2] / 6;
+  u[4] = g[0] / 24 - g[1] / 12 + g[2] / 6;
+  u[5] = g[2];
+}
+template <int R>
+__attribute__((target("avx2,fma"), always_inline)) inline void dlc_wino_in(const dlc_f8 *x,
+                                                                          dlc_f8 *y) {
+  if (R == 2) {
+    y[0] = x[0] - x[2], y[1] = x[1] + x[2], y[2] = x[2] - x[1], y[3] = x[1] - x[3];
+    return;
+  }
+  const dlc_f8 a = x[4] - 4.0f * x[2], b = x[3] - 4.0f * x[1], c = x[4] - x[2],
+               d = 2.0f * (x[3] - x[1]);
+  y[0] = 4.0f * x[0] - 5.0f * x[2] + x[4];
+  y[1] = a + b, y[2] = a - b, y[3] = c + d, y[4] = c - d;
+  y[5] = 4.0f * x[1] - 5.0f * x[3] + x[5];
+}
+template <int R>
+__attribute__((target("avx2,fma"), always_inline)) inline void dlc_wino_out(const dlc_f8 *x,
+                                                                           dlc_f8 *y) {
+  if (R == 2) {
+    y[0] = x[0] + x[1] + x[2], y[1] = x[1] - x[2] - x[3];
+    return;
+  }
+  const dlc_f8 a = x[1] + x[2], b = x[1] - x[2], c = x[3] + x[4], d = x[3] - x[4];
+  y[0] = x[0] + a + c;
+  y[1] = b + 2.0f * d;
+  y[2] = a + 4.0f * c;
+  y[3] = b + 8.0f * d + x[5];
+}
+// Winograd F(RxR, 3x3)'s filters: U = G g G^T for each filter g (3 x 3,
+// of output o and channel c); element (i, j) of every U is matrix (R + 2)
+// i + j, K (channels) x N (outputs), packed.
 inline bool dlc_pack_winograd_into(const DlcPackedB &p, float *d) {
-  float *u = (float *)malloc((size_t)(16 * p.N * p.K * 4)); // [16][N][K]
+  const int matrices = (int)-p.taps, A = matrices == 16 ? 4 : 6, R = A - 2;
+  float *u = (float *)malloc((size_t)(matrices * p.N * p.K * 4)); // [A * A][N][K]
   if (!u)
     return false;
   for (int64_t o = 0; o < p.N; ++o)
     for (int64_t c = 0; c < p.K; ++c) {
       const float *g = p.source + (o * p.K + c) * 9;
-      double t[4][3]; // G g
+      double t[6][3], col[3], line[6]; // t = G g
       for (int j = 0; j < 3; ++j) {
-        t[0][j] = g[j];
-        t[1][j] = 0.5 * ((double)g[j] + g[3 + j] + g[6 + j]);
-        t[2][j] = 0.5 * ((double)g[j] - g[3 + j] + g[6 + j]);
-        t[3][j] = g[6 + j];
+        for (int i = 0; i < 3; ++i)
+          col[i] = g[3 * i + j];
+        dlc_wino_filter(R, col, line);
+        for (int i = 0; i < A; ++i)
+          t[i][j] = line[i];
       }
-      for (int i = 0; i < 4; ++i) {
-        const double v[4] = {t[i][0], 0.5 * (t[i][0] + t[i][1] + t[i][2]),
-                             0.5 * (t[i][0] - t[i][1] + t[i][2]), t[i][2]};
-        for (int j = 0; j < 4; ++j)
-          u[((4 * i + j) * p.N + o) * p.K + c] = (float)v[j];
+      for (int i = 0; i < A; ++i) {
+        dlc_wino_filter(R, t[i], line); // row i of t G^T
+        for (int j = 0; j < A; ++j)
+          u[((A * i + j) * p.N + o) * p.K + c] = (float)line[j];
       }
     }
-  for (int m = 0; m < 16; ++m)
+  for (int m = 0; m < matrices; ++m)
     dlc_pack_b_into(DlcPackedB{u + m * p.N * p.K, true, p.K, p.N, p.K, 1, p.panels, nullptr},
                     d + m * p.K * p.panels * DLC_NR);
   free(u);
   return true;
 }
 inline float *dlc_pack_b(const DlcPackedB &p) {
-  const int64_t matrices = p.taps == DLC_WINOGRAD_TAPS ? 16 : 1;
+  const int64_t matrices = p.taps < 0 ? -p.taps : 1;
   float *data = (float *)aligned_alloc(
       64, (size_t)((matrices * p.K * p.panels * DLC_NR * 4 + 63) / 64 * 64));
   if (!data)
@@ -526,37 +568,36 @@ inline int64_t dlc_conv_runs(DlcConvRun *runs, const Shape &s, const float *x, i
   }
   return n;
 }
-// 4 x 4 values of eight lanes each.
-struct DlcTile4 {
-  dlc_f8 v[4][4];
-};
-// Winograd F(2x2, 3x3) (Lavin and Gray, 2015) of a channels-last 3x3
+// Winograd F(RxR, 3x3) (Lavin and Gray, 2015) of a channels-last 3x3
 // convolution of stride and dilation 1, rows [first, last) as
-// dlc_conv_packed: each 2x2 block of outputs, on the image's grid of even
-// rows and columns (so a pixel's bits do not depend on how rows are
-// split), is A^T [U . V] A, where V = B^T d B transforms the 4x4 input
-// window d and U the filter (dlc_pack_winograd_into): 16 products of
-// (tiles x C) by (C x O) on the packed GEMM instead of 9 (2.25x fewer
-// multiplications; the transforms add and subtract, so the error against
-// the f64 oracle is a few times the direct product's, as for oneDNN's
-// Winograd). Tiles go through in chunks of tile rows whose V and M (the
-// products) take about 1 MiB each. False, having written nothing, where
-// this process does not pack or the channels are not whole vectors.
-template <typename Shape>
+// dlc_conv_packed: each R x R block of outputs, on the image's grid of
+// rows and columns that are multiples of R (so a pixel's bits do not depend
+// on how rows are split), is A^T [U . V] A, where V = B^T d B transforms
+// the (R + 2) x (R + 2) input window d and U the filter
+// (dlc_pack_winograd_into): (R + 2)^2 products of (blocks x C) by (C x O)
+// on the packed GEMM, 2.25x (R = 2) or 4x (R = 4) fewer multiplications
+// than the direct product. The transforms add and subtract (and scale by
+// powers of two), so the error against the f64 oracle is a few times the
+// direct product's, as for oneDNN's Winograd. Blocks go through in chunks
+// of block rows whose V and M (the products) take about 1 MiB each. False,
+// having written nothing, where this process does not pack or the
+// channels are not whole vectors.
+template <int R, typename Shape>
 __attribute__((target("avx2,fma"))) bool
 dlc_conv_winograd(const Shape &s, const float *x, const float *w, const float *bias, float *y,
                   int64_t yBase, int64_t first, int64_t last, DlcConvEpilogue e) {
+  constexpr int A = R + 2, AA = A * A;
   const int64_t C = s.C, O = s.O;
   if (C % 8 || O % 8)
     return false;
-  const DlcPackedB *p = dlc_packed_weights_for(w, true, C, O, C * 9, DLC_WINOGRAD_TAPS);
+  const DlcPackedB *p = dlc_packed_weights_for(w, true, C, O, C * 9, -AA);
   if (!p)
     return false;
-  const int64_t tw = (s.OW + 1) / 2, widest = C > O ? C : O,
+  const int64_t tw = (s.OW + R - 1) / R, widest = C > O ? C : O,
                 matrix = C * p->panels * DLC_NR; // floats of one packed U
-  int64_t chunk = (1 << 18) / (16 * tw * widest); // tile rows
+  int64_t chunk = (1 << 18) / (AA * tw * widest); // block rows
   chunk = chunk < 1 ? 1 : chunk;
-  float *V = dlc_gemm_scratch(0, 16 * chunk * tw * C), *M = dlc_gemm_scratch(1, 16 * chunk * tw * O),
+  float *V = dlc_gemm_scratch(0, AA * chunk * tw * C), *M = dlc_gemm_scratch(1, AA * chunk * tw * O),
         *apack = dlc_packed_gemm_scratch(C);
   if (!V || !M || !apack)
     return false;
@@ -567,64 +608,59 @@ dlc_conv_winograd(const Shape &s, const float *x, const float *w, const float *b
     const float *image = x + n * s.H * s.W * C;
     float *yi = y + n * s.OH * s.OW * O - yBase;
     const float *ri = e.residual ? e.residual + n * s.OH * s.OW * O : nullptr;
-    for (int64_t t0 = oh0 / 2; t0 < (oh1 + 1) / 2; t0 += chunk) {
-      const int64_t t1 = (oh1 + 1) / 2 < t0 + chunk ? (oh1 + 1) / 2 : t0 + chunk,
-                    T = (t1 - t0) * tw;
-      // V = B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+    const int64_t tEnd = (oh1 + R - 1) / R;
+    for (int64_t t0 = oh0 / R; t0 < tEnd; t0 += chunk) {
+      const int64_t t1 = tEnd < t0 + chunk ? tEnd : t0 + chunk, T = (t1 - t0) * tw;
+      // V = B^T d B, each matrix T x C.
       for (int64_t tile = 0; tile < T; ++tile) {
-        const int64_t ih0 = 2 * (t0 + tile / tw) - s.pt, iw0 = 2 * (tile % tw) - s.pl;
-        const float *at[4][4];
-        for (int i = 0; i < 4; ++i)
-          for (int j = 0; j < 4; ++j) {
+        const int64_t ih0 = R * (t0 + tile / tw) - s.pt, iw0 = R * (tile % tw) - s.pl;
+        const float *at[A][A];
+        for (int i = 0; i < A; ++i)
+          for (int j = 0; j < A; ++j) {
             const int64_t ih = ih0 + i, iw = iw0 + j;
             at[i][j] = ih < 0 || ih >= s.H || iw < 0 || iw >= s.W ? nullptr
                                                                  : image + (ih * s.W + iw) * C;
           }
         for (int64_t c = 0; c < C; c += 8) {
-          DlcTile4 d, t;
-          for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j)
-              d.v[i][j] = at[i][j] ? *(const dlc_f8u *)(at[i][j] + c) : zero;
-          for (int j = 0; j < 4; ++j) {
-            t.v[0][j] = d.v[0][j] - d.v[2][j];
-            t.v[1][j] = d.v[1][j] + d.v[2][j];
-            t.v[2][j] = d.v[2][j] - d.v[1][j];
-            t.v[3][j] = d.v[1][j] - d.v[3][j];
+          dlc_f8 t[A][A], line[A], out[A];
+          for (int j = 0; j < A; ++j) {
+            for (int i = 0; i < A; ++i)
+              line[i] = at[i][j] ? *(const dlc_f8u *)(at[i][j] + c) : zero;
+            dlc_wino_in<R>(line, out);
+            for (int i = 0; i < A; ++i)
+              t[i][j] = out[i];
           }
-          float *v = V + tile * C + c;
-          for (int i = 0; i < 4; ++i, v += 4 * T * C) {
-            *(dlc_f8u *)v = t.v[i][0] - t.v[i][2];
-            *(dlc_f8u *)(v + T * C) = t.v[i][1] + t.v[i][2];
-            *(dlc_f8u *)(v + 2 * T * C) = t.v[i][2] - t.v[i][1];
-            *(dlc_f8u *)(v + 3 * T * C) = t.v[i][1] - t.v[i][3];
+          for (int i = 0; i < A; ++i) {
+            dlc_wino_in<R>(t[i], out);
+            for (int j = 0; j < A; ++j)
+              *(dlc_f8u *)(V + ((A * i + j) * T + tile) * C + c) = out[j];
           }
         }
       }
-      for (int m = 0; m < 16; ++m) {
+      for (int m = 0; m < AA; ++m) {
         DlcPackedB u = *p;
         u.data = p->data + m * matrix;
         u.K = C;
         dlc_sgemm_packed(false, T, V + m * T * C, C, u, M + m * T * O, O, apack, 0, O);
       }
-      // Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1]; + bias, + residual, ReLU.
+      // Y = A^T M A; + bias, + residual, ReLU.
       for (int64_t tile = 0; tile < T; ++tile) {
-        const int64_t oh = 2 * (t0 + tile / tw), ow = 2 * (tile % tw);
+        const int64_t oh = R * (t0 + tile / tw), ow = R * (tile % tw);
         for (int64_t o = 0; o < O; o += 8) {
-          DlcTile4 mm;
-          for (int k = 0; k < 16; ++k)
-            mm.v[k / 4][k % 4] = *(const dlc_f8u *)(M + (k * T + tile) * O + o);
-          dlc_f8 r[2][4];
-          for (int j = 0; j < 4; ++j) {
-            r[0][j] = mm.v[0][j] + mm.v[1][j] + mm.v[2][j];
-            r[1][j] = mm.v[1][j] - mm.v[2][j] - mm.v[3][j];
+          dlc_f8 r[R][A], line[A], out[R];
+          for (int j = 0; j < A; ++j) {
+            for (int i = 0; i < A; ++i)
+              line[i] = *(const dlc_f8u *)(M + ((A * i + j) * T + tile) * O + o);
+            dlc_wino_out<R>(line, out);
+            for (int i = 0; i < R; ++i)
+              r[i][j] = out[i];
           }
-          for (int i = 0; i < 2; ++i) {
+          for (int i = 0; i < R; ++i) {
             if (oh + i < oh0 || oh + i >= oh1)
               continue;
-            for (int j = 0; j < 2; ++j) {
-              if (ow + j >= s.OW)
-                continue;
-              dlc_f8 v = j == 0 ? r[i][0] + r[i][1] + r[i][2] : r[i][1] - r[i][2] - r[i][3];
+            dlc_wino_out<R>(r[i], out);
+            for (int j = 0; j < R && ow + j < s.OW; ++j) {
+              dlc_f8 v = out[j];
               const int64_t at = ((oh + i) * s.OW + ow + j) * O + o;
               if (bias)
                 v += *(const dlc_f8u *)(bias + o);
@@ -655,7 +691,8 @@ template <typename Shape>
 __attribute__((target("avx2,fma"))) bool
 dlc_conv_packed(const Shape &s, const float *x, const float *w, const float *bias, float *y,
                 int64_t yBase, int64_t first, int64_t last, DlcConvEpilogue e = {}) {
-  if (s.winograd && dlc_conv_winograd(s, x, w, bias, y, yBase, first, last, e))
+  if (s.winograd == 4 ? dlc_conv_winograd<4>(s, x, w, bias, y, yBase, first, last, e)
+                      : s.winograd && dlc_conv_winograd<2>(s, x, w, bias, y, yBase, first, last, e))
     return true;
   const int64_t taps = s.KH * s.KW, K = s.C * taps, N = s.O;
   const DlcPackedB *p = dlc_packed_weights_for(w, true, K, N, K, taps);
