@@ -15,7 +15,10 @@
 // reads A in place, a run of one tap's channels at a time from six
 // pixels' addresses (a zero row in the padding), so nothing is copied per
 // call. Without AVX-512, oneDNN 2.6 runs windows wider than 1x1 on nChw8c
-// kernels, reordering NHWC activations in and out around each call.
+// kernels, reordering NHWC activations in and out around each call. Its
+// 3x3s of unit stride go first to dlc_conv_winograd, Winograd F(2x2, 3x3)
+// or F(4x4, 3x3) on the same GEMM (oneDNN 2.6 has Winograd on AVX-512
+// only). Both apply a kernel's tail (residual add, ReLU) as they store.
 //
 // Why here and only on AVX2: oneDNN's AVX-512 GEMM kernels (and its
 // brgemm) are faster than this 6 x 16 AVX2 kernel, so a CPU with AVX-512
