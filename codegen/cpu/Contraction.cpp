@@ -232,12 +232,34 @@ namespace {
 struct ConvStage {
   ConvStage(Conv2dOp conv, StageContext &ctx);
   int64_t N, C, H, W, O, Cg, KH, KW, OH, OW, G, Og, sh, sw, pt, pl, dh, dw;
+  mlir::Value convX;
   Buffer X, Wt;
   std::optional<Buffer> bias;
 };
 } // namespace
 
+/// A channels-last convolution's input, of which this call's output rows
+/// read the input rows (image, row) from those of its first output row's
+/// top window row to its last output row's bottom one, 4 rows more on
+/// either side: the Winograd blocks (dlc_conv_winograd) reach up to R - 1
+/// output rows past the call's, and oneDNN's parts take the row under a
+/// strided part's last (DnnlConvPrelude.cpp).
+static Buffer inputRows(const ConvStage &s, StageContext &ctx) {
+  const std::string begin = "(" + ctx.rowsBegin(s.N * s.OH) + ")",
+                    last = "(" + ctx.rowsEnd(s.N * s.OH) + " - 1)";
+  const std::string top = "(" + begin + " % " + str(s.OH) + " * " + str(s.sh) + " - " +
+                          str(s.pt + 4) + ")",
+                    bottom = "((" + last + " % " + str(s.OH) + " + 1) * " + str(s.sh) + " + " +
+                             str((s.KH - 1) * s.dh + 4 - s.pt) + ")";
+  const std::string first = begin + " / " + str(s.OH) + " * " + str(s.H) + " + (" + top +
+                            " > 0 ? " + top + " : 0)",
+                    end = last + " / " + str(s.OH) + " * " + str(s.H) + " + (" + bottom + " < " +
+                          str(s.H) + " ? " + bottom + " : " + str(s.H) + ")";
+  return ctx.operandRows(s.convX, first, end);
+}
+
 ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
+  convX = conv.getX();
   std::vector<int64_t> x = shapeOf(conv.getX()), w = shapeOf(conv.getW()),
                        y = shapeOf(conv.getResult());
   if (conv.getChannelsLast()) { // [N, H, W, C] as [N, C, H, W]
@@ -250,7 +272,7 @@ ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
   sh = conv.getStrides()[0], sw = conv.getStrides()[1];
   pt = conv.getPadding()[0], pl = conv.getPadding()[1];
   dh = conv.getDilations()[0], dw = conv.getDilations()[1];
-  X = ctx.operand(conv.getX());
+  X = conv.getChannelsLast() ? inputRows(*this, ctx) : ctx.operand(conv.getX());
   Wt = ctx.operand(conv.getW());
   if (conv.getBias())
     bias = ctx.operand(conv.getBias());

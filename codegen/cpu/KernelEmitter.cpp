@@ -147,6 +147,7 @@ private:
   unsigned openTransposedLoops(const std::vector<int64_t> &shape, size_t moved,
                                Index &index);
   Buffer operand(Value value);
+  Buffer operandRows(Value value, const std::string &first, const std::string &last);
   Buffer scratch(Value value, bool rows, const char *prefix);
   void emitStage(Operation *op);
   std::optional<unsigned> resultComputedInPlace(Operation *stage) const;
@@ -366,6 +367,45 @@ Buffer CpuKernelEmitter::operand(Value value) {
   return b;
 }
 
+/// StageContext::operandRows: a buffer or a value packed per call as
+/// operand() does it, else rows [first, last) of its leading dims (N x H)
+/// packed, base their first element. Not kept in `buffers`: it holds those
+/// rows only.
+Buffer CpuKernelEmitter::operandRows(Value value, const std::string &first,
+                                     const std::string &last) {
+  std::vector<int64_t> shape = shapeOf(value);
+  if (buffers.count(value) || value.getDefiningOp<ReshapeOp>() ||
+      analysis.afterStage.contains(value) || shape.size() != 4)
+    return operand(value);
+  body.line("// " + describeOp(value.getDefiningOp()) +
+            ": packed for the next stage, the rows of dims 0-1 it reads");
+  Buffer b;
+  b.dtype = elementDType(value);
+  b.shape = shape;
+  const std::string type = target.storageType(b.dtype), name = body.fresh("copy");
+  const int64_t perRow = shape[2] * shape[3];
+  body.line("const int64_t " + name + "First = " + first + ", " + name + "Last = " + last + ";");
+  body.line("DlcScratch " + name + "Memory((" + name + "Last - " + name + "First) * " +
+            str(perRow) + " * sizeof(" + type + "));");
+  guardScratch(body, checks.add(fb::CheckKind::scratch_memory, kernel.op), name + "Memory");
+  body.line(type + " *" + name + " = (" + type + " *)" + name + "Memory.data;");
+  b.ptr = name;
+  b.base = name + "First * " + str(perRow);
+  std::string q = body.fresh("q");
+  body.open("for (int64_t " + q + " = " + name + "First; " + q + " < " + name + "Last; ++" + q +
+            ")");
+  Index index{q + " / " + str(shape[1]), q + " % " + str(shape[1])};
+  index.push_back(openCountedLoop("0", str(shape[2]), false));
+  index.push_back(openCountedLoop("0", str(shape[3]), true));
+  elemental.pushScope();
+  std::string v = elemental.emit(value, index);
+  body.line(elementAt(b, flatIndex(b.shape, index)) + " = " + target.store(b.dtype, v) + ";");
+  elemental.popScope();
+  for (int i = 0; i < 3; ++i)
+    body.close();
+  return b;
+}
+
 /// The kernel result the last stage can write straight into: one whose
 /// elements are an element-wise function of the stage's at the same index
 /// (conv2d or matmul followed by bias, activation, residual add), so the
@@ -475,7 +515,11 @@ void CpuKernelEmitter::emitStage(Operation *op) {
   }
   Buffer out = into ? results[*into] : scratch(result, true, "s");
   StageContext ctx{target, body, analysis,
-                   [this](Value v) { return operand(v); }, out};
+                   [this](Value v) { return operand(v); },
+                   [this](Value v, const std::string &first, const std::string &last) {
+                     return operandRows(v, first, last);
+                   },
+                   out};
   ctx.checks = &checks;
   ctx.kernelOp = kernel.op;
   epilogue = convTail(op);

@@ -44,6 +44,12 @@ struct StageContext {
   const KernelAnalysis &analysis;
   /// A contiguous buffer holding (at least this call's rows of) `operand`.
   std::function<Buffer(mlir::Value)> operand;
+  /// The same for a rank-4 operand of which the stage reads only the rows
+  /// [first, last) (C expressions) of its two leading dims taken as one
+  /// (the channels-last input rows a convolution's call reads): an
+  /// elemental value is packed for those rows only, not whole by every
+  /// call.
+  std::function<Buffer(mlir::Value, const std::string &, const std::string &)> operandRows;
   /// The stage's result, this call's rows.
   Buffer result;
   /// Set when the stage calls dlc_sgemm/dlc_dgemm (oneDNN, OpenBLAS).
