@@ -149,6 +149,8 @@ private:
   Buffer operand(Value value);
   Buffer operandRows(Value value, const std::string &first, const std::string &last);
   Buffer scratch(Value value, bool rows, const char *prefix);
+  Buffer scratch(Value value, const std::string &count, const std::string &base,
+                 const char *prefix);
   void emitStage(Operation *op);
   std::optional<unsigned> resultComputedInPlace(Operation *stage) const;
   std::optional<ConvEpilogue> convTail(Operation *stage) const;
@@ -315,17 +317,23 @@ unsigned CpuKernelEmitter::openTransposedLoops(const std::vector<int64_t> &shape
 
 /// Scratch for `value`: this call's rows of it, or all of it.
 Buffer CpuKernelEmitter::scratch(Value value, bool rows, const char *prefix) {
+  if (rows && analysis.parallelDims > 0) {
+    int64_t perRow = elementsPerRow(value, analysis);
+    return scratch(value, "(end - begin) * " + str(perRow), "begin * " + str(perRow), prefix);
+  }
+  return scratch(value, str(numel(shapeOf(value))), "", prefix);
+}
+
+/// Scratch for `count` elements of `value` (C expressions), the first of
+/// them element `base` of the value (empty: all of it).
+Buffer CpuKernelEmitter::scratch(Value value, const std::string &count, const std::string &base,
+                                 const char *prefix) {
   Buffer b;
   b.dtype = elementDType(value);
   b.shape = shapeOf(value);
+  b.base = base;
   std::string type = target.storageType(b.dtype);
   std::string name = body.fresh(prefix);
-  std::string count = str(numel(b.shape));
-  if (rows && analysis.parallelDims > 0) {
-    int64_t perRow = elementsPerRow(value, analysis);
-    count = "(end - begin) * " + str(perRow);
-    b.base = "begin * " + str(perRow);
-  }
   body.line("DlcScratch " + name + "Memory(" + count + " * sizeof(" + type + "));");
   guardScratch(body, checks.add(fb::CheckKind::scratch_memory, kernel.op), name + "Memory");
   body.line(type + " *" + name + " = (" + type + " *)" + name + "Memory.data;");
@@ -379,21 +387,13 @@ Buffer CpuKernelEmitter::operandRows(Value value, const std::string &first,
     return operand(value);
   body.line("// " + describeOp(value.getDefiningOp()) +
             ": packed for the next stage, the rows of dims 0-1 it reads");
-  Buffer b;
-  b.dtype = elementDType(value);
-  b.shape = shape;
-  const std::string type = target.storageType(b.dtype), name = body.fresh("copy");
-  const int64_t perRow = shape[2] * shape[3];
-  body.line("const int64_t " + name + "First = " + first + ", " + name + "Last = " + last + ";");
-  body.line("DlcScratch " + name + "Memory((" + name + "Last - " + name + "First) * " +
-            str(perRow) + " * sizeof(" + type + "));");
-  guardScratch(body, checks.add(fb::CheckKind::scratch_memory, kernel.op), name + "Memory");
-  body.line(type + " *" + name + " = (" + type + " *)" + name + "Memory.data;");
-  b.ptr = name;
-  b.base = name + "First * " + str(perRow);
+  const std::string from = body.fresh("rowsFirst"), to = body.fresh("rowsLast"),
+                    perRow = str(shape[2] * shape[3]);
+  body.line("const int64_t " + from + " = " + first + ", " + to + " = " + last + ";");
+  Buffer b = scratch(value, "(" + to + " - " + from + ") * " + perRow, from + " * " + perRow,
+                     "copy");
   std::string q = body.fresh("q");
-  body.open("for (int64_t " + q + " = " + name + "First; " + q + " < " + name + "Last; ++" + q +
-            ")");
+  body.open("for (int64_t " + q + " = " + from + "; " + q + " < " + to + "; ++" + q + ")");
   Index index{q + " / " + str(shape[1]), q + " % " + str(shape[1])};
   index.push_back(openCountedLoop("0", str(shape[2]), false));
   index.push_back(openCountedLoop("0", str(shape[3]), true));

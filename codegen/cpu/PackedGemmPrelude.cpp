@@ -239,16 +239,12 @@ private:
   pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 } dlc_packed_weights;
 
-// 16 floats of C at c = lo, hi (+ C where `add`, else + the 16 floats at
-// `bias` where it is given).
+// 16 floats of C at c = lo, hi (+ C where `add`).
 __attribute__((target("avx2,fma"), always_inline)) inline void
-dlc_store_x16(float *c, dlc_f8 lo, dlc_f8 hi, bool add, const float *bias = nullptr) {
+dlc_store_x16(float *c, dlc_f8 lo, dlc_f8 hi, bool add) {
   if (add) {
     lo += *(const dlc_f8u *)c;
     hi += *(const dlc_f8u *)(c + 8);
-  } else if (bias) {
-    lo += *(const dlc_f8u *)bias;
-    hi += *(const dlc_f8u *)(bias + 8);
   }
   *(dlc_f8u *)c = lo;
   *(dlc_f8u *)(c + 8) = hi;
