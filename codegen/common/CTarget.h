@@ -65,6 +65,9 @@ public:
   virtual std::string round(DType dtype, llvm::StringRef value) const;
   /// A math function of the compute type: ("exp", F32) -> "expf".
   virtual std::string math(llvm::StringRef function, DType dtype) const;
+  /// A function computing GELU's exact form x Φ(x) whole, or "" where the
+  /// target has none (then 0.5 x (1 + erf(x / √2)) is emitted).
+  virtual std::string gelu(DType) const { return ""; }
   /// A literal of the compute type (inf and NaN spelled portably).
   virtual std::string literal(DType dtype, double value) const;
 };

@@ -76,6 +76,9 @@ const llvm::StringMap<Entry> &table() {
       {"exp", {1, [](const Call &c) { return c.fn("exp", c.x()); }}},
       {"floor", {1, [](const Call &c) { return c.fn("floor", c.x()); }}},
       {"gelu", {1, [](const Call &c) {
+         std::string whole = c.target.gelu(c.dtype);
+         if (!whole.empty())
+           return whole + "(" + c.x() + ")";
          return c.lit(0.5) + " * " + c.x() + " * (" + c.lit(1) + " + " +
                 c.fn("erf", c.x() + " / " + c.lit(1.4142135623730951)) + ")";
        }}},

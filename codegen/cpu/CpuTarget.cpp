@@ -20,8 +20,10 @@ std::string CpuTarget::prelude() const {
 // Each kernel is compiled for AVX-512 (x86-64-v4), AVX2+FMA (x86-64-v3) and
 // the baseline, chosen when the module is loaded (an ifunc): the element-wise
 // loops vectorise at the machine's width while the module still runs on any
-// x86-64. Floating-point contraction stays off (-std=c++17), so every clone
-// computes the same bits.
+// x86-64. GCC contracts a * b + c into an FMA in the AVX-512 and AVX2
+// clones (in C++, -std=c++17 does not turn that off; the prelude's
+// polynomials gain from it), so those clones and the baseline may differ in
+// the last bits; a machine always runs the same clone, hence the same bits.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
 #define DLC_KERNEL __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -185,6 +187,39 @@ inline float dlc_erff(float x) {
   float y = a < 1.0f ? small : a < 4.0f ? big : 1.0f;
   y = x != x ? x : y;
   return x < 0 ? -y : y;
+}
+
+// GELU's exact form x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2, as x h
+// below 0 and x (1 - h) above, h = exp(-x^2 / 2) erfcx(|x| / sqrt 2) / 2:
+// one exp and a rational function instead of the textbook form's erf (two
+// branches, both computed by a vector loop: BERT's FC1 epilogue ~3x
+// faster), and no cancellation in the left tail (0.5 x (1 + erf(x /
+// sqrt 2)) kept no correct digit below x = -5; this is within ~1e-6
+// relative down to x = -12.9, where the values leave the normal range).
+// erfcx on [0, 10] is P(z) / Q(z), degrees 4 and 5, fitted for relative
+// error (bench/cpu/erf_fit.py: 5.7e-9 in double, 3.6e-7 evaluated in
+// float); x^2 is split exactly into hi + lo, as exp multiplies an error in
+// its argument by the argument, and |x| is capped at 20, where exp(-x^2 /
+// 2) is 0 (so +inf gives +inf, and -inf NaN as the textbook form does).
+inline float dlc_geluf(float x) {
+  const float a = x < 0 ? -x : x, c = a < 20.0f ? a : 20.0f;
+  const float hi = c * c, lo = fmaf(c, c, -hi);
+  const float z = c < 14.0f ? c * 0.707106781f : 10.0f;
+  float p = 3.271151354e-02f;
+  p = p * z + 2.288119927e-01f;
+  p = p * z + 7.307486708e-01f;
+  p = p * z + 1.237591361e+00f;
+  p = p * z + 1.0f;
+  float q = 5.797893449e-02f;
+  q = q * z + 4.055855198e-01f;
+  q = q * z + 1.323772061e+00f;
+  q = q * z + 2.400451952e+00f;
+  q = q * z + 2.365971099e+00f;
+  q = q * z + 1.0f;
+  const float e = dlc_expf(-0.5f * hi) * (1.0f - 0.5f * lo), r = 0.5f * (p / q);
+  // x r (about 0.4 or less in magnitude) before e: a subnormal e gives a
+  // subnormal result, never a normal one that flushing denormals changes.
+  return x < 0 ? x * r * e : x * (1.0f - r * e);
 }
 
 // bf16 is the top half of an f32, rounded to nearest even.
@@ -429,6 +464,10 @@ std::string CpuTarget::math(llvm::StringRef function, DType dtype) const {
       (function == "exp" || function == "tanh" || function == "erf"))
     return ("dlc_" + function + "f").str();
   return CTarget::math(function, dtype);
+}
+
+std::string CpuTarget::gelu(DType dtype) const {
+  return !libm && computeType(dtype) == "float" ? "dlc_geluf" : "";
 }
 
 std::string CpuTarget::kernelSignature(llvm::StringRef entry) const {

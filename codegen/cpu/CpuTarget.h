@@ -56,6 +56,7 @@ public:
   /// exp and tanh in float are the prelude's vectorisable dlc_expf and
   /// dlc_tanhf; everything else is C's.
   std::string math(llvm::StringRef function, DType dtype) const override;
+  std::string gelu(DType dtype) const override;
 };
 
 } // namespace dlc::codegen

@@ -51,8 +51,8 @@ std::string CpuTarget::packedGemmPrelude() const {
 namespace {
 // GCC's vector types and builtins, not <immintrin.h>, <atomic> and <mutex>:
 // parsing those took about a second of each module's host compile (GPT-2
-// small's kernels: 1.9 s without them, 2.8 s with). -std=c++17 keeps a * b
-// + c unfused (-ffp-contract=off), so FMAs are asked for by name.
+// small's kernels: 1.9 s without them, 2.8 s with). FMAs are asked for by
+// name, so the order of every sum is this code's, not the compiler's.
 typedef float dlc_f8 __attribute__((vector_size(32), __may_alias__));
 typedef float dlc_f8u __attribute__((vector_size(32), __may_alias__, aligned(4))); // unaligned
 __attribute__((target("avx2,fma"), always_inline)) inline dlc_f8 dlc_fma8(dlc_f8 a, dlc_f8 b,
