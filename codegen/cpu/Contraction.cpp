@@ -288,9 +288,14 @@ ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
 /// computed whole by each call that has one of their rows, which wastes
 /// much of a call of a few rows. On ResNet-50, two AVX2 threads, against
 /// the packed implicit GEMM: its 3x3s at 56x56 and 28x28 F(4x4) 0.65 and
-/// 0.6x (F(2x2) 0.75 and 0.65x), at 14x14 F(2x2) 0.7x (F(4x4) 1.0x), at
-/// 7x7 F(2x2) 0.9x. On ResNet-50's 3x3 convolutions (bench/cpu/conv_bench.cpp, one
-/// thread) oneDNN's runs 1.3-3.1x faster than its direct kernels. The
+/// 0.6x (F(2x2) 0.75 and 0.65x), at 14x14 F(2x2) 0.7x (F(4x4) 1.0x). None
+/// where the batch has fewer than 196 output pixels (a 14x14 image): the
+/// transformed filters are 16/9 of the filters' bytes, all read by every
+/// call for a few rows, and such a product is bound by reading them (7x7
+/// at batch 1, two threads: F(2x2) 1.2x the implicit GEMM's time, one
+/// thread 1.0x; at batch 8 the two are even; DLC_CPU_WINOGRAD=2 lifts this
+/// for tests). On ResNet-50's 3x3 convolutions (bench/cpu/conv_bench.cpp,
+/// one thread) oneDNN's runs 1.3-3.1x faster than its direct kernels. The
 /// price is rounding: Winograd's transforms add and subtract (and scale)
 /// products before the filter's sum, so its error against the f64 oracle
 /// is a few times the direct kernels' (ResNet-50's logits: RMS error
@@ -298,8 +303,11 @@ ConvStage::ConvStage(Conv2dOp conv, StageContext &ctx) {
 /// F(4x4) too; tests keep their tolerances; DLC_CPU_WINOGRAD=0 turns it
 /// off).
 static int64_t winogradCandidate(const ConvStage &s, const CpuTarget &target) {
-  if (!(target.winograd && s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 &&
-        s.dw == 1 && s.G == 1 && s.pt <= 1 && s.pl <= 1 && s.C % 16 == 0 && s.O % 16 == 0))
+  using Winograd = CpuTarget::Winograd;
+  if (!(target.winograd != Winograd::Never && s.KH == 3 && s.KW == 3 && s.sh == 1 &&
+        s.sw == 1 && s.dh == 1 && s.dw == 1 && s.G == 1 && s.pt <= 1 && s.pl <= 1 &&
+        s.C % 16 == 0 && s.O % 16 == 0 &&
+        (target.winograd == Winograd::Always || s.N * s.OH * s.OW >= 196)))
     return 0;
   return s.OH >= 28 && s.OW >= 28 ? 4 : 2;
 }

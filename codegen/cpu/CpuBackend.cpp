@@ -67,9 +67,12 @@ static Emitted emitAll(const LoweredModule &m) {
     target.convLibrary = std::string(conv) == "dnnl"   ? CpuTarget::ConvLibrary::Dnnl
                          : std::string(conv) == "gemm" ? CpuTarget::ConvLibrary::Gemm
                                                        : CpuTarget::ConvLibrary::Auto;
-  // $DLC_CPU_WINOGRAD=0: 3x3 convolutions on oneDNN's direct kernels only.
+  // $DLC_CPU_WINOGRAD=0: 3x3 convolutions on the direct kernels only; =2:
+  // as Winograd wherever they can be, however small the batch's output.
   if (const char *winograd = std::getenv("DLC_CPU_WINOGRAD"))
-    target.winograd = std::string(winograd) != "0";
+    target.winograd = std::string(winograd) == "0"   ? CpuTarget::Winograd::Never
+                      : std::string(winograd) == "2" ? CpuTarget::Winograd::Always
+                                                     : CpuTarget::Winograd::Auto;
   // $DLC_CPU_PACKED_GEMM=0|1|2: matmuls by module weights and
   // channels-last convolutions on the packed GEMM never, where it wins (the
   // default), or on every AVX2 CPU.

@@ -42,8 +42,10 @@ public:
   /// (Contraction.cpp): Auto where it was measured to win, else all or none.
   enum class ConvLibrary { Auto, Dnnl, Gemm } convLibrary = ConvLibrary::Auto;
   /// 3x3 stride-1 convolutions run as Winograd first: dlc's own on the
-  /// packed GEMM, or oneDNN's (Contraction.cpp: winogradCandidate).
-  bool winograd = true;
+  /// packed GEMM, or oneDNN's (Contraction.cpp: winogradCandidate): Auto
+  /// where the batch's output is large enough, Always on every candidate
+  /// (tests), or Never.
+  enum class Winograd { Auto, Always, Never } winograd = Winograd::Auto;
   /// Let results that are reshapes/transposes of stage rows split over
   /// those rows (AnalysisOptions::remapStores).
   bool remapStores = true;
