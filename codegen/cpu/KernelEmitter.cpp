@@ -181,6 +181,9 @@ private:
   std::optional<unsigned> stageResultInPlace;
   /// The last stage's tail, where a convolution applies it (convTail).
   std::optional<ConvEpilogue> epilogue;
+  /// The slices of output channels the calls split over besides rows
+  /// (convChannelSlices), and the panels of 16 channels in each.
+  int64_t channelSlices = 1, slicePanels = 0;
   DataChecks &checks;
   uint32_t index;
   ElementalEmitter elemental;
@@ -524,6 +527,7 @@ void CpuKernelEmitter::emitStage(Operation *op) {
   ctx.kernelOp = kernel.op;
   epilogue = convTail(op);
   ctx.epilogue = epilogue ? &*epilogue : nullptr;
+  ctx.channelSliced = channelSlices > 1;
   ctx.isConstant = [this](Value v) {
     auto arg = llvm::find(kernel.args, v);
     return arg != kernel.args.end() && kernel.constantArgs[arg - kernel.args.begin()];
@@ -650,6 +654,27 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
     if (shapeOf(arg).empty() && !llvm::is_contained(kernel.inplace, int64_t(i)))
       (void)elemental.emit(arg, {});
 
+  // A kernel that is one convolution with its tail stored by
+  // dlc_conv_packed may split over slices of its output channels, then
+  // rows: the call's [begin, end) of slices x rows is taken a slice at a
+  // time, `begin` and `end` redeclared as the rows of it.
+  if (analysis.stages.size() == 1 && analysis.parallelDims > 0 &&
+      convTail(analysis.stages.front())) {
+    Operation *conv = analysis.stages.front();
+    channelSlices = convChannelSlices(conv, target);
+    const int64_t panels = (shapeOf(conv->getResult(0)).back() + 15) / 16;
+    slicePanels = (panels + channelSlices - 1) / channelSlices;
+  }
+  if (channelSlices > 1) {
+    const std::string rows = str(analysis.rows);
+    body.open("for (int64_t dlc_q = begin, dlc_qEnd = end; dlc_q < dlc_qEnd;)");
+    body.line("const int64_t dlc_slice = dlc_q / " + rows + ", begin = dlc_q % " + rows +
+              ", end = " + rows + " < begin + (dlc_qEnd - dlc_q) ? " + rows +
+              " : begin + (dlc_qEnd - dlc_q);");
+    body.line("const int64_t dlc_panel0 = dlc_slice * " + str(slicePanels) +
+              ", dlc_panel1 = dlc_panel0 + " + str(slicePanels) + ";");
+    body.line("dlc_q += end - begin;");
+  }
   for (Operation *op : analysis.stages)
     emitStage(op);
 
@@ -720,6 +745,8 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
               str(numel(from.shape) * elementSize(from.dtype)) + ");");
   if (epilogue && epilogue->taken)
     body.close(); // the block of the paths other than dlc_conv_packed's
+  if (channelSlices > 1)
+    body.close(); // the loop over the call's slices
 
   // Header comment: what the kernel computes and how it splits.
   CodeWriter head, text;
@@ -731,7 +758,11 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   for (Operation *op : kernel.body)
     ops += " " + op->getName().getStringRef().str();
   head.line("//  ops:" + ops);
-  if (analysis.parallelDims > 0)
+  if (channelSlices > 1)
+    head.line("//  parallel over " + str(channelSlices) + " slices of the output channels (" +
+              str(slicePanels * 16) + " each) x " + str(analysis.rows) + " rows " +
+              shapeText(analysis.rowShape));
+  else if (analysis.parallelDims > 0)
     head.line("//  parallel over " + str(analysis.rows) + " rows " +
               shapeText(analysis.rowShape) + " (limited by " +
               analysis.splitReason + ")");
@@ -764,15 +795,17 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   emitted.entry = entry;
   emitted.header = head.text();
   emitted.definition = text.text();
-  emitted.parallelExtent = analysis.rows;
+  emitted.parallelExtent = analysis.rows * channelSlices;
   // Leading row dimensions of 1 leave the next one outermost in memory.
+  // None where the calls split over channel slices first: a prefix of the
+  // calls' range is not a prefix of the rows.
   for (int64_t extent : analysis.rowShape)
-    if (extent != 1) {
+    if (extent != 1 && channelSlices == 1) {
       emitted.outerRows = extent;
       break;
     }
-  emitted.grain = analysis.rows > 1
-                      ? std::max<int64_t>(1, (1 << 16) / workPerRow())
+  emitted.grain = emitted.parallelExtent > 1
+                      ? std::max<int64_t>(1, (1 << 16) * channelSlices / workPerRow())
                       : 1;
   emitted.usesBlas = usesBlas;
   emitted.usesDnnlConv = usesDnnlConv;

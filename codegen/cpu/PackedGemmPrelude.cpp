@@ -695,7 +695,10 @@ dlc_conv_winograd(const Shape &s, const float *x, const float *w, const float *b
 // Rows [first, last) ((image, output row) pairs) of a channels-last
 // convolution of one group whose filters are a module weight, on its
 // packed filters, with the epilogue `e` applied: y holds element `flat` of
-// the result at y[flat - yBase].
+// the result at y[flat - yBase]. Only the output channels of panels
+// [panelFirst, panelLast) (16 channels a panel, the last one maybe part;
+// all by default) where a kernel splits its calls over channels too
+// (Contraction.cpp channelSlices): then the implicit GEMM, not Winograd.
 // The loops are dlc_sgemm_packed's (column blocks of C in L2, the B panel
 // in L1 while the row panels pass), with A read in place; the last
 // columns, a part of a panel, go through a tile.
@@ -706,14 +709,18 @@ dlc_conv_winograd(const Shape &s, const float *x, const float *w, const float *b
 template <typename Shape>
 __attribute__((target("avx2,fma"))) bool
 dlc_conv_packed(const Shape &s, const float *x, const float *w, const float *bias, float *y,
-                int64_t yBase, int64_t first, int64_t last, DlcConvEpilogue e = {}) {
-  if (s.winograd == 4 ? dlc_conv_winograd<4>(s, x, w, bias, y, yBase, first, last, e)
-                      : s.winograd && dlc_conv_winograd<2>(s, x, w, bias, y, yBase, first, last, e))
-    return true;
+                int64_t yBase, int64_t first, int64_t last, DlcConvEpilogue e = {},
+                int64_t panelFirst = 0, int64_t panelLast = INT64_MAX) {
   const int64_t taps = s.KH * s.KW, K = s.C * taps, N = s.O;
+  const bool allChannels = panelFirst == 0 && panelLast >= (N + DLC_NR - 1) / DLC_NR;
+  if (allChannels &&
+      (s.winograd == 4 ? dlc_conv_winograd<4>(s, x, w, bias, y, yBase, first, last, e)
+                       : s.winograd && dlc_conv_winograd<2>(s, x, w, bias, y, yBase, first, last, e)))
+    return true;
   const DlcPackedB *p = dlc_packed_weights_for(w, true, K, N, K, taps);
   if (!p)
     return false;
+  panelLast = panelLast < p->panels ? panelLast : p->panels;
   // The runs of every k block, for up to MC rows: at most one run more
   // than the taps a block spans.
   constexpr int64_t MC = 144, MP = MC / DLC_MR;
@@ -745,8 +752,8 @@ dlc_conv_packed(const Shape &s, const float *x, const float *w, const float *bia
       }
       int64_t blockPanels = (1 << 15) / (mp * DLC_MR) / DLC_NR;
       blockPanels = blockPanels < 1 ? 1 : blockPanels;
-      for (int64_t j0 = 0; j0 < p->panels; j0 += blockPanels) {
-        const int64_t j1 = j0 + blockPanels < p->panels ? j0 + blockPanels : p->panels;
+      for (int64_t j0 = panelFirst; j0 < panelLast; j0 += blockPanels) {
+        const int64_t j1 = j0 + blockPanels < panelLast ? j0 + blockPanels : panelLast;
         for (int64_t b = 0; b < blocks; ++b) {
           const int64_t k0 = b * DLC_KC, kc = K - k0 < DLC_KC ? K - k0 : DLC_KC;
           const bool add = b > 0, relu = e.relu && b + 1 == blocks;

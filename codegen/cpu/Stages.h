@@ -66,6 +66,11 @@ struct StageContext {
   /// The last stage's element-wise tail, where it is one a convolution can
   /// apply (ConvEpilogue).
   ConvEpilogue *epilogue = nullptr;
+  /// Set for a convolution whose kernel splits its calls over slices of
+  /// the output channels too (convChannelSlices): the call computes the
+  /// panels [dlc_panel0, dlc_panel1) of rows [begin, end) of slice
+  /// dlc_slice, and only slice 0's calls fall back to oneDNN (all channels).
+  bool channelSliced = false;
 
   /// The first and one-past-last row of the stage's own row space, where
   /// the stage has `unitRows` rows (e.g. batch x M for a matmul) and the
@@ -95,6 +100,11 @@ struct Window {
   int64_t KH, KW, sh, sw, pt, pl, dh, dw, H, W;
 };
 void openWindowLoops(CodeWriter &out, const Window &w);
+
+/// The slices of output channels (1: none) a kernel whose one stage is
+/// `conv`, its tail applied by dlc_conv_packed (ConvEpilogue), splits its
+/// calls over besides the convolution's rows (Contraction.cpp).
+int64_t convChannelSlices(mlir::Operation *conv, const CpuTarget &target);
 
 void emitMatmul(mlir::Operation *op, StageContext &ctx);
 void emitConv2d(mlir::Operation *op, StageContext &ctx);
