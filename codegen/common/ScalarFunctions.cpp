@@ -76,11 +76,14 @@ const llvm::StringMap<Entry> &table() {
       {"exp", {1, [](const Call &c) { return c.fn("exp", c.x()); }}},
       {"floor", {1, [](const Call &c) { return c.fn("floor", c.x()); }}},
       {"gelu", {1, [](const Call &c) {
+         // 0.5 x (1 + erf(x / sqrt 2)) as 0.5 x erfc(-x / sqrt 2), the
+         // oracle's: 1 + erf cancels for x < -2 (in float no correct digit
+         // below -5). The CPU has a function of its own (dlc_geluf).
          std::string whole = c.target.gelu(c.dtype);
          if (!whole.empty())
            return whole + "(" + c.x() + ")";
-         return c.lit(0.5) + " * " + c.x() + " * (" + c.lit(1) + " + " +
-                c.fn("erf", c.x() + " / " + c.lit(1.4142135623730951)) + ")";
+         return c.lit(0.5) + " * " + c.x() + " * " +
+                c.fn("erfc", "-" + c.x() + " / " + c.lit(1.4142135623730951));
        }}},
       {"gelu_tanh", {1, [](const Call &c) {
          // 0.5 x (1 + tanh u) as x / (1 + exp(-2u)), u = k (x + a x^3):
