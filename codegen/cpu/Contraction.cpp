@@ -227,13 +227,12 @@ static bool convThroughDnnl(Conv2dOp conv, const StageContext &ctx) {
 }
 
 namespace {
-/// A convolution stage: its sizes in NCHW terms whatever its layout, and
-/// its operands' buffers.
-/// A convolution's sizes, as NCHW's whatever its layout.
+/// A convolution's sizes, in NCHW terms whatever its layout.
 struct ConvGeometry {
   explicit ConvGeometry(Conv2dOp conv);
   int64_t N, C, H, W, O, Cg, KH, KW, OH, OW, G, Og, sh, sw, pt, pl, dh, dw;
 };
+/// A convolution stage: its sizes and its operands' buffers.
 struct ConvStage : ConvGeometry {
   ConvStage(Conv2dOp conv, StageContext &ctx);
   mlir::Value convX;
