@@ -66,7 +66,7 @@ public:
   /// A math function of the compute type: ("exp", F32) -> "expf".
   virtual std::string math(llvm::StringRef function, DType dtype) const;
   /// A function computing GELU's exact form x Φ(x) whole, or "" where the
-  /// target has none (then 0.5 x (1 + erf(x / √2)) is emitted).
+  /// target has none (then 0.5 x erfc(-x / √2) is emitted).
   virtual std::string gelu(DType) const { return ""; }
   /// A literal of the compute type (inf and NaN spelled portably).
   virtual std::string literal(DType dtype, double value) const;

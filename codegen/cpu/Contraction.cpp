@@ -330,8 +330,7 @@ static int64_t winogradCandidate(const ConvGeometry &s, const CpuTarget &target)
 /// slices, those of 2048 input channels took 8-15% longer).
 int64_t dlc::codegen::convChannelSlices(Operation *op, const CpuTarget &target) {
   auto conv = dyn_cast<Conv2dOp>(op);
-  if (!conv || !conv.getChannelsLast() || elementDType(conv.getResult()) != DType::F32 ||
-      target.packedGemm == CpuTarget::PackedGemm::Off)
+  if (!conv || !conv.getChannelsLast() || elementDType(conv.getResult()) != DType::F32)
     return 1;
   ConvGeometry s(conv);
   if (!packedConvolution(s.C, s.O, s.KH, s.KW, s.G, target.packedGemm) ||

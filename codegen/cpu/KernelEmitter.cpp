@@ -659,13 +659,11 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   // rows: the call's [begin, end) of slices x rows is taken a slice at a
   // time, `begin` and `end` redeclared as the rows of it.
   if (analysis.stages.size() == 1 && analysis.parallelDims > 0 &&
-      convTail(analysis.stages.front())) {
-    Operation *conv = analysis.stages.front();
-    channelSlices = convChannelSlices(conv, target);
-    const int64_t panels = (shapeOf(conv->getResult(0)).back() + 15) / 16;
-    slicePanels = (panels + channelSlices - 1) / channelSlices;
-  }
+      convTail(analysis.stages.front()))
+    channelSlices = convChannelSlices(analysis.stages.front(), target);
   if (channelSlices > 1) {
+    const int64_t panels = (shapeOf(analysis.stages.front()->getResult(0)).back() + 15) / 16;
+    slicePanels = (panels + channelSlices - 1) / channelSlices;
     const std::string rows = str(analysis.rows);
     body.open("for (int64_t dlc_q = begin, dlc_qEnd = end; dlc_q < dlc_qEnd;)");
     body.line("const int64_t dlc_slice = dlc_q / " + rows + ", begin = dlc_q % " + rows +

@@ -698,7 +698,7 @@ dlc_conv_winograd(const Shape &s, const float *x, const float *w, const float *b
 // the result at y[flat - yBase]. Only the output channels of panels
 // [panelFirst, panelLast) (16 channels a panel, the last one maybe part;
 // all by default) where a kernel splits its calls over channels too
-// (Contraction.cpp channelSlices): then the implicit GEMM, not Winograd.
+// (Contraction.cpp convChannelSlices): then the implicit GEMM, not Winograd.
 // The loops are dlc_sgemm_packed's (column blocks of C in L2, the B panel
 // in L1 while the row panels pass), with A read in place; the last
 // columns, a part of a panel, go through a tile.
