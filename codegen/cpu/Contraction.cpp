@@ -98,6 +98,39 @@ static std::string batchIndex(const std::vector<int64_t> &out,
   return flat.empty() ? "0" : "(" + flat + ")";
 }
 
+/// Masked attention's products (MaskedAttention.h): `rows` as far as the
+/// end of the query tile of row m (tiles of keys.tile rows of the M), and
+/// the keys [k0, k1) that tile attends, of `keys` in all.
+static void emitKeyTile(CodeWriter &out, const KeyTiles &keys, int64_t M, int64_t count) {
+  const std::string tile = str(keys.tile);
+  out.line("const int64_t tile = m / " + tile + ", mEnd = (tile + 1) * " + tile + " < " +
+           str(M) + " ? (tile + 1) * " + tile + " : " + str(M) + ";");
+  out.line("const int64_t rows = mEnd - m < qEnd - q ? mEnd - m : qEnd - q;");
+  if (keys.causal) {
+    out.line("// causal (the constant mask): no key after the tile's last query");
+    out.line("const int64_t k0 = 0, k1 = mEnd < " + str(count) + " ? mEnd : " + str(count) +
+             ";");
+    return;
+  }
+  std::string begins, ends;
+  for (size_t t = 0; t < keys.begin.size(); ++t) {
+    begins += (t ? ", " : "") + str(keys.begin[t]);
+    ends += (t ? ", " : "") + str(keys.end[t]);
+  }
+  out.line("// the keys each tile's queries attend (the constant mask)");
+  out.line("static const int64_t keyBegin[] = {" + begins + "}, keyEnd[] = {" + ends + "};");
+  out.line("const int64_t k0 = keyBegin[tile], k1 = keyEnd[tile];");
+}
+
+/// The offset of key k0 in B: q·kᵀ's keys are B's columns (rows when B is
+/// transposed, K floats apart); p·v's are B's rows (N apart; columns when
+/// transposed).
+static std::string keyColumns(bool tb, int64_t K, int64_t N, bool columns) {
+  if (columns)
+    return tb ? "k0 * " + str(K) : std::string("k0");
+  return tb ? std::string("k0") : "k0 * " + str(N);
+}
+
 void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
   auto matmul = cast<MatmulOp>(op);
   CodeWriter &out = ctx.out;
@@ -142,8 +175,12 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
 
   out.open("for (int64_t q = " + first + ", qEnd = " + last + "; q < qEnd;)");
   out.line("const int64_t batch = q / " + str(M) + ", m = q % " + str(M) + ";");
-  out.line("const int64_t rows = " + str(M) + " - m < qEnd - q ? " + str(M) +
-           " - m : qEnd - q;");
+  const KeyTiles *keys = blas && ctx.keyTiles && !ta ? ctx.keyTiles : nullptr;
+  if (keys)
+    emitKeyTile(out, *keys, M, ctx.keyColumns ? N : K);
+  else
+    out.line("const int64_t rows = " + str(M) + " - m < qEnd - q ? " + str(M) +
+             " - m : qEnd - q;");
   auto batchBase = [&](const std::vector<int64_t> &batch, int64_t size) {
     std::string index = batchIndex(cBatch, batch, "batch");
     return index == "0" ? std::string("0") : index + " * " + str(size);
@@ -155,6 +192,25 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
   if (blas) {
     ctx.usesBlas = true;
     std::string gemm = A.dtype != DType::F32 ? "dlc_dgemm" : sgemmFor(tb, N);
+    if (keys) {
+      // Only the keys [k0, k1) of the rows' tile: q·kᵀ's columns, or p·v's
+      // k. Rows lda = K apart either way; B's keys are its rows (or
+      // columns, transposed).
+      const std::string bKeys = keyColumns(tb, K, N, ctx.keyColumns);
+      if (ctx.keyColumns)
+        out.line(gemm + "(false, " + (tb ? "true" : "false") + ", rows, k1 - k0, " + str(K) +
+                 ", " + addressOf(A, aFirst) + ", " + str(K) + ", " +
+                 addressOf(B, bBase + " + " + bKeys) + ", " + str(tb ? K : N) + ", " +
+                 addressOf(C, "q * " + str(N) + " + k0") + ", " + str(N) + ");");
+      else
+        out.line(gemm + "(false, " + (tb ? "true" : "false") + ", rows, " + str(N) +
+                 ", k1 - k0, " + addressOf(A, aFirst + " + k0") + ", " + str(K) + ", " +
+                 addressOf(B, bBase + " + " + bKeys) + ", " + str(tb ? K : N) + ", " +
+                 addressOf(C, "q * " + str(N)) + ", " + str(N) + ");");
+      out.line("q += rows;");
+      out.close();
+      return;
+    }
     if (multipliesByWeights(ctx.target, A.dtype, K, N, bBase, ctx.isConstant(matmul.getRhs())))
       gemm = "dlc_sgemm_weights(" + gemm + ", ";
     else

@@ -94,10 +94,19 @@ static Emitted emitAll(const LoweredModule &m) {
     } else {
       e.source += "//  the body of an earlier kernel: " + it->second + "\n";
     }
-    e.source += "extern \"C\" void " + entry +
-                "(void *const *buffers, int64_t begin, int64_t end) {\n  " + it->second +
-                "(buffers, begin, end, " +
-                std::to_string(e.checks.firstCheck(static_cast<uint32_t>(i))) + ");\n}\n";
+    const std::string check = std::to_string(e.checks.firstCheck(static_cast<uint32_t>(i)));
+    e.source += "extern \"C\" void " + entry + "(void *const *buffers, int64_t begin, int64_t end) {\n";
+    if (kernel.rowBlock > 0) {
+      // Blocks of rows at multiples of the block, so that a block of a
+      // whole number of heads (or images) starts at one.
+      const std::string block = std::to_string(kernel.rowBlock);
+      e.source += "  for (int64_t b = begin; b < end;) {\n"
+                  "    const int64_t e = (b / " + block + " + 1) * " + block +
+                  ";\n    " + it->second + "(buffers, b, e < end ? e : end, " + check +
+                  ");\n    b = e < end ? e : end;\n  }\n}\n";
+    } else {
+      e.source += "  " + it->second + "(buffers, begin, end, " + check + ");\n}\n";
+    }
     e.usesBlas |= kernel.usesBlas;
     e.usesDnnlConv |= kernel.usesDnnlConv;
     e.kernels.push_back(std::move(kernel));

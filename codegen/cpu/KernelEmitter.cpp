@@ -3,6 +3,7 @@
 #include "codegen/cpu/KernelEmitter.h"
 
 #include "codegen/common/Elemental.h"
+#include "codegen/cpu/MaskedAttention.h"
 #include "codegen/cpu/Stages.h"
 
 #include "ir/DlcDialect.h"
@@ -117,6 +118,7 @@ public:
         checks(checks), index(index),
         elemental(target, body, buffers, statics, checks) {
     checks.beginKernel(index);
+    maskedAttention = matchMaskedAttention(kernel, analysis);
     flat = isFlatElementwise();
     if (flat) {
       std::vector<int64_t> shape = shapeOf(kernel.results.front());
@@ -189,6 +191,10 @@ private:
   ElementalEmitter elemental;
   bool usesBlas = false;
   bool usesDnnlConv = false;
+  /// The kernel's attention whose products skip masked keys, if any.
+  std::optional<MaskedAttention> maskedAttention;
+  /// Bytes of scratch the body takes per row of its call (scratch(v, true)).
+  int64_t rowScratchBytes = 0;
 };
 
 } // namespace
@@ -322,6 +328,7 @@ unsigned CpuKernelEmitter::openTransposedLoops(const std::vector<int64_t> &shape
 Buffer CpuKernelEmitter::scratch(Value value, bool rows, const char *prefix) {
   if (rows && analysis.parallelDims > 0) {
     int64_t perRow = elementsPerRow(value, analysis);
+    rowScratchBytes += perRow * static_cast<int64_t>(elementSize(elementDType(value)));
     return scratch(value, "(end - begin) * " + str(perRow), "begin * " + str(perRow), prefix);
   }
   return scratch(value, str(numel(shapeOf(value))), "", prefix);
@@ -525,9 +532,20 @@ void CpuKernelEmitter::emitStage(Operation *op) {
                    out};
   ctx.checks = &checks;
   ctx.kernelOp = kernel.op;
+  ctx.elementAt = [this](Value v, const Index &index) {
+    elemental.pushScope();
+    std::string expression = elemental.emit(v, index);
+    elemental.popScope();
+    return expression;
+  };
   epilogue = convTail(op);
   ctx.epilogue = epilogue ? &*epilogue : nullptr;
   ctx.channelSliced = channelSlices > 1;
+  if (maskedAttention && (op == maskedAttention->qk || op == maskedAttention->pv ||
+                          op == maskedAttention->softmax)) {
+    ctx.keyTiles = &maskedAttention->keys;
+    ctx.keyColumns = op == maskedAttention->qk;
+  }
   ctx.isConstant = [this](Value v) {
     auto arg = llvm::find(kernel.args, v);
     return arg != kernel.args.end() && kernel.constantArgs[arg - kernel.args.begin()];
@@ -599,6 +617,27 @@ CpuKernelEmitter::transposedInnermost(ArrayRef<unsigned> group,
     moved = d;
   }
   return moved;
+}
+
+/// The rows of one body call for a kernel whose body takes `scratchPerRow`
+/// bytes of scratch per row (0: no limit). Attention at GPT-2's 1024
+/// positions holds 8-12 KiB per row (the scores, their masked copy, the
+/// probabilities), so a thread's 6144 rows took 50-75 MB that every stage
+/// wrote and the next read back from memory; calls of at most
+/// kRowScratchBudget of it keep that in L2 (the time was within this
+/// machine's noise; the memory a run needs is 100x less). A multiple of
+/// the grain, and of the innermost row dimension (a head's queries) where
+/// a block holds one.
+static int64_t rowBlock(int64_t extent, int64_t grain, int64_t scratchPerRow,
+                        int64_t innermostRows) {
+  constexpr int64_t kRowScratchBudget = 512 << 10;
+  if (extent <= 1 || scratchPerRow * extent <= kRowScratchBudget)
+    return 0;
+  int64_t block = std::max<int64_t>(1, kRowScratchBudget / scratchPerRow);
+  if (block >= innermostRows && innermostRows > 1)
+    block = block / innermostRows * innermostRows;
+  block = std::max<int64_t>(grain, block / grain * grain);
+  return block >= extent ? 0 : block;
 }
 
 /// A rough count of operations per row, to size the grain.
@@ -805,6 +844,8 @@ EmittedKernel CpuKernelEmitter::emit(const std::string &entry,
   emitted.grain = emitted.parallelExtent > 1
                       ? std::max<int64_t>(1, (1 << 16) * channelSlices / workPerRow())
                       : 1;
+  emitted.rowBlock = rowBlock(emitted.parallelExtent, emitted.grain, rowScratchBytes,
+                              analysis.rowShape.empty() ? 1 : analysis.rowShape.back());
   emitted.usesBlas = usesBlas;
   emitted.usesDnnlConv = usesDnnlConv;
   emitted.checks = checking;

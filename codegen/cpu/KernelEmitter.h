@@ -40,6 +40,10 @@ struct EmittedKernel {
   /// The extent of the outermost dimension of the rows other than 1 (the
   /// results' outermost in memory), or 0 for a kernel that does not split.
   int64_t outerRows = 0;
+  /// The entry calls the body on blocks of at most this many rows of its
+  /// range, at multiples of it (0: on the whole range): bounds the
+  /// scratch one call holds (KernelEmitter.cpp rowBlock).
+  int64_t rowBlock = 0;
   bool usesBlas = false;
   /// A stage calls dlc_conv_dnnl (CpuTarget::dnnlConvPrelude).
   bool usesDnnlConv = false;

@@ -41,9 +41,12 @@ static int64_t normalize(int64_t axis, int64_t rank) {
 static constexpr int64_t kLanes = 16;
 /// `type` is the lanes' and the result's type: "float" where the fold is
 /// exact in float (a max of floats), which vectorises at twice the lanes.
-static void emitLaneFold(CodeWriter &out, const std::string &name, int64_t n,
-                         const std::string &term, const std::string &init,
-                         const std::string &update, const std::string &type = "double") {
+/// The terms j in [from, n) (C expressions), each the expression `term()`
+/// returns where the loop has declared j (it may declare temporaries).
+static void emitLaneFold(CodeWriter &out, const std::string &name, const std::string &from,
+                         const std::string &n, const std::function<std::string()> &term,
+                         const std::string &init, const std::string &update,
+                         const std::string &type) {
   std::string lanes = name + "Lanes";
   auto fold = [&](const std::string &acc, const std::string &value) {
     out.line("{");
@@ -52,28 +55,32 @@ static void emitLaneFold(CodeWriter &out, const std::string &name, int64_t n,
     out.line("  " + update);
     out.line("}");
   };
-  int64_t whole = n - n % kLanes;
   out.line(type + " " + lanes + "[" + str(kLanes) + "];");
   out.open("for (int64_t l = 0; l < " + str(kLanes) + "; ++l)");
   out.line(lanes + "[l] = " + init + ";");
   out.close();
-  if (whole > 0) {
-    out.open("for (int64_t jb = 0; jb < " + str(whole) + "; jb += " + str(kLanes) + ")");
-    out.open("for (int64_t l = 0; l < " + str(kLanes) + "; ++l)");
-    out.line("const int64_t j = jb + l;");
-    fold(lanes + "[l]", term);
-    out.close();
-    out.close();
-  }
-  if (whole < n) {
-    out.open("for (int64_t j = " + str(whole) + "; j < " + str(n) + "; ++j)");
-    fold(lanes + "[j - " + str(whole) + "]", term);
-    out.close();
-  }
+  const std::string whole = out.fresh("whole");
+  out.line("const int64_t " + whole + " = " + from + " + (" + n + " - " + from + ") / " +
+           str(kLanes) + " * " + str(kLanes) + ";");
+  out.open("for (int64_t jb = " + from + "; jb < " + whole + "; jb += " + str(kLanes) + ")");
+  out.open("for (int64_t l = 0; l < " + str(kLanes) + "; ++l)");
+  out.line("const int64_t j = jb + l;");
+  fold(lanes + "[l]", term());
+  out.close();
+  out.close();
+  out.open("for (int64_t j = " + whole + "; j < " + n + "; ++j)");
+  fold(lanes + "[j - " + whole + "]", term());
+  out.close();
   out.line(type + " " + name + " = " + init + ";");
   out.open("for (int64_t l = 0; l < " + str(kLanes) + "; ++l)");
   fold(name, lanes + "[l]");
   out.close();
+}
+static void emitLaneFold(CodeWriter &out, const std::string &name, int64_t n,
+                         const std::string &term, const std::string &init,
+                         const std::string &update, const std::string &type = "double") {
+  emitLaneFold(
+      out, name, "0", str(n), [&] { return term; }, init, update, type);
 }
 
 static void emitLaneSum(CodeWriter &out, const std::string &sum, int64_t n,
@@ -159,6 +166,76 @@ static void splitAt(const std::vector<int64_t> &shape, int64_t axis,
     inner *= shape[d];
 }
 
+/// Masked attention's softmax (MaskedAttention.h) over rows of `size`
+/// keys, of which row o's tile attends [k0, k1): the max, exponentials and
+/// sum over those only, the rest of the row 0 (exp(fill - max) is, see
+/// MaskedKeys.h), with `e` the row's exponentials as emitSoftmax's.
+static void emitMaskedSoftmax(StageContext &ctx, Value X, int64_t outer, int64_t Tq,
+                              int64_t size, const std::string &e, const std::string &eType,
+                              bool wide) {
+  CodeWriter &out = ctx.out;
+  // X read where it is used (twice per key), not packed whole by a loop
+  // of its own first: the keys left out are never computed.
+  const std::vector<int64_t> shape = shapeOf(X);
+  auto element = [&](const std::string &key) {
+    Index index(shape.size());
+    std::string rest = "o";
+    for (size_t d = shape.size() - 1; d-- > 0;) {
+      index[d] = d == 0 ? rest : "(" + rest + ") % " + str(shape[d]);
+      rest = "(" + rest + ") / " + str(shape[d]);
+    }
+    index.back() = key;
+    return ctx.elementAt(X, index);
+  };
+  const KeyTiles &keys = *ctx.keyTiles;
+  out.open("for (int64_t o = " + ctx.rowsBegin(outer) + "; o < " + ctx.rowsEnd(outer) +
+           "; ++o)");
+  const std::string tile = "o % " + str(Tq) + " / " + str(keys.tile);
+  if (keys.causal) {
+    out.line("// causal (the constant mask): no key after the tile's last query");
+    out.line("const int64_t tileEnd = (" + tile + " + 1) * " + str(keys.tile) + ";");
+    out.line("const int64_t k0 = 0, k1 = tileEnd < " + str(size) + " ? tileEnd : " + str(size) +
+             ";");
+  } else {
+    std::string begins, ends;
+    for (size_t t = 0; t < keys.begin.size(); ++t) {
+      begins += (t ? ", " : "") + str(keys.begin[t]);
+      ends += (t ? ", " : "") + str(keys.end[t]);
+    }
+    out.line("// the keys each tile's queries attend (the constant mask)");
+    out.line("static const int64_t keyBegin[] = {" + begins + "}, keyEnd[] = {" + ends + "};");
+    out.line("const int64_t k0 = keyBegin[" + tile + "], k1 = keyEnd[" + tile + "];");
+  }
+  const std::string at = "o * " + str(size) + " + k";
+  emitLaneFold(
+      out, "maxValue", "k0", "k1", [&] { return "(" + eType + ")(" + element("j") + ")"; },
+      "-INFINITY", "acc = v > acc ? v : acc;", eType);
+  out.open("for (int64_t k = k0; k < k1; ++k)");
+  if (wide)
+    out.line(e + "[k] = dlc_exp((double)(" + element("k") + ") - maxValue);");
+  else
+    out.line(e + "[k] = dlc_expf((float)((double)(" + element("k") + ") - maxValue));");
+  out.close();
+  emitLaneFold(
+      out, "sum", "k0", "k1", [&] { return "(double)" + e + "[j]"; }, "0", "acc += v;",
+      "double");
+  if (!wide)
+    out.line("const double invSum = 1.0 / sum;");
+  // Three loops, not one choosing per key: that one vectorised with masked
+  // loads and 64-bit compares, a third of the softmax.
+  out.open("for (int64_t k = 0; k < k0; ++k)");
+  out.line(storeAt(ctx.target, ctx.result, at, "0.0"));
+  out.close();
+  out.open("for (int64_t k = k0; k < k1; ++k)");
+  out.line(storeAt(ctx.target, ctx.result, at,
+                   wide ? e + "[k] / sum" : "(double)" + e + "[k] * invSum"));
+  out.close();
+  out.open("for (int64_t k = k1; k < " + str(size) + "; ++k)");
+  out.line(storeAt(ctx.target, ctx.result, at, "0.0"));
+  out.close();
+  out.close();
+}
+
 void dlc::codegen::emitSoftmax(Operation *op, StageContext &ctx) {
   bool logarithmic = isa<LogSoftmaxOp>(op);
   std::vector<int64_t> x = shapeOf(op->getOperand(0));
@@ -166,8 +243,17 @@ void dlc::codegen::emitSoftmax(Operation *op, StageContext &ctx) {
   int64_t axis = normalize(axisAttr ? axisAttr.getInt() : -1, x.size());
   int64_t outer, size, inner;
   splitAt(x, axis, outer, size, inner);
-  Buffer X = ctx.operand(op->getOperand(0));
   CodeWriter &out = ctx.out;
+  bool wide = cast<ShapedType>(op->getOperand(0).getType()).getElementType().isF64();
+  std::string eType = wide ? "double" : "float";
+  if (ctx.keyTiles && !logarithmic && inner == 1 && x.size() >= 2) {
+    std::string e = out.fresh("e");
+    out.line("DlcScratch " + e + "Memory(" + str(size) + " * sizeof(" + eType + "));");
+    out.line(eType + " *" + e + " = (" + eType + " *)" + e + "Memory.data;");
+    emitMaskedSoftmax(ctx, op->getOperand(0), outer, x[x.size() - 2], size, e, eType, wide);
+    return;
+  }
+  Buffer X = ctx.operand(op->getOperand(0));
   std::string at = "(o * " + str(size) + " + k) * " + str(inner) + " + in";
   // exp(x - max) of a row into a buffer first (a loop the compiler
   // vectorises, dlc_exp being branch-free), then its sum (in lanes, in
@@ -176,8 +262,6 @@ void dlc::codegen::emitSoftmax(Operation *op, StageContext &ctx) {
   // floats (dlc_expf, within 1e-8 of exp; x - max is rounded to float, a
   // relative error of |x - max| * 6e-8 on the smallest terms): twice the
   // lanes of double, which made softmax a third of an attention kernel.
-  bool wide = cast<ShapedType>(op->getOperand(0).getType()).getElementType().isF64();
-  std::string eType = wide ? "double" : "float";
   std::string e = out.fresh("e");
   out.line("DlcScratch " + e + "Memory(" + str(size) + " * sizeof(" + eType + "));");
   out.line(eType + " *" + e + " = (" + eType + " *)" + e + "Memory.data;");

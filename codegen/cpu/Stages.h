@@ -16,6 +16,7 @@
 #include "codegen/common/CodeWriter.h"
 #include "codegen/common/Elemental.h"
 #include "codegen/common/KernelAnalysis.h"
+#include "codegen/common/MaskedKeys.h"
 #include "codegen/cpu/CpuTarget.h"
 
 #include <functional>
@@ -52,6 +53,10 @@ struct StageContext {
   std::function<Buffer(mlir::Value, const std::string &, const std::string &)> operandRows;
   /// The stage's result, this call's rows.
   Buffer result;
+  /// The C expression of element `index` of an element-wise `value`,
+  /// computed where the caller is: its temporaries are declared at the
+  /// current line (valid to the end of the enclosing block).
+  std::function<std::string(mlir::Value, const Index &)> elementAt;
   /// Set when the stage calls dlc_sgemm/dlc_dgemm (oneDNN, OpenBLAS).
   bool usesBlas = false;
   /// Set when the stage calls dlc_conv_dnnl (oneDNN's convolution).
@@ -71,6 +76,12 @@ struct StageContext {
   /// panels [dlc_panel0, dlc_panel1) of rows [begin, end) of slice
   /// dlc_slice, and only slice 0's calls fall back to oneDNN (all channels).
   bool channelSliced = false;
+  /// Set for the stages of masked attention (MaskedAttention.h): per tile
+  /// of their rows, the keys [begin, end) to compute, as columns of the
+  /// result (q·kᵀ: `keyColumns`), as the k of the sum (p·v) or as the
+  /// softmax's terms.
+  const KeyTiles *keyTiles = nullptr;
+  bool keyColumns = false;
 
   /// The first and one-past-last row of the stage's own row space, where
   /// the stage has `unitRows` rows (e.g. batch x M for a matmul) and the

@@ -1,14 +1,8 @@
 //===- AttentionRegion.cpp - matching an attention region -----------------===//
 //
-// See AttentionRegion.h. Masked key tiles: when the softmax input is
-// select(mask, t, fill) with `mask` a constant (a causal mask folded by
-// dlc-fold-constants, or any fixed pattern: sliding windows too) and `fill`
-// a constant at most -1e4, each query tile loops only over the keys some row
-// of it may attend (keysAttended). A skipped key's weight is exp(fill - max)
-// with max at least one of the row's attended scores: 0 in float as soon as
-// that score exceeds fill + 104, which is what the mask's author meant by
-// the fill. Every row must attend some key (else the softmax is uniform
-// over fills).
+// See AttentionRegion.h. Masked key tiles: each query tile loops only over
+// the keys some row of it may attend (codegen/common/MaskedKeys.h says when
+// a constant mask lets it skip the others).
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,58 +61,6 @@ bool elementwiseOf(const KernelContext &ctx, Value x, Value scores,
          !elementwiseOf(ctx, operand, scores, memo)))
       return false;
   return true;
-}
-
-/// The constant that kernel argument `v` (a block argument of the fusion)
-/// receives, if any.
-DenseElementsAttr constantArgument(const KernelContext &ctx, Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner()->getParentOp() != ctx.view.op)
-    return {};
-  auto constant = ctx.view.op->getOperand(arg.getArgNumber()).getDefiningOp<ConstantOp>();
-  return constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : DenseElementsAttr();
-}
-
-/// For each query row i of the scores [..., Tq, Tk], the keys [first, last]
-/// it attends, when the softmax input `x` is select(mask, t, fill) with a
-/// constant mask broadcast over the batch dimensions, a constant fill of at
-/// most -1e4, and every row attending a key; else nothing.
-std::optional<std::vector<std::pair<int64_t, int64_t>>>
-keysAttended(const KernelContext &ctx, Value x, int64_t Tq, int64_t Tk) {
-  auto select = x.getDefiningOp<SelectOp>();
-  if (!select)
-    return std::nullopt;
-  DenseElementsAttr mask = constantArgument(ctx, select->getOperand(0));
-  DenseElementsAttr fill = constantArgument(ctx, select->getOperand(2));
-  if (!mask || !fill || !fill.isSplat() || !mask.getElementType().isInteger(1) ||
-      !isa<FloatType>(fill.getElementType()) ||
-      !(fill.getSplatValue<APFloat>().convertToDouble() <= -1e4))
-    return std::nullopt;
-  ArrayRef<int64_t> m = mask.getType().getShape();
-  size_t rank = m.size();
-  if (rank < 2 || llvm::any_of(m.drop_back(2), [](int64_t d) { return d != 1; }) ||
-      (m[rank - 2] != Tq && m[rank - 2] != 1) || (m[rank - 1] != Tk && m[rank - 1] != 1))
-    return std::nullopt;
-  std::vector<bool> bits;
-  if (mask.isSplat())
-    bits.assign(mask.getNumElements(), mask.getSplatValue<bool>());
-  else
-    for (bool b : mask.getValues<bool>())
-      bits.push_back(b);
-  std::vector<std::pair<int64_t, int64_t>> keys;
-  for (int64_t i = 0; i < Tq; ++i) {
-    int64_t row = m[rank - 2] == 1 ? 0 : i, first = -1, last = -1;
-    for (int64_t j = 0; j < Tk; ++j)
-      if (bits[row * m[rank - 1] + (m[rank - 1] == 1 ? 0 : j)]) {
-        if (first < 0)
-          first = j;
-        last = j;
-      }
-    if (first < 0)
-      return std::nullopt;
-    keys.push_back({first, last});
-  }
-  return keys;
 }
 
 } // namespace
@@ -191,29 +133,8 @@ std::optional<AttentionRegion> cuda::matchAttentionRegion(const KernelContext &c
         dependsOn(ctx, v, O, memoO))
       return std::nullopt;
 
-  // The keys each query tile attends: [begin, end) per tile, when a
-  // constant mask leaves some out.
-  std::vector<int64_t> &keyBegin = r.keyBegin, &keyEnd = r.keyEnd;
-  bool &causal = r.causal;
-  if (auto keys = keysAttended(ctx, X, Tq, Tk)) {
-    bool skips = false;
-    causal = true;
-    for (int64_t q0 = 0; q0 < Tq; q0 += kFlashQueryTile) {
-      int64_t begin = Tk, end = 0;
-      for (int64_t i = q0; i < std::min(Tq, q0 + kFlashQueryTile); ++i) {
-        begin = std::min(begin, (*keys)[i].first);
-        end = std::max(end, (*keys)[i].second + 1);
-      }
-      keyBegin.push_back(begin);
-      keyEnd.push_back(end);
-      skips |= begin > 0 || end < Tk;
-      causal &= begin == 0 && end == std::min(Tk, q0 + kFlashQueryTile);
-    }
-    if (!skips) {
-      keyBegin.clear(), keyEnd.clear();
-      causal = false;
-    }
-  }
+  // The keys each query tile attends, when a constant mask leaves some out.
+  r.keys = maskedKeyTiles(ctx.view, X, Tq, Tk, kFlashQueryTile);
   return r;
 }
 
@@ -230,11 +151,11 @@ void cuda::emitKeyRange(CodeWriter &out, const AttentionRegion &r) {
   auto fmt = [](const char *f, auto &&...args) {
     return llvm::formatv(f, std::forward<decltype(args)>(args)...).str();
   };
-  if (r.causal) {
+  if (r.keys.causal) {
     out.line("// causal (the constant mask): keys after this tile's last query are skipped");
     out.line(fmt("const int64_t key_begin = 0, key_end = q0 + {0} < {1} ? q0 + {0} : {1};",
                  kFlashQueryTile, r.Tk));
-  } else if (!r.keyBegin.empty()) {
+  } else if (r.keys.skips()) {
     auto list = [](const std::vector<int64_t> &v) {
       std::string s;
       for (int64_t x : v)
@@ -242,8 +163,8 @@ void cuda::emitKeyRange(CodeWriter &out, const AttentionRegion &r) {
       return s;
     };
     out.line("// the keys this tile's queries attend (the constant mask); the rest are skipped");
-    out.line(fmt("const int64_t key_begins[] = {{{0}}, key_ends[] = {{{1}};", list(r.keyBegin),
-                 list(r.keyEnd)));
+    out.line(fmt("const int64_t key_begins[] = {{{0}}, key_ends[] = {{{1}};", list(r.keys.begin),
+                 list(r.keys.end)));
     out.line(fmt("const int64_t key_begin = key_begins[q0 / {0}], key_end = key_ends[q0 / {0}];",
                  kFlashQueryTile));
   } else {

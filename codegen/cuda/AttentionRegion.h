@@ -14,6 +14,7 @@
 #ifndef DLC_CODEGEN_CUDA_ATTENTIONREGION_H
 #define DLC_CODEGEN_CUDA_ATTENTIONREGION_H
 
+#include "codegen/common/MaskedKeys.h"
 #include "codegen/cuda/Kernels.h"
 
 #include <optional>
@@ -31,11 +32,9 @@ struct AttentionRegion {
   mlir::Value Q, K, V, S, X, P, O;
   std::vector<int64_t> sShape, oShape, batchShape;
   int64_t Tq = 0, Tk = 0, D = 0, Dv = 0;
-  /// Per query tile of kFlashQueryTile queries, the keys [begin, end) its
-  /// rows attend when a constant mask leaves some out (empty: all keys);
-  /// `causal` when that is [0, min(Tk, q0 + 64)) for every tile.
-  std::vector<int64_t> keyBegin, keyEnd;
-  bool causal = false;
+  /// Per query tile of kFlashQueryTile queries, the keys its rows attend
+  /// when a constant mask leaves some out.
+  KeyTiles keys;
 };
 
 /// The region of the kernel, or nothing when it is not one either flash
