@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/cpu/MaskedAttention.h"
 #include "codegen/cpu/Stages.h"
 
 #include "ir/DlcDialect.h"
@@ -100,26 +101,13 @@ static std::string batchIndex(const std::vector<int64_t> &out,
 
 /// Masked attention's products (MaskedAttention.h): `rows` as far as the
 /// end of the query tile of row m (tiles of keys.tile rows of the M), and
-/// the keys [k0, k1) that tile attends, of `keys` in all.
+/// the keys [k0, k1) that tile attends, of `count` in all.
 static void emitKeyTile(CodeWriter &out, const KeyTiles &keys, int64_t M, int64_t count) {
   const std::string tile = str(keys.tile);
   out.line("const int64_t tile = m / " + tile + ", mEnd = (tile + 1) * " + tile + " < " +
            str(M) + " ? (tile + 1) * " + tile + " : " + str(M) + ";");
   out.line("const int64_t rows = mEnd - m < qEnd - q ? mEnd - m : qEnd - q;");
-  if (keys.causal) {
-    out.line("// causal (the constant mask): no key after the tile's last query");
-    out.line("const int64_t k0 = 0, k1 = mEnd < " + str(count) + " ? mEnd : " + str(count) +
-             ";");
-    return;
-  }
-  std::string begins, ends;
-  for (size_t t = 0; t < keys.begin.size(); ++t) {
-    begins += (t ? ", " : "") + str(keys.begin[t]);
-    ends += (t ? ", " : "") + str(keys.end[t]);
-  }
-  out.line("// the keys each tile's queries attend (the constant mask)");
-  out.line("static const int64_t keyBegin[] = {" + begins + "}, keyEnd[] = {" + ends + "};");
-  out.line("const int64_t k0 = keyBegin[tile], k1 = keyEnd[tile];");
+  emitTileKeys(out, keys, "tile", count);
 }
 
 /// The offset of key k0 in B: q·kᵀ's keys are B's columns (rows when B is

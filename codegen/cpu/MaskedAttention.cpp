@@ -81,3 +81,23 @@ dlc::codegen::matchMaskedAttention(const KernelView &kernel, const KernelAnalysi
   }
   return std::nullopt;
 }
+
+void dlc::codegen::emitTileKeys(CodeWriter &out, const KeyTiles &tiles, const std::string &tile,
+                                int64_t keys) {
+  const std::string size = std::to_string(tiles.tile), count = std::to_string(keys);
+  if (tiles.causal) {
+    // MaskedKeys.h's causal: [0, min(Tk, q0 + tile)), q0 + tile past Tq too.
+    out.line("// causal (the constant mask): no key after the tile's last query");
+    out.line("const int64_t tileEnd = (" + tile + " + 1) * " + size + ";");
+    out.line("const int64_t k0 = 0, k1 = tileEnd < " + count + " ? tileEnd : " + count + ";");
+    return;
+  }
+  std::string begins, ends;
+  for (size_t t = 0; t < tiles.begin.size(); ++t) {
+    begins += (t ? ", " : "") + std::to_string(tiles.begin[t]);
+    ends += (t ? ", " : "") + std::to_string(tiles.end[t]);
+  }
+  out.line("// the keys each tile's queries attend (the constant mask)");
+  out.line("static const int64_t keyBegin[] = {" + begins + "}, keyEnd[] = {" + ends + "};");
+  out.line("const int64_t k0 = keyBegin[" + tile + "], k1 = keyEnd[" + tile + "];");
+}

@@ -12,6 +12,7 @@
 #ifndef DLC_CODEGEN_CPU_MASKEDATTENTION_H
 #define DLC_CODEGEN_CPU_MASKEDATTENTION_H
 
+#include "codegen/common/CodeWriter.h"
 #include "codegen/common/MaskedKeys.h"
 
 #include <optional>
@@ -32,6 +33,11 @@ struct MaskedAttention {
 /// own shape on the select's kept operand; the softmax over the keys.
 std::optional<MaskedAttention> matchMaskedAttention(const KernelView &kernel,
                                                     const KernelAnalysis &analysis);
+
+/// Declares `k0` and `k1`, the keys [k0, k1) that query tile `tile` (a C
+/// expression) attends, of `keys` in all.
+void emitTileKeys(CodeWriter &out, const KeyTiles &tiles, const std::string &tile,
+                  int64_t keys);
 
 } // namespace dlc::codegen
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/cpu/MaskedAttention.h"
 #include "codegen/cpu/Stages.h"
 
 #include "ir/DlcDialect.h"
@@ -190,22 +191,7 @@ static void emitMaskedSoftmax(StageContext &ctx, Value X, int64_t outer, int64_t
   const KeyTiles &keys = *ctx.keyTiles;
   out.open("for (int64_t o = " + ctx.rowsBegin(outer) + "; o < " + ctx.rowsEnd(outer) +
            "; ++o)");
-  const std::string tile = "o % " + str(Tq) + " / " + str(keys.tile);
-  if (keys.causal) {
-    out.line("// causal (the constant mask): no key after the tile's last query");
-    out.line("const int64_t tileEnd = (" + tile + " + 1) * " + str(keys.tile) + ";");
-    out.line("const int64_t k0 = 0, k1 = tileEnd < " + str(size) + " ? tileEnd : " + str(size) +
-             ";");
-  } else {
-    std::string begins, ends;
-    for (size_t t = 0; t < keys.begin.size(); ++t) {
-      begins += (t ? ", " : "") + str(keys.begin[t]);
-      ends += (t ? ", " : "") + str(keys.end[t]);
-    }
-    out.line("// the keys each tile's queries attend (the constant mask)");
-    out.line("static const int64_t keyBegin[] = {" + begins + "}, keyEnd[] = {" + ends + "};");
-    out.line("const int64_t k0 = keyBegin[" + tile + "], k1 = keyEnd[" + tile + "];");
-  }
+  emitTileKeys(out, keys, "o % " + str(Tq) + " / " + str(keys.tile), size);
   const std::string at = "o * " + str(size) + " + k";
   emitLaneFold(
       out, "maxValue", "k0", "k1", [&] { return "(" + eType + ")(" + element("j") + ")"; },
