@@ -16,7 +16,7 @@ using namespace mlir;
 using namespace dlc;
 using namespace dlc::codegen;
 
-static std::vector<int64_t> shapeOf(Value v) {
+std::vector<int64_t> dlc::codegen::shapeOf(Value v) {
   auto shape = cast<RankedTensorType>(v.getType()).getShape();
   return {shape.begin(), shape.end()};
 }

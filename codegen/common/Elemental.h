@@ -85,6 +85,8 @@ private:
 
 /// The dtype of a tensor value's elements.
 DType elementDType(mlir::Value tensor);
+/// A ranked tensor value's shape.
+std::vector<int64_t> shapeOf(mlir::Value tensor);
 /// `shape` as "[2, 3]".
 std::string shapeText(llvm::ArrayRef<int64_t> shape);
 /// "dlc.add at model.dlg:7:12" for comments.

@@ -22,10 +22,6 @@ using namespace mlir;
 using namespace dlc;
 using namespace dlc::codegen;
 
-static std::vector<int64_t> shapeOf(Value v) {
-  auto shape = cast<RankedTensorType>(v.getType()).getShape();
-  return {shape.begin(), shape.end()};
-}
 static std::string str(int64_t v) { return std::to_string(v); }
 
 /// The prelude's GEMM for an f32 product whose B has rows `ldb` floats
@@ -113,7 +109,7 @@ static void emitKeyTile(CodeWriter &out, const KeyTiles &keys, int64_t M, int64_
 /// The offset of key k0 in B: q·kᵀ's keys are B's columns (rows when B is
 /// transposed, K floats apart); p·v's are B's rows (N apart; columns when
 /// transposed).
-static std::string keyColumns(bool tb, int64_t K, int64_t N, bool columns) {
+static std::string keyOffsetInB(bool tb, int64_t K, int64_t N, bool columns) {
   if (columns)
     return tb ? "k0 * " + str(K) : std::string("k0");
   return tb ? std::string("k0") : "k0 * " + str(N);
@@ -184,17 +180,14 @@ void dlc::codegen::emitMatmul(Operation *op, StageContext &ctx) {
       // Only the keys [k0, k1) of the rows' tile: q·kᵀ's columns, or p·v's
       // k. Rows lda = K apart either way; B's keys are its rows (or
       // columns, transposed).
-      const std::string bKeys = keyColumns(tb, K, N, ctx.keyColumns);
-      if (ctx.keyColumns)
-        out.line(gemm + "(false, " + (tb ? "true" : "false") + ", rows, k1 - k0, " + str(K) +
-                 ", " + addressOf(A, aFirst) + ", " + str(K) + ", " +
-                 addressOf(B, bBase + " + " + bKeys) + ", " + str(tb ? K : N) + ", " +
-                 addressOf(C, "q * " + str(N) + " + k0") + ", " + str(N) + ");");
-      else
-        out.line(gemm + "(false, " + (tb ? "true" : "false") + ", rows, " + str(N) +
-                 ", k1 - k0, " + addressOf(A, aFirst + " + k0") + ", " + str(K) + ", " +
-                 addressOf(B, bBase + " + " + bKeys) + ", " + str(tb ? K : N) + ", " +
-                 addressOf(C, "q * " + str(N)) + ", " + str(N) + ");");
+      const bool columns = ctx.keyColumns;
+      const std::string n = columns ? "k1 - k0" : str(N), k = columns ? str(K) : "k1 - k0",
+                        keyAt = columns ? " + k0" : "";
+      out.line(gemm + "(false, " + (tb ? "true" : "false") + ", rows, " + n + ", " + k + ", " +
+               addressOf(A, aFirst + (columns ? "" : " + k0")) + ", " + str(K) + ", " +
+               addressOf(B, bBase + " + " + keyOffsetInB(tb, K, N, columns)) + ", " +
+               str(tb ? K : N) + ", " + addressOf(C, "q * " + str(N) + keyAt) + ", " + str(N) +
+               ");");
       out.line("q += rows;");
       out.close();
       return;

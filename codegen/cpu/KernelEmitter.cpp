@@ -17,10 +17,6 @@ using namespace mlir;
 using namespace dlc;
 using namespace dlc::codegen;
 
-static std::vector<int64_t> shapeOf(Value v) {
-  auto shape = cast<RankedTensorType>(v.getType()).getShape();
-  return {shape.begin(), shape.end()};
-}
 static int64_t numel(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -8,6 +8,8 @@
 
 #include "codegen/cpu/MaskedAttention.h"
 
+#include "codegen/common/Elemental.h"
+
 #include "ir/DlcDialect.h"
 
 using namespace mlir;
@@ -18,10 +20,6 @@ using namespace dlc::codegen;
 /// of 16, 32 and 64 queries, 32 best or as good (fewer skipped keys with
 /// larger tiles, more and smaller library calls with smaller ones).
 static constexpr int64_t kQueryTile = 32;
-
-static std::vector<int64_t> shapeOf(Value v) {
-  return std::vector<int64_t>(cast<ShapedType>(v.getType()).getShape());
-}
 
 /// Whether `x` is `scores` through element-wise ops of the scores' shape,
 /// each value on the way read once and the ops' other operands kernel

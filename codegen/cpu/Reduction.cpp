@@ -21,10 +21,6 @@ using namespace mlir;
 using namespace dlc;
 using namespace dlc::codegen;
 
-static std::vector<int64_t> shapeOf(Value v) {
-  auto shape = cast<RankedTensorType>(v.getType()).getShape();
-  return {shape.begin(), shape.end()};
-}
 static std::string str(int64_t v) { return std::to_string(v); }
 static int64_t normalize(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;

@@ -22,10 +22,6 @@ using namespace dlc;
 using namespace dlc::codegen;
 using namespace dlc::codegen::cuda;
 
-std::vector<int64_t> cuda::shapeOf(Value v) {
-  auto s = cast<RankedTensorType>(v.getType()).getShape();
-  return {s.begin(), s.end()};
-}
 int64_t cuda::product(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -52,8 +52,6 @@ Index indexThroughLayoutTail(CodeWriter &out,
                              llvm::ArrayRef<mlir::Operation *> tail,
                              Index index, std::vector<int64_t> &shape);
 
-std::vector<int64_t> shapeOf(mlir::Value v);
-
 /// The index of matmul operand `v` for the result's batch index `batch`
 /// (NumPy broadcasting: size-1 batch dims read 0) at row `r`, column `c` of
 /// its untransposed form.
