@@ -63,13 +63,21 @@ static bool isStageOp(Operation *op) {
   return isStageRole(kernelRoleOf(op));
 }
 
-Operation *dlc::fusableMatmul(Operation *kernel) {
+/// A contraction the GEMM templates compute: a matmul, or a convolution
+/// over NCHW (channels-last ones are the CPU's).
+static bool isGemmContraction(Operation *op) {
+  if (auto conv = dyn_cast<Conv2dOp>(op))
+    return !conv.getChannelsLast();
+  return isa<MatmulOp>(op);
+}
+
+Operation *dlc::fusableContraction(Operation *kernel) {
   Operation *matmul = nullptr;
   SmallVector<Operation *> body = bodyOf(kernel);
   for (Operation *op : body) {
     if (!isStageOp(op))
       continue;
-    if (matmul || !isa<MatmulOp>(op))
+    if (matmul || !isGemmContraction(op))
       return nullptr;
     matmul = op;
   }
@@ -113,6 +121,27 @@ Operation *dlc::fusableMatmul(Operation *kernel) {
   return matmul;
 }
 
+GemmDims dlc::gemmDims(Operation *contraction) {
+  GemmDims g;
+  if (auto conv = dyn_cast<Conv2dOp>(contraction)) {
+    ArrayRef<int64_t> out = shapeOf(conv.getResult()), w = shapeOf(conv.getW());
+    int64_t groups = conv.getGroups();
+    g.m = w[0] / groups;
+    g.n = out[2] * out[3];
+    g.k = w[1] * w[2] * w[3];
+    g.batch = out[0] * groups;
+    return g;
+  }
+  auto mm = cast<MatmulOp>(contraction);
+  ArrayRef<int64_t> out = shapeOf(mm.getResult()), lhs = shapeOf(mm.getLhs());
+  g.m = out[out.size() - 2];
+  g.n = out.back();
+  g.k = mm.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
+  for (size_t i = 0; i + 2 < out.size(); ++i)
+    g.batch *= out[i];
+  return g;
+}
+
 const CudaArch *dlc::cudaArch(llvm::StringRef arch) {
   // A100 SXM and H100 SXM figures (public data sheets).
   // Tensor-core rates are the dense figures; mma.sync reaches about two
@@ -129,11 +158,10 @@ const CudaArch *dlc::cudaArch(llvm::StringRef arch) {
 }
 
 std::string dlc::mmaInstruction(Operation *op) {
-  auto mm = dyn_cast_or_null<MatmulOp>(op);
   auto element = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); };
-  if (!mm || element(mm.getLhs()) != element(mm.getRhs()))
+  if (!op || !isGemmContraction(op) || element(op->getOperand(0)) != element(op->getOperand(1)))
     return "";
-  StringRef precision = productPrecision(mm);
+  StringRef precision = productPrecision(op);
   if (precision == "tf32")
     return "m16n8k8.tf32";
   if (precision == "bf16" || precision == "f16")
@@ -182,17 +210,12 @@ static int64_t occupancy(const CudaArch &arch, int64_t threads,
                                         (int64_t)32}));
 }
 
-/// A GEMM problem: M x N x K over `batch` batches.
-struct GemmShape {
-  int64_t m, n, k, batch;
-};
-
 /// The time and grid of GEMM schedule `s` (its block tile set): waves of
 /// tiles over the SMs, each SM's rate `smFlops` shared by its resident
 /// blocks over `depth` (K, rounded up to whole slices where the kernel
 /// computes them), plus the operands' traffic, streamed from L2 at about
 /// three times DRAM bandwidth.
-static void estimateGemm(const CudaArch &arch, Schedule &s, GemmShape g, int64_t depth,
+static void estimateGemm(const CudaArch &arch, Schedule &s, GemmDims g, int64_t depth,
                          double smFlops, int64_t elementBytes) {
   const GemmTile &t = s.tile;
   int64_t tiles = ceilDiv(g.m, t.bm) * ceilDiv(g.n, t.bn) * g.batch;
@@ -211,15 +234,9 @@ static void estimateGemm(const CudaArch &arch, Schedule &s, GemmShape g, int64_t
 /// A tile's blocks share their SM's FP32 rate; a thread tile of TM x TN
 /// reads TM + TN shared-memory words per TM·TN FMAs, so small thread tiles
 /// are bound by shared memory (efficiency TM·TN / (TM + TN) / 4, at most 1).
-static Schedule scheduleMatmul(const CudaArch &arch, MatmulOp mm) {
-  ArrayRef<int64_t> out = shapeOf(mm.getResult());
-  int64_t m = out[out.size() - 2], n = out.back();
-  ArrayRef<int64_t> lhs = shapeOf(mm.getLhs());
-  int64_t k = mm.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
-  int64_t batch = 1;
-  for (size_t i = 0; i + 2 < out.size(); ++i)
-    batch *= out[i];
-  auto type = cast<RankedTensorType>(mm.getResult().getType());
+static Schedule scheduleMatmul(const CudaArch &arch, Operation *contraction) {
+  auto [m, n, k, batch] = gemmDims(contraction);
+  auto type = cast<RankedTensorType>(contraction->getResult(0).getType());
   int64_t wordBytes = type.getElementType().isF64() ? 8 : 4;
   static const GemmTile candidates[] = {
       {128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 64, 8, 4, 4},
@@ -262,15 +279,9 @@ struct MmaTile {
 /// A warp tile of MT x NT instructions loads MT + NT fragments for MT·NT
 /// instructions: below two instructions per fragment, shared memory bounds
 /// it.
-static Schedule scheduleMmaMatmul(const CudaArch &arch, MatmulOp mm,
+static Schedule scheduleMmaMatmul(const CudaArch &arch, Operation *contraction,
                                   const std::string &instruction) {
-  ArrayRef<int64_t> out = shapeOf(mm.getResult());
-  int64_t m = out[out.size() - 2], n = out.back();
-  ArrayRef<int64_t> lhs = shapeOf(mm.getLhs());
-  int64_t k = mm.getTransposeA() ? lhs[lhs.size() - 2] : lhs.back();
-  int64_t batch = 1;
-  for (size_t i = 0; i + 2 < out.size(); ++i)
-    batch *= out[i];
+  auto [m, n, k, batch] = gemmDims(contraction);
   bool tf32 = StringRef(instruction).ends_with(".tf32");
   int64_t elementBytes = tf32 ? 4 : 2;
   double tensorFlops = tf32 ? arch.tf32Flops : arch.halfFlops;
@@ -305,6 +316,21 @@ static Schedule scheduleMmaMatmul(const CudaArch &arch, MatmulOp mm,
   }
   best.reason = "tensor-core GEMM (mma.sync " + instruction + "), tile by estimated time";
   return best;
+}
+
+/// Whether a convolution runs as an implicit GEMM (the matmul templates
+/// reading the window of each output pixel as the GEMM's k; Gemm.cpp) rather
+/// than the rows kernel's direct loops (Windows.cpp): when a block tile of
+/// output channels is at least half full (16 or more channels a group, so
+/// not a depthwise convolution) and the smallest tiles (32 x 32) occupy a
+/// quarter of the SMs or more. A convolution with few outputs and a long
+/// window (a CNN's weight gradient: the batch times the image as its
+/// window) would leave most SMs idle on one long tile; the rows kernel gives
+/// it a warp each output instead. (The quarter is a judgement, not yet
+/// measured: split-K would serve those convolutions better than either.)
+static bool implicitGemmPays(const CudaArch &arch, Operation *conv) {
+  GemmDims g = gemmDims(conv);
+  return g.m >= 16 && 4 * ceilDiv(g.m, 32) * ceilDiv(g.n, 32) * g.batch >= arch.sms;
 }
 
 /// The widest extent one row's reductions run over: it sets the threads of
@@ -360,15 +386,17 @@ void TilePass::runOnOperation() {
     }
     // 3. The strategy and its parameters.
     Schedule s;
-    Operation *matmul = fusableMatmul(&op);
-    if (matmul) {
-      std::string mma = mmaInstruction(matmul);
-      s = mma.empty() ? scheduleMatmul(*arch, cast<MatmulOp>(matmul))
-                      : scheduleMmaMatmul(*arch, cast<MatmulOp>(matmul), mma);
-      ArrayRef<int64_t> out = shapeOf(matmul->getResult(0));
-      ArrayRef<int64_t> lhs = shapeOf(matmul->getOperand(0));
-      int64_t mnk = out[out.size() - 2] * out.back() * lhs.back();
-      if (allowLibrary && mnk >= (int64_t(1) << 30)) {
+    Operation *contraction = fusableContraction(&op);
+    if (contraction && isa<Conv2dOp>(contraction) && !implicitGemmPays(*arch, contraction))
+      contraction = nullptr;
+    if (contraction) {
+      std::string mma = mmaInstruction(contraction);
+      s = mma.empty() ? scheduleMatmul(*arch, contraction)
+                      : scheduleMmaMatmul(*arch, contraction, mma);
+      if (isa<Conv2dOp>(contraction))
+        s.reason = "convolution as an implicit GEMM (" + s.reason + ")";
+      GemmDims g = gemmDims(contraction);
+      if (allowLibrary && isa<MatmulOp>(contraction) && g.m * g.n * g.k >= (int64_t(1) << 30)) {
         s.impl = KernelImpl::library;
         s.reason = "GEMM of 2^30 multiply-adds or more: cuBLASLt";
       }

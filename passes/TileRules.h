@@ -18,12 +18,23 @@
 
 namespace dlc {
 
-/// A kernel whose only non-elemental op is one matmul, every value computed
-/// from the matmul's result is element-wise at the matmul's shape (bias,
-/// activation, residual, casts) except a tail of reshapes and transposes
-/// feeding the yield, and every result depends on the matmul. Returns the
-/// matmul, else null.
-mlir::Operation *fusableMatmul(mlir::Operation *kernel);
+/// A kernel whose only non-elemental op is one contraction the GEMM
+/// templates compute — a matmul, or a conv2d over NCHW (an implicit GEMM,
+/// gemmDims) — every value computed from its result is element-wise at its
+/// shape (bias, activation, residual, casts) except a tail of reshapes and
+/// transposes feeding the yield, and every result depends on it. Returns
+/// the contraction, else null.
+mlir::Operation *fusableContraction(mlir::Operation *kernel);
+
+/// A contraction as a GEMM: batches of [m x k] x [k x n]. A matmul's are its
+/// own; a conv2d's is the implicit GEMM of each (image, group): m = output
+/// channels of the group, n = output pixels (OH * OW), k = the window
+/// (C / groups * KH * KW), batch = N * groups, so that [batch, m, n] is the
+/// NCHW result.
+struct GemmDims {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+};
+GemmDims gemmDims(mlir::Operation *contraction);
 
 /// The figures of a CUDA architecture the cost model uses.
 struct CudaArch {
@@ -40,10 +51,10 @@ struct CudaArch {
 };
 
 /// The tensor-core instruction (PTX `mma.sync`, f32 accumulation) a matmul
-/// runs on: "m16n8k16.bf16" or "m16n8k16.f16" for 16-bit float operands,
+/// or convolution runs on: "m16n8k16.bf16" or "m16n8k16.f16" for 16-bit float operands,
 /// "m16n8k8.tf32" for f32 operands whose `precision` is tf32; empty for
 /// everything else (SIMT FMAs: exact f32, f64, integers).
-std::string mmaInstruction(mlir::Operation *matmul);
+std::string mmaInstruction(mlir::Operation *contraction);
 
 /// sm_80 (A100) or sm_90 (H100); null for anything else.
 const CudaArch *cudaArch(llvm::StringRef arch);

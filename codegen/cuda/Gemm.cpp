@@ -14,16 +14,40 @@ using namespace dlc::codegen::cuda;
 
 GemmProblem cuda::gemmProblem(const KernelContext &ctx) {
   GemmProblem p;
-  p.matmul = cast<MatmulOp>(fusableMatmul(ctx.view.op));
-  p.outShape = shapeOf(p.matmul.getResult());
-  size_t rank = p.outShape.size();
-  p.M = p.outShape[rank - 2];
-  p.N = p.outShape[rank - 1];
-  std::vector<int64_t> lhsShape = shapeOf(p.matmul.getLhs());
-  p.K = p.matmul.getTransposeA() ? lhsShape[lhsShape.size() - 2] : lhsShape.back();
-  p.batchShape.assign(p.outShape.begin(), p.outShape.end() - 2);
-  p.dtype = elementDType(p.matmul.getResult());
+  p.op = fusableContraction(ctx.view.op);
+  p.matmul = dyn_cast<MatmulOp>(p.op);
+  p.conv = dyn_cast<Conv2dOp>(p.op);
+  GemmDims g = gemmDims(p.op);
+  p.M = g.m;
+  p.N = g.n;
+  p.K = g.k;
+  p.resultShape = shapeOf(p.op->getResult(0));
+  if (p.conv)
+    p.batchShape = {p.resultShape[0], (int64_t)p.conv.getGroups()};
+  else
+    p.batchShape.assign(p.resultShape.begin(), p.resultShape.end() - 2);
+  p.outShape = p.batchShape;
+  p.outShape.push_back(p.M);
+  p.outShape.push_back(p.N);
+  p.dtype = elementDType(p.op->getResult(0));
   return p;
+}
+
+Index GemmProblem::resultIndex(const Index &batch, const std::string &m,
+                               const std::string &n) const {
+  if (!conv) {
+    Index index = batch;
+    index.push_back(m);
+    index.push_back(n);
+    return index;
+  }
+  // [N, O, OH, OW]: the group's channels follow the groups before it.
+  std::string channel = conv.getGroups() == 1
+                            ? m
+                            : llvm::formatv("({0} * {1} + {2})", batch[1], M, m).str();
+  int64_t OW = resultShape[3];
+  return {batch[0], channel, llvm::formatv("{0} / {1}", n, OW).str(),
+          llvm::formatv("{0} % {1}", n, OW).str()};
 }
 
 Index cuda::matmulOperandIndex(Value v, const Index &batch, bool transposed,
@@ -70,8 +94,7 @@ void cuda::emitLdmatrixLanes(CodeWriter &out) {
 /// and declares `kk` and `rr`; the caller closes it.
 static void openSliceLoop(CodeWriter &out, const GemmProblem &problem, bool isLhs, int64_t rows,
                           int64_t depth, int64_t threads) {
-  MatmulOp mm = problem.matmul;
-  bool transposed = isLhs ? mm.getTransposeA() : mm.getTransposeB();
+  bool transposed = problem.transposed(isLhs);
   int64_t total = rows * depth, perThread = (total + threads - 1) / threads;
   // The lhs is [m, k] unless transposed; the rhs [k, n] unless transposed.
   bool rowsContiguous = transposed == isLhs;
@@ -93,15 +116,49 @@ static void openSliceLoop(CodeWriter &out, const GemmProblem &problem, bool isLh
   out.line("const int kk = " + kk + ", rr = " + rr + ";");
 }
 
+/// Opens the test that element (gk, gr) of a convolution's operand slice is
+/// in the problem and declares what reading it needs: the window position
+/// (c, kh, kw) of k and, for the image, the input pixel (ih, iw) that output
+/// pixel gr reads there (the test fails in the padding). Returns the
+/// operand's index.
+static Index openConvolutionElement(CodeWriter &out, const GemmProblem &problem,
+                                    const Index &batch, bool isLhs) {
+  Conv2dOp conv = problem.conv;
+  std::vector<int64_t> xs = shapeOf(conv.getX()), ws = shapeOf(conv.getW());
+  int64_t Cg = ws[1], KH = ws[2], KW = ws[3], OW = problem.resultShape[3];
+  ArrayRef<int64_t> st = conv.getStrides(), pad = conv.getPadding(), dil = conv.getDilations();
+  bool grouped = conv.getGroups() > 1;
+  if (KH * KW == 1)
+    out.line("const int64_t c = gk, kh = 0, kw = 0;");
+  else
+    out.line(llvm::formatv("const int64_t c = gk / {0}, kh = gk / {1} % {2}, kw = gk % {1};",
+                           KH * KW, KW, KH)
+                 .str());
+  if (isLhs) {
+    out.open(llvm::formatv("if (gk < {0} && gr < {1})", problem.K, problem.M).str());
+    std::string channel =
+        grouped ? llvm::formatv("{0} * {1} + gr", batch[1], problem.M).str() : "gr";
+    return {channel, "c", "kh", "kw"};
+  }
+  out.line(llvm::formatv("const int64_t ih = gr / {0} * {1} - {2} + kh * {3}, "
+                         "iw = gr % {0} * {4} - {5} + kw * {6};",
+                         OW, st[0], pad[0], dil[0], st[1], pad[1], dil[1])
+               .str());
+  out.open(llvm::formatv("if (gk < {0} && gr < {1} && ih >= 0 && ih < {2} && iw >= 0 && "
+                         "iw < {3})",
+                         problem.K, problem.N, xs[2], xs[3])
+               .str());
+  std::string channel = grouped ? llvm::formatv("{0} * {1} + c", batch[1], Cg).str() : "c";
+  return {batch[0], channel, "ih", "iw"};
+}
+
 void cuda::emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
                             const GemmProblem &problem, const Index &batch, bool isLhs,
                             int64_t rows, int64_t depth, int64_t threads,
                             const std::function<std::string(const std::string &)> &store,
                             const std::string &kOrigin) {
   CodeWriter &out = ctx.out;
-  MatmulOp mm = problem.matmul;
-  Value operand = isLhs ? mm.getLhs() : mm.getRhs();
-  bool transposed = isLhs ? mm.getTransposeA() : mm.getTransposeB();
+  Value operand = isLhs ? problem.lhs() : problem.rhs();
   out.line(llvm::formatv("// {0} slice: {1} x {2}", isLhs ? "lhs" : "rhs",
                          isLhs ? "BM" : "BK", isLhs ? "BK" : "BN")
                .str());
@@ -109,10 +166,16 @@ void cuda::emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,
   std::string origin = isLhs ? "m0" : "n0";
   int64_t extent = isLhs ? problem.M : problem.N;
   out.line("const int64_t gk = " + kOrigin + " + kk, gr = " + origin + " + rr;");
-  out.open(llvm::formatv("if (gk < {0} && gr < {1})", problem.K, extent).str());
+  Index index;
+  if (problem.conv) {
+    index = openConvolutionElement(out, problem, batch, isLhs);
+  } else {
+    out.open(llvm::formatv("if (gk < {0} && gr < {1})", problem.K, extent).str());
+    bool transposed = problem.transposed(isLhs);
+    index = isLhs ? matmulOperandIndex(operand, batch, transposed, "gr", "gk")
+                  : matmulOperandIndex(operand, batch, transposed, "gk", "gr");
+  }
   elemental.pushScope();
-  Index index = isLhs ? matmulOperandIndex(operand, batch, transposed, "gr", "gk")
-                      : matmulOperandIndex(operand, batch, transposed, "gk", "gr");
   std::string value = elemental.emit(operand, index);
   elemental.popScope();
   out.line(store(value));
@@ -135,20 +198,23 @@ void cuda::emitGemmEpilogue(KernelContext &ctx, ElementalEmitter &elemental,
                             const std::string &accumulator) {
   CodeWriter &out = ctx.out;
   const CudaTarget &target = ctx.target;
-  Index preIndex = batch;
-  preIndex.push_back("m");
-  preIndex.push_back("n");
-  out.line("const int64_t flat_mn = " + flatIndex(problem.outShape, preIndex) + ";");
+  Index preIndex = problem.resultIndex(batch, "m", "n");
+  out.line("const int64_t flat_mn = " + flatIndex(problem.resultShape, preIndex) + ";");
+  std::string sum = accumulator;
+  if (problem.conv && problem.conv.getBias()) {
+    elemental.pushScope();
+    sum = "(" + accumulator + " + " + elemental.emit(problem.conv.getBias(), {preIndex[1]}) + ")";
+    elemental.popScope();
+  }
   out.line("const " + target.storageType(problem.dtype) +
-           " acc_v = " + target.store(problem.dtype, accumulator) + ";");
-  // The matmul's element is the register: a buffer whose base is the
+           " acc_v = " + target.store(problem.dtype, sum) + ";");
+  // The contraction's element is the register: a buffer whose base is the
   // element's own flat index.
-  MatmulOp mm = problem.matmul;
-  ctx.buffers[mm.getResult()] =
-      Buffer{"(&acc_v)", problem.dtype, problem.outShape, "flat_mn"};
+  ctx.buffers[problem.op->getResult(0)] =
+      Buffer{"(&acc_v)", problem.dtype, problem.resultShape, "flat_mn"};
   elemental.pushScope();
   for (auto [r, result] : llvm::enumerate(ctx.view.results)) {
-    // Walk back through the layout tail to the value at the matmul's shape.
+    // Walk back through the layout tail to the value at the contraction's shape.
     SmallVector<Operation *> tail;
     Value pre = result;
     while (Operation *def = pre.getDefiningOp()) {
@@ -158,7 +224,7 @@ void cuda::emitGemmEpilogue(KernelContext &ctx, ElementalEmitter &elemental,
       pre = def->getOperand(0);
     }
     std::string value = elemental.emit(pre, preIndex);
-    std::vector<int64_t> shape = problem.outShape;
+    std::vector<int64_t> shape = problem.resultShape;
     Index index = indexThroughLayoutTail(out, tail, preIndex, shape);
     const Buffer &buffer = ctx.results[r];
     out.line(buffer.ptr + "[" + flatIndex(shape, index) + "] = " +

@@ -17,12 +17,32 @@
 
 namespace dlc::codegen::cuda {
 
-/// The matmul a `matmul` kernel computes, with its problem size.
+/// The contraction a `matmul` kernel computes, as a GEMM (passes/TileRules.h
+/// gemmDims): a matmul, or a convolution as an implicit GEMM whose lhs is
+/// the weight ([m = output channels of a group, k = window], k contiguous)
+/// and whose rhs is the image read through the window of each output pixel
+/// ([k, n = OH * OW], zero in the padding), one batch per (image, group).
 struct GemmProblem {
-  MatmulOp matmul;
+  mlir::Operation *op = nullptr;
+  // Op handles are pointers whose accessors are not const: mutable so that
+  // a const problem can read its op.
+  mutable MatmulOp matmul; ///< null for a convolution
+  mutable Conv2dOp conv;   ///< null for a matmul
+  /// [batch..., M, N]; for a convolution [N, groups, M, N].
   std::vector<int64_t> outShape, batchShape;
+  /// The contraction's own result ([N, O, OH, OW] for a convolution).
+  std::vector<int64_t> resultShape;
   int64_t M = 0, N = 0, K = 0;
   DType dtype;
+
+  mlir::Value lhs() const { return conv ? conv.getW() : matmul.getLhs(); }
+  mlir::Value rhs() const { return conv ? conv.getX() : matmul.getRhs(); }
+  bool transposed(bool isLhs) const {
+    return matmul && (isLhs ? matmul.getTransposeA() : matmul.getTransposeB());
+  }
+  /// The index into the contraction's result of GEMM element (m, n) of
+  /// `batch`.
+  Index resultIndex(const Index &batch, const std::string &m, const std::string &n) const;
 };
 GemmProblem gemmProblem(const KernelContext &ctx);
 

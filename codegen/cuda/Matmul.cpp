@@ -24,7 +24,6 @@ using namespace dlc::codegen::cuda;
 
 void cuda::emitMatmulKernel(KernelContext &ctx) {
   GemmProblem problem = gemmProblem(ctx);
-  MatmulOp mm = problem.matmul;
   CodeWriter &out = ctx.out;
   ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics, *ctx.checks);
 
@@ -41,7 +40,7 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
 
   out.line(llvm::formatv("// {0}: [{1} x {2}] x [{2} x {3}] over {4} batch(es); "
                          "block tile {5}x{6}x{7}, thread tile {8}x{9}",
-                         describeOp(mm), M, K, N, product(problem.batchShape), BM, BN,
+                         describeOp(problem.op), M, K, N, product(problem.batchShape), BM, BN,
                          BK, TM, TN)
                .str());
   out.line(llvm::formatv("__shared__ {0} As[{1}][{2}];", acc, BK, BM).str());

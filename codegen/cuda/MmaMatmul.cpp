@@ -107,13 +107,13 @@ void cuda::emitMmaMatmulKernel(KernelContext &ctx) {
   bool tf32 = g.tf32;
   int64_t BM = g.BM, BN = g.BN, BK = g.BK, WM = g.WM, WN = g.WN, MT = g.MT, NT = g.NT,
           KI = g.KI, threads = g.threads;
-  DType operandType = elementDType(problem.matmul.getLhs());
+  DType operandType = elementDType(problem.lhs());
   std::string element = tf32 ? "unsigned" : target.storageType(operandType);
   int64_t stride = BK + (tf32 ? 4 : 8); // + 16 bytes
 
   out.line(llvm::formatv("// {0}: [{1} x {2}] x [{2} x {3}] over {4} batch(es) on tensor "
                          "cores (mma.sync.{5}); block tile {6}x{7}x{8}, warp tile {9}x{10}",
-                         describeOp(problem.matmul), problem.M, problem.K, problem.N,
+                         describeOp(problem.op), problem.M, problem.K, problem.N,
                          product(problem.batchShape), g.mma, BM, BN, BK, WM, WN)
                .str());
   out.line(llvm::formatv("__shared__ __align__(16) {0} As[{1}][{2}];", element, BM, stride).str());

@@ -87,6 +87,8 @@ struct SliceTile {
 std::optional<SliceTile> sliceTile(const KernelContext &ctx, const GemmProblem &problem,
                                    const MmaGeometry &g, bool isLhs) {
   MatmulOp mm = problem.matmul;
+  if (!mm) // a convolution's image is read through its windows, not as stored
+    return std::nullopt;
   Value operand = isLhs ? mm.getLhs() : mm.getRhs();
   DType type = g.tf32 ? DType::F32 : g.type == "bf16" ? DType::BF16 : DType::F16;
   const Buffer *buffer = argumentBuffer(ctx, operand, type);
@@ -220,7 +222,7 @@ bool cuda::emitPipelinedMmaMatmul(KernelContext &ctx) {
   out.line(llvm::formatv("// {0}: [{1} x {2}] x [{2} x {3}] over {4} batch(es) on tensor "
                          "cores (mma.sync.{5}); block tile {6}x{7}x{8}, warp tile {9}x{10}; "
                          "{11} cp.async stages (lhs {12}, rhs {13})",
-                         describeOp(problem.matmul), problem.M, problem.K, problem.N,
+                         describeOp(problem.op), problem.M, problem.K, problem.N,
                          product(problem.batchShape), g.mma, g.BM, g.BN, g.BK, g.WM, g.WN,
                          stages, a->kContiguous ? "k-contiguous" : "rows contiguous",
                          b->kContiguous ? "k-contiguous" : "rows contiguous")

@@ -90,6 +90,22 @@ graph f(x: f32[2, 3, 12, 11]) -> (a: f32[2, 4, 6, 5], b: f32[2, 4, 5, 5]) {
   a = max_pool2d(c, kernel=2, stride=2)
   b = avg_pool2d(c, kernel=3, stride=2, padding=0)
 }""",
+    # Convolutions with 16 or more output channels a group and enough tiles
+    # run as an implicit GEMM (the matmul template reading each output
+    # pixel's window as k): stride 2, padding on three sides only, bias,
+    # ReLU and a residual in the epilogue, partial tiles in m and n.
+    "conv_implicit_gemm": """
+graph f(x: f32[4, 16, 25, 23], r: f32[4, 40, 13, 11]) -> (y: f32[4, 40, 13, 11]) {
+  param w: f32[40, 16, 3, 3] = normal(std=0.2, seed=1)
+  param b: f32[40] = normal(std=0.2, seed=2)
+  y = relu(conv2d(x, w, b, padding=[1, 1, 1, 0], stride=2)) + r
+}""",
+    # Two groups (a batch each), dilation 2, the result transposed on store.
+    "conv_implicit_gemm_groups_tail": """
+graph f(x: f32[4, 32, 20, 18]) -> (y: f32[4, 16, 18, 40]) {
+  param w: f32[40, 16, 3, 3] = normal(std=0.2, seed=13)
+  y = transpose(conv2d(relu(x - 0.2), w, groups=2, dilation=2, padding=1), perm=[0, 3, 2, 1])
+}""",
     "losses": """
 graph f(x: f32[8, 10], t: f32[8, 10], l: i32[8]) -> (ce: f32[], ms: f32[], each: f32[8]) {
   ce = cross_entropy(x, l)

@@ -58,7 +58,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # The tensor-core GEMM in each instruction it uses (mma.sync m16n8k8.tf32,
     # m16n8k16.bf16, m16n8k16.f16), as --precision makes them.
     for name in ("mnist_mlp", "gpt2_block", "contraction_bias_gelu",
-                 "contraction_transposed_operands", "contraction_layout_tail"):
+                 "contraction_transposed_operands", "contraction_layout_tail",
+                 "conv_implicit_gemm"):
         model = models[name]
         for precision in ("tf32", "bf16", "f16"):
             out = os.path.join(tmp, f"{name}_{precision}.dlcm")

@@ -1,8 +1,8 @@
 # RUN: %python %s %dlc_src/examples
 # --precision tf32|bf16|f16 (dlc-precision, the tensor-core GEMM) without a
 # GPU. For each mode and each graph (GEMM shapes that leave partial tiles,
-# batched and transposed operands, a broadcast batch, a layout tail, and the
-# examples):
+# batched and transposed operands, a broadcast batch, a layout tail, a
+# convolution as an implicit GEMM, and the examples):
 #  1. cuda-emu runs the tensor-core kernels (mma.sync emulated lane by lane
 #     from the PTX fragment layouts) and agrees with the float64 oracle of
 #     the same IR (`--stage fused`: the casts the mode inserts included);
@@ -63,6 +63,14 @@ graph f(q: f32[2, 100, 32], k: f32[2, 100, 32], v: f32[2, 100, 16]) -> (o: f32[2
   d = iota(shape=[100, 100], axis=0, dtype=i32) - iota(shape=[100, 100], axis=1, dtype=i32)
   o = softmax(select(ge(d * (29 - d), 0), matmul(q, k, transpose_b=true) * 0.2, -1e9), axis=-1) @ v
 }""",
+    # A convolution as an implicit GEMM on tensor cores (operands staged
+    # through registers: the image is read through each pixel's window).
+    "conv_implicit_gemm": """
+graph f(x: f32[4, 16, 25, 23]) -> (y: f32[4, 40, 13, 11]) {
+  param w: f32[40, 16, 3, 3] = normal(std=0.2, seed=1)
+  param b: f32[40] = normal(std=0.2, seed=2)
+  y = relu(conv2d(x, w, b, padding=[1, 1, 1, 0], stride=2))
+}""",
     "broadcast_batch_layout_tail": """
 graph f(x: f32[2, 24, 32], r: f32[2, 4, 24, 8]) -> (q: f32[2, 4, 24, 8]) {
   param w: f32[32, 32] = normal(std=0.2, seed=4)
@@ -115,7 +123,7 @@ def check(name, model, tmp):
             bound = 16 * UNIT_ROUNDOFF[mode]
             assert against_f32 <= bound, (
                 f"{name}.{out} {mode}: {against_f32:.3g} from f32, above the stated {bound:.3g}")
-            if mode == "tf32" and name.startswith("gemm"):
+            if mode == "tf32" and name.startswith(("gemm", "conv")):
                 assert not np.array_equal(emu[out], f32_emu[out]), (
                     f"{name}.{out}: tf32 equals exact f32: the operands were not rounded")
             report.append(f"{out} {against_f32:.2e}")
@@ -138,6 +146,12 @@ with tempfile.TemporaryDirectory() as tmp:
     for name, model in models.items():
         if name != "mnist_mlp":  # the GEMM graphs cover it; dlc verify below runs it
             check(name, model, tmp)
+
+    for mode in MODES:
+        model = models["conv_implicit_gemm"]
+        text = run(["dlc", "compile", model, "--target=cuda:sm_90", f"--precision={mode}",
+                    "--emit=cuda"] + dim_args(model))
+        assert "on tensor cores (mma.sync.m16n8k" in text and "ih >= 0 && ih < 25" in text, mode
 
     for name in ("attention_causal", "attention_window", "gpt2_block"):
         model = models[name]
