@@ -154,6 +154,32 @@ for precision, module in (("tf32", "gemm_4096_tf32"), ("bf16", "gemm_4096_bf16")
     rows.append((label, ms, f"cuBLAS {precision.upper()}", cuda_time(lambda: a @ b), note))
     torch.backends.cuda.matmul.allow_tf32 = False
 
+# 3c. A convolution as an implicit GEMM (3x3, 256 -> 256, 14x14, N=32, bias
+#     and ReLU fused) against cuDNN through torch at the same precision.
+conv_flop = 2 * 32 * 256 * 196 * 2304
+for precision in ("f32", "tf32", "bf16"):
+    label = f"conv 3x3 256ch 14x14 N=32 {precision}"
+    ms, err = dlc_time(f"conv_{precision}")
+    if ms is None:
+        rows.append((label, None, "", None, err))
+        continue
+    note = f"{conv_flop / ms / 1e9:.1f} TFLOP/s"
+    if not HAVE_TORCH:
+        rows.append((label, ms, "", None, note))
+        continue
+    x = torch.randn(32, 256, 14, 14, device="cuda")
+    w = torch.randn(256, 256, 3, 3, device="cuda") * 0.02
+    b = torch.randn(256, device="cuda")
+    torch.backends.cudnn.allow_tf32 = precision == "tf32"
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16")
+
+    def conv():
+        with autocast:
+            return torch.relu(torch.nn.functional.conv2d(x, w, b, padding=1))
+    with torch.no_grad():
+        rows.append((label, ms, f"cuDNN {precision}", cuda_time(conv), note))
+    torch.backends.cudnn.allow_tf32 = False
+
 # 4. The GPT-2 block: same weights, same input, eager and torch.compile.
 if HAVE_TORCH:
     from torch_gpt2 import torch_block

@@ -78,6 +78,13 @@ graph softmax(x: f32[49152, 512]) -> (y: f32[49152, 512]) {
   y = softmax(x, axis=-1)
 }
 DLG
+cat > "$OUT/src/conv.dlg" <<'DLG'
+# A ResNet-50 stage-3 convolution (3x3, 256 -> 256 channels, 14x14, batch 32)
+# with its bias and ReLU: an implicit GEMM of 256 x 196 x 2304 per image.
+graph conv(x: f32[32, 256, 14, 14], w: f32[256, 256, 3, 3], b: f32[256]) -> (y: f32[32, 256, 14, 14]) {
+  y = relu(conv2d(x, w, b, padding=1))
+}
+DLG
 
 # 3. Compile (NVRTC for both architectures; the cuda-emu object too).
 compile() { "$DLC" compile "$1" --target=$ARCHS -o "$OUT/modules/$2.dlcm" "${@:3}"; }
@@ -92,6 +99,9 @@ compile "$OUT/src/gemm_bf16.dlg" gemm_4096_bf16
 compile "$OUT/src/gemm_f16.dlg" gemm_4096_f16
 for precision in tf32 bf16 f16; do
   compile "$OUT/src/gpt2_block.dlg" gpt2_b8_t512_$precision --dim B=8 --dim T=512 --precision $precision
+done
+for precision in f32 tf32 bf16; do
+  compile "$OUT/src/conv.dlg" conv_$precision --precision $precision
 done
 compile "$OUT/src/bias_gelu.dlg" bias_gelu
 compile "$OUT/src/layer_norm.dlg" layer_norm
