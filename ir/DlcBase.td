@@ -124,7 +124,7 @@ def Dlc_CollectiveReductionAttr
 def Dlc_KernelStrategy : I32EnumAttr<"KernelStrategy",
     "the template a CUDA kernel is generated from", [
       I32EnumAttrCase<"elementwise", 0>, I32EnumAttrCase<"matmul", 1>,
-      I32EnumAttrCase<"rows", 2>]> {
+      I32EnumAttrCase<"rows", 2>, I32EnumAttrCase<"warp_rows", 3>]> {
   let cppNamespace = "::dlc";
   let genSpecializedAttr = 0;
 }
@@ -162,7 +162,9 @@ def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
     cores, the `mma` instruction (`m16n8k8.tf32`, `m16n8k16.bf16`,
     `m16n8k16.f16`: PTX `mma.sync` with f32 accumulation) and the
     `warp_tile` (WM, WN) each warp computes with it; `staging` says where
-    operands are staged (`shared`).
+    operands are staged (`shared`). `rows` gives each block a row at a
+    time; `warp_rows` gives each warp of the block its own row (short rows
+    of softmax, norms and reductions: shuffles, no block barriers).
 
     ```mlir
     dlc.matmul %a, %b {dlc.schedule = #dlc.schedule<arch = "sm_90",

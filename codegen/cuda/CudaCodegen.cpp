@@ -236,6 +236,7 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
         emitMmaMatmulKernel(ctx);
       break;
     case KernelStrategy::rows:
+    case KernelStrategy::warp_rows:
       emitRowsKernel(ctx);
       break;
     }

@@ -96,38 +96,40 @@ __device__ inline int64_t dlc_ipow(int64_t base, int64_t e, int64_t *status, int
   return (int64_t)r;
 }
 
-// Block-wide reductions: a butterfly of warp shuffles, one partial per warp
-// in shared memory, then the warps' partials reduced by every warp. Every
-// thread of the block calls them (blockDim.x a multiple of 32) and gets the
+// Row reductions. dlc_warp_<kind>: a butterfly of warp shuffles, every
+// lane of the (converged) warp gets the result — a warp_rows kernel's row.
+// dlc_block_<kind>: the block's threads (blockDim.x a multiple of 32, all
+// calling): each warp's butterfly, one partial per warp in shared memory,
+// then the warps' partials reduced by every warp; every thread gets the
 // result.
-#define DLC_BLOCK_REDUCE(NAME, T, INIT, OP)                                     \
-  __device__ __noinline__ T NAME(T v) {                                         \
-    __shared__ T dlc_partials[32];                                              \
-    for (int o = 16; o > 0; o >>= 1) {                                          \
-      T w = __shfl_xor_sync(0xffffffffu, v, o);                                 \
-      v = OP;                                                                   \
-    }                                                                           \
-    __syncthreads();                                                            \
-    if ((threadIdx.x & 31) == 0) dlc_partials[threadIdx.x >> 5] = v;            \
-    __syncthreads();                                                            \
-    v = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5)                 \
-            ? dlc_partials[threadIdx.x & 31] : (T)(INIT);                       \
+#define DLC_ROW_REDUCE(KIND, T, INIT, OP)                                       \
+  __device__ inline T dlc_warp_##KIND(T v) {                                    \
     for (int o = 16; o > 0; o >>= 1) {                                          \
       T w = __shfl_xor_sync(0xffffffffu, v, o);                                 \
       v = OP;                                                                   \
     }                                                                           \
     return v;                                                                   \
+  }                                                                             \
+  __device__ __noinline__ T dlc_block_##KIND(T v) {                             \
+    __shared__ T dlc_partials[32];                                              \
+    v = dlc_warp_##KIND(v);                                                     \
+    __syncthreads();                                                            \
+    if ((threadIdx.x & 31) == 0) dlc_partials[threadIdx.x >> 5] = v;            \
+    __syncthreads();                                                            \
+    v = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5)                 \
+            ? dlc_partials[threadIdx.x & 31] : (T)(INIT);                       \
+    return dlc_warp_##KIND(v);                                                  \
   }
-DLC_BLOCK_REDUCE(dlc_block_sum, double, 0, v + w)
-DLC_BLOCK_REDUCE(dlc_block_sumf, float, 0, v + w)
-DLC_BLOCK_REDUCE(dlc_block_prod, double, 1, v * w)
-DLC_BLOCK_REDUCE(dlc_block_max, double, -INFINITY, (w > v || v != v) ? (v != v ? v : w) : v)
-DLC_BLOCK_REDUCE(dlc_block_min, double, INFINITY, (w < v || v != v) ? (v != v ? v : w) : v)
-DLC_BLOCK_REDUCE(dlc_block_isum, long long, 0, v + w)
-DLC_BLOCK_REDUCE(dlc_block_iprod, long long, 1, (long long)((unsigned long long)v * (unsigned long long)w))
-DLC_BLOCK_REDUCE(dlc_block_imax, long long, (-9223372036854775807LL - 1), w > v ? w : v)
-DLC_BLOCK_REDUCE(dlc_block_imin, long long, 9223372036854775807LL, w < v ? w : v)
-#undef DLC_BLOCK_REDUCE
+DLC_ROW_REDUCE(sum, double, 0, v + w)
+DLC_ROW_REDUCE(sumf, float, 0, v + w)
+DLC_ROW_REDUCE(prod, double, 1, v * w)
+DLC_ROW_REDUCE(max, double, -INFINITY, (w > v || v != v) ? (v != v ? v : w) : v)
+DLC_ROW_REDUCE(min, double, INFINITY, (w < v || v != v) ? (v != v ? v : w) : v)
+DLC_ROW_REDUCE(isum, long long, 0, v + w)
+DLC_ROW_REDUCE(iprod, long long, 1, (long long)((unsigned long long)v * (unsigned long long)w))
+DLC_ROW_REDUCE(imax, long long, (-9223372036854775807LL - 1), w > v ? w : v)
+DLC_ROW_REDUCE(imin, long long, 9223372036854775807LL, w < v ? w : v)
+#undef DLC_ROW_REDUCE
 
 // One-pass rows, in the rows' accumulation type T (float for f32 and
 // 16-bit data, as PyTorch's kernels; double for f64). The online softmax
@@ -153,38 +155,40 @@ template <typename T> __device__ inline void dlc_softmax_merge(T &m, T &s, T m2,
     s += s2 * dlc_exp(m2 - m);
   }
 }
-// The block's combination of every thread's pair: warp butterflies, then
-// one partial per warp in shared memory; every thread gets the result (by
-// value: references would put the pair in local memory).
+// The combination of every thread's pair, by the warp (warp_rows) or the
+// block (warp butterflies, then one partial per warp in shared memory);
+// every thread gets the result (by value: references would put the pair
+// in local memory).
 template <typename T> struct dlc_pair { T a, b; };
-template <typename T> __device__ __noinline__ dlc_pair<T> dlc_block_softmax(T m, T s) {
-  __shared__ T dlc_pm[32], dlc_ps[32];
-  for (int o = 16; o > 0; o >>= 1)
-    dlc_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) dlc_pm[threadIdx.x >> 5] = m, dlc_ps[threadIdx.x >> 5] = s;
-  __syncthreads();
-  const bool has = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5);
-  m = has ? dlc_pm[threadIdx.x & 31] : -(T)INFINITY;
-  s = has ? dlc_ps[threadIdx.x & 31] : (T)0;
+template <typename T> __device__ inline dlc_pair<T> dlc_warp_softmax(T m, T s) {
   for (int o = 16; o > 0; o >>= 1)
     dlc_softmax_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
   return {m, s};
 }
-// Two sums at once (a norm's shifted sum and sum of squares).
-template <typename T> __device__ __noinline__ dlc_pair<T> dlc_block_sum2(T a, T b) {
-  __shared__ T dlc_pa[32], dlc_pb[32];
-  for (int o = 16; o > 0; o >>= 1)
-    a += __shfl_xor_sync(0xffffffffu, a, o), b += __shfl_xor_sync(0xffffffffu, b, o);
+template <typename T> __device__ __noinline__ dlc_pair<T> dlc_block_softmax(T m, T s) {
+  __shared__ T dlc_pm[32], dlc_ps[32];
+  dlc_pair<T> p = dlc_warp_softmax(m, s);
   __syncthreads();
-  if ((threadIdx.x & 31) == 0) dlc_pa[threadIdx.x >> 5] = a, dlc_pb[threadIdx.x >> 5] = b;
+  if ((threadIdx.x & 31) == 0) dlc_pm[threadIdx.x >> 5] = p.a, dlc_ps[threadIdx.x >> 5] = p.b;
   __syncthreads();
   const bool has = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5);
-  a = has ? dlc_pa[threadIdx.x & 31] : (T)0;
-  b = has ? dlc_pb[threadIdx.x & 31] : (T)0;
+  return dlc_warp_softmax(has ? dlc_pm[threadIdx.x & 31] : -(T)INFINITY,
+                          has ? dlc_ps[threadIdx.x & 31] : (T)0);
+}
+// Two sums at once (a norm's shifted sum and sum of squares).
+template <typename T> __device__ inline dlc_pair<T> dlc_warp_sum2(T a, T b) {
   for (int o = 16; o > 0; o >>= 1)
     a += __shfl_xor_sync(0xffffffffu, a, o), b += __shfl_xor_sync(0xffffffffu, b, o);
   return {a, b};
+}
+template <typename T> __device__ __noinline__ dlc_pair<T> dlc_block_sum2(T a, T b) {
+  __shared__ T dlc_pa[32], dlc_pb[32];
+  dlc_pair<T> p = dlc_warp_sum2(a, b);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) dlc_pa[threadIdx.x >> 5] = p.a, dlc_pb[threadIdx.x >> 5] = p.b;
+  __syncthreads();
+  const bool has = (int)(threadIdx.x & 31) < (int)((blockDim.x + 31) >> 5);
+  return dlc_warp_sum2(has ? dlc_pa[threadIdx.x & 31] : (T)0, has ? dlc_pb[threadIdx.x & 31] : (T)0);
 }
 
 // Tensor cores (sm_80+): mma.sync with f32 accumulation, D = A·B + D, and

@@ -24,6 +24,10 @@ struct RowEmitter {
   CodeWriter &out;
   ElementalEmitter elemental;
   Index rowIndex;
+  /// `warp_rows`: each warp has its own row (its lanes are the row's
+  /// threads, `lane` in scope); else the block's threads share the row.
+  bool warpRows;
+  /// The threads that compute one row.
   int64_t threads;
   /// The split this kernel uses: the analysis's, or finer for attention.
   unsigned parallelDims;
@@ -31,8 +35,20 @@ struct RowEmitter {
   RowEmitter(KernelContext &ctx)
       : ctx(ctx), out(ctx.out),
         elemental(ctx.target, ctx.out, ctx.buffers, ctx.statics, *ctx.checks),
-        threads(ctx.schedule.getBlock()[0]),
+        warpRows(ctx.schedule.getStrategy() == KernelStrategy::warp_rows),
+        threads(warpRows ? 32 : ctx.schedule.getBlock()[0]),
         parallelDims(ctx.analysis.parallelDims) {}
+
+  /// The row's threads: this one's place among them, and how many.
+  std::string rowThread() const { return warpRows ? "lane" : "threadIdx.x"; }
+  std::string rowThreads() const { return warpRows ? "32" : "blockDim.x"; }
+  /// The prelude's reduction over the row's threads: `dlc_block_<what>`, or
+  /// `dlc_warp_<what>` (shuffles only) when a warp has the row.
+  std::string rowReduction(llvm::StringRef what) const {
+    return (warpRows ? "dlc_warp_" : "dlc_block_") + what.str();
+  }
+  /// The barrier between stages of a row.
+  std::string rowBarrier() const { return warpRows ? "__syncwarp();" : "__syncthreads();"; }
 
   const CudaTarget &target() const { return ctx.target; }
   std::vector<int64_t> suffixOf(mlir::Value v) const {
@@ -77,9 +93,10 @@ struct RowEmitter {
                  .str());
     elemental.pushScope();
   }
-  /// `for (e = threadIdx.x; e < n; e += blockDim.x) {` with a fresh scope.
+  /// `for (e = threadIdx.x; e < n; e += blockDim.x) {` (the lanes of the
+  /// row's warp under warp_rows) with a fresh scope.
   void openStrided(const std::string &var, int64_t n) {
-    openLoop(var, "threadIdx.x", n, "blockDim.x");
+    openLoop(var, rowThread(), n, rowThreads());
   }
   void openSerial(const std::string &var, const std::string &from, int64_t n) {
     out.open(llvm::formatv("for (int64_t {0} = {1}; {0} < {2}; ++{0})", var,

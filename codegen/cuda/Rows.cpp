@@ -2,7 +2,9 @@
 //
 // The `rows` strategy of dlc-tile. The kernel's parallel split (common/
 // KernelAnalysis) gives independent rows; a block computes one row at a
-// time (grid-stride over rows). Each stage of the row is computed by the
+// time (grid-stride over rows), or under `warp_rows` (short rows of
+// softmax, norms and reductions) each warp of the block its own row, with
+// shuffle-only reductions (dlc_warp_*) and __syncwarp between stages. Each stage of the row is computed by the
 // block's threads together into shared memory (global scratch when a row's
 // stages outgrow 48 KB), with a __syncthreads() between stages, then the
 // results are computed element by element from the stages and the
@@ -84,7 +86,7 @@ void RowEmitter::softmax(Operation *op, bool log) {
   };
   if (axis == rank - 1) {
     int64_t sub = perRow(x) / L;
-    out.line("// " + describeOp(op) + ": the block reduces each of " +
+    out.line("// " + describeOp(op) + ": the " + (warpRows ? "warp" : "block") + " reduces each of " +
              std::to_string(sub) + " row(s) of " + std::to_string(L));
     openSerial("s", "0", sub);
     // One pass for the max and the sum (online softmax), one to write.
@@ -93,7 +95,7 @@ void RowEmitter::softmax(Operation *op, bool log) {
     std::string v = read(x, rowElement(x, "s * " + std::to_string(L) + " + j"));
     out.line("dlc_softmax_add(mx, sum, (" + acc + ")" + v + ");");
     close();
-    out.line("const dlc_pair<" + acc + "> stats = dlc_block_softmax(mx, sum);");
+    out.line("const dlc_pair<" + acc + "> stats = " + rowReduction("softmax") + "(mx, sum);");
     out.line("mx = stats.a, sum = stats.b;");
     openStrided("j", L);
     Index index = rowElement(x, "s * " + std::to_string(L) + " + j");
@@ -140,7 +142,7 @@ void RowEmitter::norm(Operation *op, bool rms) {
   int64_t L = product(ArrayRef<int64_t>(shape).drop_front(axis));
   int64_t sub = perRow(x) / L;
   std::string Ls = std::to_string(L);
-  out.line("// " + describeOp(op) + ": the block reduces each of " +
+  out.line("// " + describeOp(op) + ": the " + (warpRows ? "warp" : "block") + " reduces each of " +
            std::to_string(sub) + " row(s) of " + Ls);
   openSerial("s", "0", sub);
   std::string e = "s * " + Ls + " + j";
@@ -158,7 +160,7 @@ void RowEmitter::norm(Operation *op, bool rms) {
     out.line("s1 += d;");
     out.line("s2 += d * d;");
     close();
-    out.line("const dlc_pair<" + acc + "> sums = dlc_block_sum2(s1, s2);");
+    out.line("const dlc_pair<" + acc + "> sums = " + rowReduction("sum2") + "(s1, s2);");
     out.line("const " + acc + " mean = shift + sums.a / " + Ls + ", m2 = sums.b - sums.a * (sums.a / " +
              Ls + ");");
     out.line("const " + acc + " inv = (" + acc + ")(1.0 / sqrt((double)(m2 > 0 ? m2 : 0) / " + Ls +
@@ -169,7 +171,7 @@ void RowEmitter::norm(Operation *op, bool rms) {
     out.line("const " + acc + " v = (" + acc + ")" + read(x, rowElement(x, e)) + ";");
     out.line("sq += v * v;");
     close();
-    std::string sum = acc == "double" ? "dlc_block_sum" : "dlc_block_sumf";
+    std::string sum = rowReduction(acc == "double" ? "sum" : "sumf");
     out.line("const " + acc + " inv = (" + acc + ")(1.0 / sqrt((double)" + sum + "(sq) / " + Ls +
              " + " + epsilon + "));");
   }
@@ -204,26 +206,26 @@ void RowEmitter::reduce(Operation *op) {
   DType dtype = elementDType(x);
   bool floating = isFloat(dtype);
   std::string acc = accumulatorType(dtype);
-  std::string init, combine, block;
+  std::string init, combine, collective; // collective: the prelude reduction's kind
   ReduceKind reduceKind = cast<ReduceOpInterface>(op).getReduceKind();
   switch (reduceKind) {
   case ReduceKind::Sum:
   case ReduceKind::Mean:
-    init = "0", combine = "a += v;", block = floating ? "dlc_block_sum" : "dlc_block_isum";
+    init = "0", combine = "a += v;", collective = floating ? "sum" : "isum";
     break;
   case ReduceKind::Prod:
-    init = "1", block = floating ? "dlc_block_prod" : "dlc_block_iprod";
+    init = "1", collective = floating ? "prod" : "iprod";
     combine = floating ? "a *= v;" : "a = (long long)((unsigned long long)a * (unsigned long long)v);";
     break;
   case ReduceKind::Max:
     init = floating ? "-INFINITY" : "(-9223372036854775807LL - 1)";
     combine = floating ? "a = (v > a || v != v) && a == a ? v : a;" : "a = v > a ? v : a;";
-    block = floating ? "dlc_block_max" : "dlc_block_imax";
+    collective = floating ? "max" : "imax";
     break;
   case ReduceKind::Min:
     init = floating ? "INFINITY" : "9223372036854775807LL";
     combine = floating ? "a = (v < a || v != v) && a == a ? v : a;" : "a = v < a ? v : a;";
-    block = floating ? "dlc_block_min" : "dlc_block_imin";
+    collective = floating ? "min" : "imin";
     break;
   }
   std::string finish = reduceKind == ReduceKind::Mean
@@ -247,7 +249,7 @@ void RowEmitter::reduce(Operation *op) {
   bool cooperative = O < threads;
   out.line("// " + describeOp(op) + ": " + std::to_string(O) +
            " output(s) per row, each over " + std::to_string(R) + " element(s)" +
-           (cooperative ? ", reduced by the block" : ", a thread per output"));
+           (cooperative ? (warpRows ? ", reduced by the warp" : ", reduced by the block") : ", a thread per output"));
   if (cooperative)
     openSerial("o", "0", O);
   else
@@ -262,8 +264,8 @@ void RowEmitter::reduce(Operation *op) {
   out.line(combine);
   close();
   if (cooperative) {
-    out.line("a = " + block + "(a);");
-    out.open("if (threadIdx.x == 0)");
+    out.line("a = " + rowReduction(collective) + "(a);");
+    out.open("if (" + rowThread() + " == 0)");
   }
   write(result, outIndex,
         "(" + target().computeType(elementDType(result)) + ")(" + finish + ")");
@@ -427,8 +429,11 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
                                ? "rows of the convolution: results through their layout"
                                : "query rows of the attention: results through their layout";
   }
+  // warp_rows: each of the block's warps takes its own rows.
+  int64_t warps = rows.warpRows ? std::max<int64_t>(1, ctx.schedule.getBlock()[0] / 32) : 1;
   int64_t cap = std::max<int64_t>(1, ctx.schedule.getGrid()[0]);
-  ctx.info.grid[0] = (unsigned)std::max<int64_t>(1, std::min(analysis.rows, cap));
+  ctx.info.grid[0] =
+      (unsigned)std::max<int64_t>(1, std::min((analysis.rows + warps - 1) / warps, cap));
   // dlc-tile sizes the block by the widest reduction, but a window stage
   // (conv2d, pooling) gives a thread (or a warp) each output element of the
   // row: a convolution's weight gradient (one row of 2400 outputs, each a
@@ -438,12 +443,13 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
     if (isa<Conv2dOp, MaxPool2dOp, AvgPool2dOp>(stage))
       ctx.info.block[0] = std::max<unsigned>(ctx.info.block[0], (unsigned)rows.windowThreads(stage));
 
-  // Stage results: this row's elements in shared memory, or the whole
-  // tensor in global scratch when a row's stages need more than 48 KB.
+  // Stage results: this row's elements in shared memory (a row per warp
+  // under warp_rows), or the whole tensor in global scratch when they need
+  // more than 48 KB.
   int64_t smem = 0;
   for (Operation *stage : analysis.stages) {
     Value v = stage->getResult(0);
-    smem += (rows.perRow(v) * elementSize(elementDType(v)) + 15) / 16 * 16;
+    smem += (warps * rows.perRow(v) * elementSize(elementDType(v)) + 15) / 16 * 16;
   }
   bool shared = smem <= 48 * 1024;
   out.line(llvm::formatv("// {0} row(s) of shape {1} ({2}); stages in {3}",
@@ -456,9 +462,17 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
     ctx.info.dynamicSharedBytes = (uint32_t)smem;
     out.line("DLC_DYNAMIC_SHARED(dlc_smem);");
   }
-  out.open(llvm::formatv("for (int64_t row = blockIdx.x; row < {0}; row += gridDim.x)",
-                         analysis.rows)
-               .str());
+  if (rows.warpRows) {
+    out.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+    out.open(llvm::formatv("for (int64_t row = (int64_t)blockIdx.x * {1} + warp; row < {0}; "
+                           "row += (int64_t)gridDim.x * {1})",
+                           analysis.rows, warps)
+                 .str());
+  } else {
+    out.open(llvm::formatv("for (int64_t row = blockIdx.x; row < {0}; row += gridDim.x)",
+                           analysis.rows)
+                 .str());
+  }
   rows.rowIndex = decompose(out, "row", analysis.rowShape);
   int64_t offset = 0;
   for (auto [s, stage] : llvm::enumerate(analysis.stages)) {
@@ -468,9 +482,11 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
     if (shared) {
       std::string base = "rb" + std::to_string(s);
       out.line(llvm::formatv("const int64_t {0} = row * {1};", base, rows.perRow(v)).str());
-      ctx.buffers[v] = Buffer{llvm::formatv("(({0} *)(dlc_smem + {1}))", type, offset).str(),
-                              dtype, shapeOf(v), base};
-      offset += (rows.perRow(v) * elementSize(dtype) + 15) / 16 * 16;
+      std::string ptr = llvm::formatv("(({0} *)(dlc_smem + {1}))", type, offset).str();
+      if (rows.warpRows)
+        ptr = llvm::formatv("({0} + warp * {1})", ptr, rows.perRow(v)).str();
+      ctx.buffers[v] = Buffer{ptr, dtype, shapeOf(v), base};
+      offset += (warps * rows.perRow(v) * elementSize(dtype) + 15) / 16 * 16;
     } else {
       std::string name = ctx.info.entry + "_stage" + std::to_string(s);
       ctx.globals += llvm::formatv("__device__ {0} {1}[{2}];  // {3}\n", type, name,
@@ -490,7 +506,7 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
         .Case([&](MaxPool2dOp op) { rows.pool(op, true); })
         .Case([&](AvgPool2dOp op) { rows.pool(op, false); })
         .Case<CrossEntropyOp, MseOp>([&](Operation *op) { rows.loss(op); });
-    out.line("__syncthreads();");
+    out.line(rows.rowBarrier());
   }
   // The results, a thread per element of the row, results of one shape
   // together; with the attention split, each through its layout tail.
@@ -528,6 +544,6 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
     }
     rows.close();
   }
-  out.line("__syncthreads();");
+  out.line(rows.rowBarrier());
   out.close();
 }

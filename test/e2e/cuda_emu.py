@@ -75,6 +75,21 @@ graph f(x: f32[3, 6, 20]) -> (y: f32[3, 6, 20]) {
   param g: f32[6, 20] = uniform(low=0.5, high=1.5, seed=7)
   y = rms_norm(x, g, axis=-2, epsilon=1e-6)
 }""",
+    # Rows enough for every warp of 4 on each SM 4 times over (2112 on
+    # sm_90), none longer than 1024: a warp per row (warp_rows), shuffles
+    # only; a two-stage row (softmax of a norm) and reductions among them.
+    "warp_rows": """
+graph f(x: f32[2200, 100], y: f32[40, 60, 96]) -> (a: f32[2200, 100], b: f32[2200, 100],
+    c: f32[40, 60, 96], d: f32[40, 60, 96], m: f32[40, 60, 1], n: f32[40, 60]) {
+  param g: f32[96] = uniform(low=0.5, high=1.5, seed=5)
+  param bb: f32[96] = normal(std=0.1, seed=6)
+  a = softmax(x * 3.0)
+  b = log_softmax(x, axis=-1) + 1.0
+  c = softmax(layer_norm(y + 1.0, g, bb, axis=-1, epsilon=1e-5) * 2.0)
+  d = rms_norm(y, g, axis=-1, epsilon=1e-6)
+  m = reduce_max(y, axes=[2], keepdims=true)
+  n = reduce_mean(y * y, axes=[-1])
+}""",
     "reductions": """
 graph f(x: f32[5, 6, 70]) -> (s: f32[5, 6], m: f32[5, 1, 70], mx: f32[6], mn: f32[5, 6, 1]) {
   s = reduce_sum(x, axes=[-1])
