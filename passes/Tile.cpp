@@ -71,54 +71,56 @@ static bool isGemmContraction(Operation *op) {
   return isa<MatmulOp>(op);
 }
 
-Operation *dlc::fusableContraction(Operation *kernel) {
-  Operation *matmul = nullptr;
+bool dlc::elementwiseEpilogue(Operation *kernel, Operation *stage, bool layoutTail) {
   SmallVector<Operation *> body = bodyOf(kernel);
-  for (Operation *op : body) {
-    if (!isStageOp(op))
-      continue;
-    if (matmul || !isGemmContraction(op))
-      return nullptr;
-    matmul = op;
-  }
-  if (!matmul)
-    return nullptr;
-  ArrayRef<int64_t> mmShape = shapeOf(matmul->getResult(0));
-  // Values computed from the matmul's result, and which of them come out of
+  ArrayRef<int64_t> stageShape = shapeOf(stage->getResult(0));
+  // Values computed from the stage's result, and which of them come out of
   // a reshape or transpose (the tail).
-  llvm::DenseSet<Value> fromMatmul{matmul->getResult(0)};
-  llvm::DenseSet<Value> layoutTail;
+  llvm::DenseSet<Value> fromStage{stage->getResult(0)};
+  llvm::DenseSet<Value> tail;
   for (Operation *op : body) {
-    if (op == matmul)
+    if (op == stage)
       continue;
     bool reads = llvm::any_of(op->getOperands(),
-                              [&](Value v) { return fromMatmul.contains(v); });
+                              [&](Value v) { return fromStage.contains(v); });
     if (!reads)
       continue;
     Value result = op->getResult(0);
-    if (isa<ReshapeOp, TransposeOp>(op)) {
-      fromMatmul.insert(result);
-      layoutTail.insert(result);
+    if (layoutTail && isa<ReshapeOp, TransposeOp>(op)) {
+      fromStage.insert(result);
+      tail.insert(result);
       continue;
     }
-    if (kernelRoleOf(op) != KernelRole::Elementwise || shapeOf(result) != mmShape)
-      return nullptr;
+    if (kernelRoleOf(op) != KernelRole::Elementwise || shapeOf(result) != stageShape)
+      return false;
     for (Value v : op->getOperands())
-      if (fromMatmul.contains(v) &&
-          (layoutTail.contains(v) || shapeOf(v) != mmShape))
-        return nullptr;
-    fromMatmul.insert(result);
+      if (fromStage.contains(v) && (tail.contains(v) || shapeOf(v) != stageShape))
+        return false;
+    fromStage.insert(result);
   }
   // Layout ops may only feed layout ops or the yield.
-  for (Value v : layoutTail)
+  for (Value v : tail)
     for (Operation *user : v.getUsers())
-      if (!isa<ReshapeOp, TransposeOp>(user) && !isa<YieldOp>(user) &&
-          user != kernel)
-        return nullptr;
+      if (!isa<ReshapeOp, TransposeOp>(user) && !isa<YieldOp>(user) && user != kernel)
+        return false;
   for (Value v : yieldedOf(kernel))
-    if (!fromMatmul.contains(v))
+    if (!fromStage.contains(v))
+      return false;
+  return true;
+}
+
+Operation *dlc::fusableContraction(Operation *kernel) {
+  Operation *contraction = nullptr;
+  for (Operation *op : bodyOf(kernel)) {
+    if (!isStageOp(op))
+      continue;
+    if (contraction || !isGemmContraction(op))
       return nullptr;
-  return matmul;
+    contraction = op;
+  }
+  if (!contraction || !elementwiseEpilogue(kernel, contraction, /*layoutTail=*/true))
+    return nullptr;
+  return contraction;
 }
 
 GemmDims dlc::gemmDims(Operation *contraction) {

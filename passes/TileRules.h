@@ -18,6 +18,14 @@
 
 namespace dlc {
 
+/// Whether every value of `kernel` computed from `stage`'s result is
+/// element-wise at its shape (bias, activation, residual, casts, an
+/// optimizer's update) — with `layoutTail`, except a tail of reshapes and
+/// transposes feeding the yield — and every result depends on the stage:
+/// then each result element is computed from the stage's element at the
+/// same index alone.
+bool elementwiseEpilogue(mlir::Operation *kernel, mlir::Operation *stage, bool layoutTail);
+
 /// A kernel whose only non-elemental op is one contraction the GEMM
 /// templates compute — a matmul, or a conv2d over NCHW (an implicit GEMM,
 /// gemmDims) — every value computed from its result is element-wise at its

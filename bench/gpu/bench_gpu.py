@@ -91,6 +91,7 @@ MEMORY_BOUND = {
     "bias_gelu": (8192 * 3072 * 2 + 3072) * 4,
     "layer_norm": (16384 * 768 * 2 + 2 * 768) * 4,
     "softmax": 49152 * 512 * 2 * 4,
+    "column_sum": (4096 * 3072 + 3072) * 4,
 }
 for name, nbytes in MEMORY_BOUND.items():
     ms, err = dlc_time(name)
@@ -101,13 +102,15 @@ for name, nbytes in MEMORY_BOUND.items():
     base, base_ms = "", None
     if HAVE_TORCH:
         x = torch.randn(*{"bias_gelu": (8192, 3072), "layer_norm": (16384, 768),
-                          "softmax": (49152, 512)}[name], device="cuda")
+                          "softmax": (49152, 512), "column_sum": (4096, 3072)}[name], device="cuda")
         if name == "bias_gelu":
             b = torch.randn(3072, device="cuda")
             fn = lambda: torch.nn.functional.gelu(x + b, approximate="tanh")  # noqa: E731
         elif name == "layer_norm":
             g, b = torch.randn(768, device="cuda"), torch.randn(768, device="cuda")
             fn = lambda: torch.nn.functional.layer_norm(x, (768,), g, b, 1e-5)  # noqa: E731
+        elif name == "column_sum":
+            fn = lambda: x.sum(0)  # noqa: E731
         else:
             fn = lambda: torch.softmax(x, -1)  # noqa: E731
         base, base_ms = "torch eager", cuda_time(fn)

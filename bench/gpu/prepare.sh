@@ -78,6 +78,13 @@ graph softmax(x: f32[49152, 512]) -> (y: f32[49152, 512]) {
   y = softmax(x, axis=-1)
 }
 DLG
+cat > "$OUT/src/column_sum.dlg" <<'DLG'
+# Memory-bound, a reduction to a vector: a bias gradient's sum over 4096
+# positions of 3072 features (one row: split over blocks).
+graph column_sum(x: f32[4096, 3072]) -> (y: f32[3072]) {
+  y = reduce_sum(x, axes=[0])
+}
+DLG
 cat > "$OUT/src/conv.dlg" <<'DLG'
 # A ResNet-50 stage-3 convolution (3x3, 256 -> 256 channels, 14x14, batch 32)
 # with its bias and ReLU: an implicit GEMM of 256 x 196 x 2304 per image.
@@ -106,6 +113,7 @@ done
 compile "$OUT/src/bias_gelu.dlg" bias_gelu
 compile "$OUT/src/layer_norm.dlg" layer_norm
 compile "$OUT/src/softmax.dlg" softmax
+compile "$OUT/src/column_sum.dlg" column_sum
 "$DLC" compile "$OUT/src/gpt2_block.dlg" --dim B=1 --dim T=128 --target=$ARCHS --emit=cuda \
   > "$OUT/src/gpt2_b1_t128.cu"
 

@@ -87,6 +87,11 @@ void emitRowsKernel(KernelContext &ctx);
 /// rows strategy tries first; false (nothing emitted) when the region is not
 /// one it supports.
 bool emitFlashAttention(KernelContext &ctx);
+/// SplitReduction.cpp: a rows kernel of few rows whose only stage is a
+/// reduction with an element-wise epilogue, spread over blocks by chunks of
+/// outputs and slices of the reduced elements; false (nothing emitted)
+/// otherwise.
+bool emitSplitReduction(KernelContext &ctx);
 
 } // namespace dlc::codegen::cuda
 

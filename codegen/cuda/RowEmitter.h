@@ -18,6 +18,26 @@
 
 namespace dlc::codegen::cuda {
 
+/// Fewer rows than this leave most of a GPU's SMs idle.
+constexpr int64_t kFewRows = 32;
+
+/// A reduction (ReduceOpInterface) as C, for the kernels that compute one:
+/// its accumulator type, `init`, `combine` (a statement folding `v` into
+/// `a`), `finish` (the result from `a`: a mean divides), the prelude's
+/// reduction over threads (`dlc_block_<collective>`, `dlc_warp_<collective>`)
+/// and which input axes it reduces (R elements per output).
+struct ReductionCode {
+  std::string acc, init, combine, finish, collective;
+  std::vector<bool> reduced;
+  std::vector<int64_t> reducedShape;
+  bool keep = false;
+  int64_t R = 1;
+  /// The input index of output `outIndex`'s element `r` (a variable: its
+  /// position among the R reduced elements).
+  Index inputIndex(CodeWriter &out, const Index &outIndex, const std::string &r) const;
+};
+ReductionCode reductionCode(mlir::Operation *reduction);
+
 /// Emission state of one row kernel.
 struct RowEmitter {
   KernelContext &ctx;

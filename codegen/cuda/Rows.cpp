@@ -189,63 +189,69 @@ void RowEmitter::norm(Operation *op, bool rms) {
   close();
 }
 
-void RowEmitter::reduce(Operation *op) {
-  Value x = op->getOperand(0), result = op->getResult(0);
+ReductionCode cuda::reductionCode(Operation *op) {
+  Value x = op->getOperand(0);
   std::vector<int64_t> shape = shapeOf(x);
   int64_t rank = shape.size();
-  bool keep = op->getAttrOfType<BoolAttr>("keepdims") &&
-              op->getAttrOfType<BoolAttr>("keepdims").getValue();
-  std::vector<bool> reduced(rank, false);
+  ReductionCode c;
+  c.keep = op->getAttrOfType<BoolAttr>("keepdims") &&
+           op->getAttrOfType<BoolAttr>("keepdims").getValue();
+  c.reduced.assign(rank, false);
   for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
-    reduced[normalizeAxis(a, rank)] = true;
-  std::vector<int64_t> reducedShape;
+    c.reduced[normalizeAxis(a, rank)] = true;
   for (int64_t d = 0; d < rank; ++d)
-    if (reduced[d])
-      reducedShape.push_back(shape[d]);
-  int64_t R = product(reducedShape), O = perRow(result);
+    if (c.reduced[d])
+      c.reducedShape.push_back(shape[d]);
+  c.R = product(c.reducedShape);
   DType dtype = elementDType(x);
   bool floating = isFloat(dtype);
-  std::string acc = accumulatorType(dtype);
-  std::string init, combine, collective; // collective: the prelude reduction's kind
+  c.acc = accumulatorType(dtype);
   ReduceKind reduceKind = cast<ReduceOpInterface>(op).getReduceKind();
   switch (reduceKind) {
   case ReduceKind::Sum:
   case ReduceKind::Mean:
-    init = "0", combine = "a += v;", collective = floating ? "sum" : "isum";
+    c.init = "0", c.combine = "a += v;", c.collective = floating ? "sum" : "isum";
     break;
   case ReduceKind::Prod:
-    init = "1", collective = floating ? "prod" : "iprod";
-    combine = floating ? "a *= v;" : "a = (long long)((unsigned long long)a * (unsigned long long)v);";
+    c.init = "1", c.collective = floating ? "prod" : "iprod";
+    c.combine = floating ? "a *= v;" : "a = (long long)((unsigned long long)a * (unsigned long long)v);";
     break;
   case ReduceKind::Max:
-    init = floating ? "-INFINITY" : "(-9223372036854775807LL - 1)";
-    combine = floating ? "a = (v > a || v != v) && a == a ? v : a;" : "a = v > a ? v : a;";
-    collective = floating ? "max" : "imax";
+    c.init = floating ? "-INFINITY" : "(-9223372036854775807LL - 1)";
+    c.combine = floating ? "a = (v > a || v != v) && a == a ? v : a;" : "a = v > a ? v : a;";
+    c.collective = floating ? "max" : "imax";
     break;
   case ReduceKind::Min:
-    init = floating ? "INFINITY" : "9223372036854775807LL";
-    combine = floating ? "a = (v < a || v != v) && a == a ? v : a;" : "a = v < a ? v : a;";
-    collective = floating ? "min" : "imin";
+    c.init = floating ? "INFINITY" : "9223372036854775807LL";
+    c.combine = floating ? "a = (v < a || v != v) && a == a ? v : a;" : "a = v < a ? v : a;";
+    c.collective = floating ? "min" : "imin";
     break;
   }
-  std::string finish = reduceKind == ReduceKind::Mean
-                           ? "(double)a / " + std::to_string(R)
-                           : "a";
-  auto inputIndex = [&](const Index &outIndex) {
-    Index red = decompose(out, "r", reducedShape);
-    Index index(rank, "0");
-    size_t o = 0, q = 0;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (reduced[d]) {
-        index[d] = red[q++];
-        if (keep)
-          ++o;
-      } else {
-        index[d] = outIndex[o++];
-      }
+  c.finish = reduceKind == ReduceKind::Mean ? "(double)a / " + std::to_string(c.R) : "a";
+  return c;
+}
+
+Index ReductionCode::inputIndex(CodeWriter &out, const Index &outIndex,
+                                const std::string &r) const {
+  Index red = decompose(out, r, reducedShape);
+  Index index(reduced.size(), "0");
+  size_t o = 0, q = 0;
+  for (size_t d = 0; d < reduced.size(); ++d) {
+    if (reduced[d]) {
+      index[d] = red[q++];
+      if (keep)
+        ++o;
+    } else {
+      index[d] = outIndex[o++];
     }
-    return index;
-  };
+  }
+  return index;
+}
+
+void RowEmitter::reduce(Operation *op) {
+  Value x = op->getOperand(0), result = op->getResult(0);
+  ReductionCode code = reductionCode(op);
+  int64_t R = code.R, O = perRow(result);
   bool cooperative = O < threads;
   out.line("// " + describeOp(op) + ": " + std::to_string(O) +
            " output(s) per row, each over " + std::to_string(R) + " element(s)" +
@@ -255,20 +261,21 @@ void RowEmitter::reduce(Operation *op) {
   else
     openStrided("o", O);
   Index outIndex = rowElement(result, "o");
-  out.line(acc + " a = " + init + ";");
+  out.line(code.acc + " a = " + code.init + ";");
   if (cooperative)
     openStrided("r", R);
   else
     openSerial("r", "0", R);
-  out.line("const " + acc + " v = (" + acc + ")" + read(x, inputIndex(outIndex)) + ";");
-  out.line(combine);
+  out.line("const " + code.acc + " v = (" + code.acc + ")" +
+           read(x, code.inputIndex(out, outIndex, "r")) + ";");
+  out.line(code.combine);
   close();
   if (cooperative) {
-    out.line("a = " + rowReduction(collective) + "(a);");
+    out.line("a = " + rowReduction(code.collective) + "(a);");
     out.open("if (" + rowThread() + " == 0)");
   }
   write(result, outIndex,
-        "(" + target().computeType(elementDType(result)) + ")(" + finish + ")");
+        "(" + target().computeType(elementDType(result)) + ")(" + code.finish + ")");
   if (cooperative)
     out.close();
   close();
@@ -358,8 +365,6 @@ void RowEmitter::loss(Operation *op) {
   }
 }
 
-/// Fewer rows than this leave most of a GPU's SMs idle.
-static constexpr int64_t kFewRows = 32;
 
 /// For a kernel whose results are all reshapes/transposes of its last
 /// stage (attention: the heads merged back; a convolution's weight
@@ -419,6 +424,10 @@ void cuda::emitRowsKernel(KernelContext &ctx) {
   // at another index, ...) falls back to the per-row kernel below: one
   // block per query row, scores recomputed per row from global K/V.
   if (emitFlashAttention(ctx))
+    return;
+  // A lone reduction with few rows (a bias gradient) is spread over blocks
+  // by SplitReduction.cpp.
+  if (emitSplitReduction(ctx))
     return;
   if (split) {
     std::vector<int64_t> s = shapeOf(pre);

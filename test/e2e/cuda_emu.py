@@ -97,6 +97,22 @@ graph f(x: f32[5, 6, 70]) -> (s: f32[5, 6], m: f32[5, 1, 70], mx: f32[6], mn: f3
   mx = reduce_max(x, axes=[0, 2])
   mn = reduce_min(x, axes=[2], keepdims=true)
 }""",
+    # Reductions to a vector (a bias gradient and its update fused after
+    # it) have one row: spread over blocks by chunks of outputs and slices
+    # of the reduced elements, the last block of a chunk combining the
+    # slices (SplitReduction.cpp); column and row sums, max/min, a mean, a
+    # total and keepdims.
+    "split_reductions": """
+graph f(x: f32[64, 48, 300], y: f32[5000, 70], z: f32[3, 4000]) -> (b: f32[300], s: f32[5000],
+    m: f32[1, 1, 300], t: f32[], u: f32[300], w: f32[3]) {
+  param p: f32[300] = normal(std=0.1, seed=1)
+  b = p - 0.1 * reduce_sum(x * 2.0, axes=[0, 1])
+  s = reduce_mean(y, axes=[1])
+  m = reduce_max(x, axes=[0, 1], keepdims=true)
+  t = reduce_sum(z, axes=[0, 1])
+  u = reduce_min(x, axes=[0, 1])
+  w = reduce_sum(z, axes=[1])
+}""",
     "conv_pool": """
 graph f(x: f32[2, 3, 12, 11]) -> (a: f32[2, 4, 6, 5], b: f32[2, 4, 5, 5]) {
   param w: f32[4, 3, 3, 3] = normal(std=0.3, seed=8)

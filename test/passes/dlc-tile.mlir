@@ -87,3 +87,42 @@ func.func @tensor_cores(%a: tensor<4096x4096xbf16>, %h: tensor<512x512xf16>, %f:
   %3 = dlc.matmul %f, %f : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
   return %0, %1, %2, %3 : tensor<4096x4096xbf16>, tensor<512x512xf16>, tensor<4096x4096xf32>, tensor<4096x4096xf32>
 }
+
+// -----
+
+// Many short rows (softmax, norms, reductions; at most 1024 long, 4 warps
+// x 4 x 132 SMs of them on sm_90): a warp per row. Long rows, or few, keep
+// a block per row.
+// CHECK-LABEL: func.func @warp_rows
+//       CHECK:   dlc.softmax {{.*}}strategy = warp_rows{{.*}}block = {{\[}}128, 1, 1]{{.*}}reason = "a warp per row
+//       CHECK:   dlc.layer_norm {{.*}}strategy = warp_rows
+//       CHECK:   dlc.softmax {{.*}}strategy = rows
+//       CHECK:   dlc.softmax {{.*}}strategy = rows
+func.func @warp_rows(%x: tensor<4096x512xf32>, %y: tensor<16384x768xf32>, %g: tensor<768xf32>,
+                     %z: tensor<4096x2048xf32>, %w: tensor<128x512xf32>)
+    -> (tensor<4096x512xf32>, tensor<16384x768xf32>, tensor<4096x2048xf32>, tensor<128x512xf32>) {
+  %0 = dlc.softmax %x {axis = -1 : i64} : tensor<4096x512xf32>
+  %1 = dlc.layer_norm %y, %g : (tensor<16384x768xf32>, tensor<768xf32>) -> tensor<16384x768xf32>
+  %2 = dlc.softmax %z {axis = -1 : i64} : tensor<4096x2048xf32>
+  %3 = dlc.softmax %w {axis = -1 : i64} : tensor<128x512xf32>
+  return %0, %1, %2, %3 : tensor<4096x512xf32>, tensor<16384x768xf32>, tensor<4096x2048xf32>, tensor<128x512xf32>
+}
+
+// -----
+
+// A convolution with 64 output channels and enough tiles is an implicit
+// GEMM (the matmul template); a depthwise one (a channel a group) keeps
+// the rows kernel's direct loops.
+// CHECK-LABEL: func.func @conv_implicit_gemm
+//       CHECK:   dlc.conv2d {{.*}}strategy = matmul{{.*}}reason = "convolution as an implicit GEMM (tiled GEMM
+//       CHECK:   dlc.conv2d {{.*}}strategy = rows
+func.func @conv_implicit_gemm(%x: tensor<8x32x28x28xf32>, %w: tensor<64x32x3x3xf32>,
+                              %dw: tensor<32x1x3x3xf32>) -> (tensor<8x64x28x28xf32>, tensor<8x32x28x28xf32>) {
+  %0 = dlc.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>,
+      dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<8x32x28x28xf32>, tensor<64x32x3x3xf32>) -> tensor<8x64x28x28xf32>
+  %1 = dlc.conv2d %x, %dw {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>,
+      dilations = array<i64: 1, 1>, groups = 32 : i64}
+      : (tensor<8x32x28x28xf32>, tensor<32x1x3x3xf32>) -> tensor<8x32x28x28xf32>
+  return %0, %1 : tensor<8x64x28x28xf32>, tensor<8x32x28x28xf32>
+}
