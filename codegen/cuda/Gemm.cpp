@@ -26,9 +26,6 @@ GemmProblem cuda::gemmProblem(const KernelContext &ctx) {
     p.batchShape = {p.resultShape[0], (int64_t)p.conv.getGroups()};
   else
     p.batchShape.assign(p.resultShape.begin(), p.resultShape.end() - 2);
-  p.outShape = p.batchShape;
-  p.outShape.push_back(p.M);
-  p.outShape.push_back(p.N);
   p.dtype = elementDType(p.op->getResult(0));
   return p;
 }

@@ -28,8 +28,9 @@ struct GemmProblem {
   // a const problem can read its op.
   mutable MatmulOp matmul; ///< null for a convolution
   mutable Conv2dOp conv;   ///< null for a matmul
-  /// [batch..., M, N]; for a convolution [N, groups, M, N].
-  std::vector<int64_t> outShape, batchShape;
+  /// The batches: a matmul's leading result dimensions; a convolution's
+  /// [N, groups].
+  std::vector<int64_t> batchShape;
   /// The contraction's own result ([N, O, OH, OW] for a convolution).
   std::vector<int64_t> resultShape;
   int64_t M = 0, N = 0, K = 0;

@@ -55,7 +55,7 @@ bool cuda::emitSplitReduction(KernelContext &ctx) {
       !elementwiseEpilogue(ctx.view.op, stage, /*layoutTail=*/false))
     return false;
   Value x = stage->getOperand(0), result = stage->getResult(0);
-  std::vector<int64_t> outShape = shapeOf(result), inShape = shapeOf(x);
+  std::vector<int64_t> outShape = shapeOf(result);
   for (Value r : ctx.view.results)
     if (shapeOf(r) != outShape)
       return false;
