@@ -129,9 +129,9 @@ GemmDims dlc::gemmDims(Operation *contraction) {
     ArrayRef<int64_t> out = shapeOf(conv.getResult()), w = shapeOf(conv.getW());
     int64_t groups = conv.getGroups();
     g.m = w[0] / groups;
-    g.n = out[2] * out[3];
+    g.n = out[0] * out[2] * out[3];
     g.k = w[1] * w[2] * w[3];
-    g.batch = out[0] * groups;
+    g.batch = groups;
     return g;
   }
   auto mm = cast<MatmulOp>(contraction);

@@ -35,10 +35,11 @@ bool elementwiseEpilogue(mlir::Operation *kernel, mlir::Operation *stage, bool l
 mlir::Operation *fusableContraction(mlir::Operation *kernel);
 
 /// A contraction as a GEMM: batches of [m x k] x [k x n]. A matmul's are its
-/// own; a conv2d's is the implicit GEMM of each (image, group): m = output
-/// channels of the group, n = output pixels (OH * OW), k = the window
-/// (C / groups * KH * KW), batch = N * groups, so that [batch, m, n] is the
-/// NCHW result.
+/// own; a conv2d's is the implicit GEMM of each group: m = output channels
+/// of the group, n = output pixels of every image (N * OH * OW, the batch
+/// folded in, as cuDNN's GEMM-N: a 7x7 image, or a weight gradient's 3x3
+/// "image", would fill a tile poorly alone), k = the window (C / groups *
+/// KH * KW), batch = groups.
 struct GemmDims {
   int64_t m = 0, n = 0, k = 0, batch = 1;
 };

@@ -23,7 +23,7 @@ GemmProblem cuda::gemmProblem(const KernelContext &ctx) {
   p.K = g.k;
   p.resultShape = shapeOf(p.op->getResult(0));
   if (p.conv)
-    p.batchShape = {p.resultShape[0], (int64_t)p.conv.getGroups()};
+    p.batchShape = {(int64_t)p.conv.getGroups()};
   else
     p.batchShape.assign(p.resultShape.begin(), p.resultShape.end() - 2);
   p.dtype = elementDType(p.op->getResult(0));
@@ -38,12 +38,14 @@ Index GemmProblem::resultIndex(const Index &batch, const std::string &m,
     index.push_back(n);
     return index;
   }
-  // [N, O, OH, OW]: the group's channels follow the groups before it.
+  // [N, O, OH, OW]: n is (image, pixel); the group's channels follow the
+  // groups before it.
   std::string channel = conv.getGroups() == 1
                             ? m
-                            : llvm::formatv("({0} * {1} + {2})", batch[1], M, m).str();
-  int64_t OW = resultShape[3];
-  return {batch[0], channel, llvm::formatv("{0} / {1}", n, OW).str(),
+                            : llvm::formatv("({0} * {1} + {2})", batch[0], M, m).str();
+  int64_t OH = resultShape[2], OW = resultShape[3];
+  return {llvm::formatv("{0} / {1}", n, OH * OW).str(), channel,
+          llvm::formatv("{0} / {1} % {2}", n, OW, OH).str(),
           llvm::formatv("{0} % {1}", n, OW).str()};
 }
 
@@ -122,7 +124,8 @@ static Index openConvolutionElement(CodeWriter &out, const GemmProblem &problem,
                                     const Index &batch, bool isLhs) {
   Conv2dOp conv = problem.conv;
   std::vector<int64_t> xs = shapeOf(conv.getX()), ws = shapeOf(conv.getW());
-  int64_t Cg = ws[1], KH = ws[2], KW = ws[3], OW = problem.resultShape[3];
+  int64_t Cg = ws[1], KH = ws[2], KW = ws[3], OH = problem.resultShape[2],
+          OW = problem.resultShape[3];
   ArrayRef<int64_t> st = conv.getStrides(), pad = conv.getPadding(), dil = conv.getDilations();
   bool grouped = conv.getGroups() > 1;
   if (KH * KW == 1)
@@ -134,19 +137,20 @@ static Index openConvolutionElement(CodeWriter &out, const GemmProblem &problem,
   if (isLhs) {
     out.open(llvm::formatv("if (gk < {0} && gr < {1})", problem.K, problem.M).str());
     std::string channel =
-        grouped ? llvm::formatv("{0} * {1} + gr", batch[1], problem.M).str() : "gr";
+        grouped ? llvm::formatv("{0} * {1} + gr", batch[0], problem.M).str() : "gr";
     return {channel, "c", "kh", "kw"};
   }
-  out.line(llvm::formatv("const int64_t ih = gr / {0} * {1} - {2} + kh * {3}, "
-                         "iw = gr % {0} * {4} - {5} + kw * {6};",
-                         OW, st[0], pad[0], dil[0], st[1], pad[1], dil[1])
+  // gr is (image, output pixel).
+  out.line(llvm::formatv("const int64_t img = gr / {0}, ih = gr / {1} % {2} * {3} - {4} + kh * "
+                         "{5}, iw = gr % {1} * {6} - {7} + kw * {8};",
+                         OH * OW, OW, OH, st[0], pad[0], dil[0], st[1], pad[1], dil[1])
                .str());
   out.open(llvm::formatv("if (gk < {0} && gr < {1} && ih >= 0 && ih < {2} && iw >= 0 && "
                          "iw < {3})",
                          problem.K, problem.N, xs[2], xs[3])
                .str());
-  std::string channel = grouped ? llvm::formatv("{0} * {1} + c", batch[1], Cg).str() : "c";
-  return {batch[0], channel, "ih", "iw"};
+  std::string channel = grouped ? llvm::formatv("{0} * {1} + c", batch[0], Cg).str() : "c";
+  return {"img", channel, "ih", "iw"};
 }
 
 void cuda::emitOperandSlice(KernelContext &ctx, ElementalEmitter &elemental,

@@ -20,8 +20,8 @@ namespace dlc::codegen::cuda {
 /// The contraction a `matmul` kernel computes, as a GEMM (passes/TileRules.h
 /// gemmDims): a matmul, or a convolution as an implicit GEMM whose lhs is
 /// the weight ([m = output channels of a group, k = window], k contiguous)
-/// and whose rhs is the image read through the window of each output pixel
-/// ([k, n = OH * OW], zero in the padding), one batch per (image, group).
+/// and whose rhs is the images read through the window of each output pixel
+/// ([k, n = N * OH * OW], zero in the padding), one batch per group.
 struct GemmProblem {
   mlir::Operation *op = nullptr;
   // Op handles are pointers whose accessors are not const: mutable so that
@@ -29,7 +29,7 @@ struct GemmProblem {
   mutable MatmulOp matmul; ///< null for a convolution
   mutable Conv2dOp conv;   ///< null for a matmul
   /// The batches: a matmul's leading result dimensions; a convolution's
-  /// [N, groups].
+  /// [groups].
   std::vector<int64_t> batchShape;
   /// The contraction's own result ([N, O, OH, OW] for a convolution).
   std::vector<int64_t> resultShape;
