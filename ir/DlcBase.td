@@ -162,7 +162,10 @@ def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
     cores, the `mma` instruction (`m16n8k8.tf32`, `m16n8k16.bf16`,
     `m16n8k16.f16`: PTX `mma.sync` with f32 accumulation) and the
     `warp_tile` (WM, WN) each warp computes with it; `staging` says where
-    operands are staged (`shared`). `rows` gives each block a row at a
+    operands are staged (`shared`); `split_k` (a SIMT matmul with few
+    tiles and a long K) gives each tile that many blocks, each a slice of
+    K, the tile's last block combining their partial sums in slice order.
+    `rows` gives each block a row at a
     time; `warp_rows` gives each warp of the block its own row (short rows
     of softmax, norms and reductions: shuffles, no block barriers).
 
@@ -194,7 +197,8 @@ def Dlc_ScheduleAttr : AttrDef<Dlc_Dialect, "Schedule"> {
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$thread_tile,
     StringRefParameter<"where operands are staged", "\"\"">:$staging,
     StringRefParameter<"the tensor-core instruction (mma.sync shape.type)", "\"\"">:$mma,
-    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$warp_tile
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$warp_tile,
+    DefaultValuedParameter<"int64_t", "1", "slices of K (split-K)">:$split_k
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -43,7 +43,8 @@ ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      int64_t vector, int64_t, int64_t, int64_t, int64_t,
                      int64_t, StringRef, int64_t, StringRef,
                      DenseI64ArrayAttr tile, DenseI64ArrayAttr threadTile,
-                     StringRef, StringRef mma, DenseI64ArrayAttr warpTile) {
+                     StringRef, StringRef mma, DenseI64ArrayAttr warpTile,
+                     int64_t splitK) {
   auto dims = [&](DenseI64ArrayAttr attr, StringRef name,
                   size_t size) -> LogicalResult {
     if (!attr || attr.size() != static_cast<int64_t>(size) ||
@@ -58,6 +59,9 @@ ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   if (vector < 1)
     return emitError() << "schedule vector must be at least 1";
+  if (splitK < 1 || (splitK > 1 && (strategy != KernelStrategy::matmul || !mma.empty())))
+    return emitError() << "schedule split_k must be at least 1, and above 1 only for a SIMT "
+                          "matmul";
   if (strategy != KernelStrategy::matmul)
     return success();
   if (failed(dims(tile, "tile", 3)))

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -189,6 +190,8 @@ struct Schedule {
   std::string mma;
   int64_t warpTile[2] = {0, 0};
   int64_t vector = 1, smem = 0, registers = 32, blocksPerSm = 0;
+  /// Slices of K, each a block per tile (split-K).
+  int64_t splitK = 1;
   double seconds = 0;
 };
 
@@ -265,6 +268,16 @@ static Schedule scheduleMatmul(const CudaArch &arch, Operation *contraction) {
       best = s;
   }
   best.reason = "tiled GEMM, tile by estimated time";
+  // Split-K: a GEMM whose tiles leave most SMs idle and whose K is long (a
+  // weight gradient: K = the batch's positions) gives each tile several
+  // blocks, each a slice of K of 1024 or more, up to about one block per SM.
+  int64_t tiles = ceilDiv(m, best.tile.bm) * ceilDiv(n, best.tile.bn) * batch;
+  if (2 * tiles <= arch.sms && k >= 2048) {
+    best.splitK = std::min(arch.sms / tiles, k / 1024);
+    best.grid[2] = batch * best.splitK;
+    best.seconds /= best.splitK;
+    best.reason += llvm::formatv(", split-K over {0} slices", best.splitK).str();
+  }
   return best;
 }
 
@@ -490,7 +503,7 @@ void TilePass::runOnOperation() {
         s.smem, s.registers, s.blocksPerSm, flops, bytes,
         computeBound ? "compute" : "memory",
         (int64_t)std::ceil(seconds * 1e9), s.reason, tile, threadTile,
-        staged ? "shared" : "", s.mma, warpTile);
+        staged ? "shared" : "", s.mma, warpTile, s.splitK);
     op.setAttr("dlc.schedule", schedule);
   }
 }

@@ -51,6 +51,18 @@ Index cuda::indexThroughLayoutTail(CodeWriter &out, ArrayRef<Operation *> tail,
   return index;
 }
 
+void cuda::emitLastArrival(CodeWriter &out, const std::string &counter, int64_t blocks) {
+  out.line("__threadfence();  // this block's partials before its arrival");
+  out.line("__shared__ bool lastBlock;");
+  out.line("__syncthreads();");
+  out.line(llvm::formatv("if (threadIdx.x == 0) lastBlock = atomicAdd(&{0}, 1u) == {1};", counter,
+                         blocks - 1)
+               .str());
+  out.line("__syncthreads();");
+  out.line("if (!lastBlock) return;");
+  out.line("__threadfence();  // the other blocks' partials after their arrivals");
+}
+
 Index cuda::decompose(CodeWriter &out, const std::string &flat,
                       ArrayRef<int64_t> shape) {
   Index index(shape.size(), "0");

@@ -44,6 +44,13 @@ struct KernelContext {
 Index decompose(CodeWriter &out, const std::string &flat,
                 llvm::ArrayRef<int64_t> shape);
 
+/// Emits the arrival of a block that has stored its partial results in
+/// global scratch among the `blocks` blocks counted by `counter` (a
+/// `__device__ unsigned` element, zero between launches): every block but
+/// the last to arrive returns; the last sees the others' partials. The
+/// caller resets the counter after reading them.
+void emitLastArrival(CodeWriter &out, const std::string &counter, int64_t blocks);
+
 /// Maps `index` into a value of `shape` through `tail`, the reshapes and
 /// transposes between it and a result (listed from the result back), so a
 /// result element can be stored where the layout ops put it. Updates

@@ -22,6 +22,48 @@ using namespace dlc;
 using namespace dlc::codegen;
 using namespace dlc::codegen::cuda;
 
+/// Split-K: each slice's block stores its partial tile (each thread its
+/// `perThread` accumulators) to global scratch and counts itself in; the
+/// tile's last block sums every slice's partials in slice order — an order
+/// the geometry fixes, not timing — into its accumulators, resets the count
+/// for the next launch, and goes on to the epilogue; the others return.
+static void emitSplitKCombine(KernelContext &ctx, const std::string &acc, int64_t slices,
+                              int64_t threads, int64_t perThread) {
+  CodeWriter &out = ctx.out;
+  ArrayRef<int64_t> grid = ctx.schedule.getGrid().asArrayRef();
+  int64_t tiles = grid[0] * grid[1] * (grid[2] / slices);
+  std::string partials = ctx.info.entry + "_partials", arrivals = ctx.info.entry + "_arrivals";
+  ctx.globals += llvm::formatv("__device__ {0} {1}[{2}];  // each K slice's partial tiles\n"
+                               "__device__ unsigned {3}[{4}] = {{};  // slices of each tile "
+                               "done, reset by the last\n",
+                               acc, partials, slices * tiles * threads * perThread, arrivals,
+                               tiles)
+                     .str();
+  out.line("// split-K: this slice's partial tile to scratch; the tile's last block sums them");
+  out.line(llvm::formatv("const int64_t tile = ((int64_t)blockIdx.z / {0} * gridDim.y + "
+                         "blockIdx.y) * gridDim.x + blockIdx.x;",
+                         slices)
+               .str());
+  auto at = [&](const std::string &slice) {
+    return llvm::formatv("(({0} * {1} + tile) * {2} + threadIdx.x) * {3}", slice, tiles, threads,
+                         perThread)
+        .str();
+  };
+  out.line(acc + " *const mine = " + partials + " + " + at("slice") + ";");
+  out.line(llvm::formatv("for (int e = 0; e < {0}; ++e) mine[e] = (&acc[0][0])[e];", perThread)
+               .str());
+  emitLastArrival(out, arrivals + "[tile]", slices);
+  out.open(llvm::formatv("for (int e = 0; e < {0}; ++e)", perThread).str());
+  out.line(acc + " sum = 0;");
+  out.line(llvm::formatv("for (int64_t s = 0; s < {0}; ++s) sum += ((const volatile {1} *){2})[{3} "
+                         "+ e];",
+                         slices, acc, partials, at("s"))
+               .str());
+  out.line("(&acc[0][0])[e] = sum;");
+  out.close();
+  out.line(llvm::formatv("if (threadIdx.x == 0) {0}[tile] = 0;", arrivals).str());
+}
+
 void cuda::emitMatmulKernel(KernelContext &ctx) {
   GemmProblem problem = gemmProblem(ctx);
   CodeWriter &out = ctx.out;
@@ -52,7 +94,22 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
                          "(int64_t)blockIdx.x * {1};",
                          BM, BN)
                .str());
-  Index batch = decompose(out, "(int64_t)blockIdx.z", problem.batchShape);
+  // Split-K: blockIdx.z is (batch, slice of K), each slice a whole number
+  // of BK-deep steps.
+  int64_t slices = std::max<int64_t>(1, ctx.schedule.getSplitK());
+  int64_t perSlice = ((K + slices - 1) / slices + BK - 1) / BK * BK;
+  Index batch = decompose(out,
+                          slices > 1 ? llvm::formatv("((int64_t)blockIdx.z / {0})", slices).str()
+                                     : "(int64_t)blockIdx.z",
+                          problem.batchShape);
+  std::string kBegin = "0", kEnd = std::to_string(K);
+  if (slices > 1) {
+    out.line(llvm::formatv("const int64_t slice = blockIdx.z % {0}, k_begin = slice * {1}, "
+                           "k_end = k_begin + {1} < {2} ? k_begin + {1} : {2};",
+                           slices, perSlice, K)
+                 .str());
+    kBegin = "k_begin", kEnd = "k_end";
+  }
   out.line(llvm::formatv("{0} acc[{1}][{2}];", acc, TM, TN).str());
   out.line("#pragma unroll");
   out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", TM).str());
@@ -60,7 +117,7 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
   out.line(llvm::formatv("for (int j = 0; j < {0}; ++j) acc[i][j] = 0;", TN).str());
   out.close();
 
-  out.open(llvm::formatv("for (int64_t k0 = 0; k0 < {0}; k0 += {1})", K, BK).str());
+  out.open(llvm::formatv("for (int64_t k0 = {0}; k0 < {1}; k0 += {2})", kBegin, kEnd, BK).str());
   emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/true, BM, BK, threads,
                    [&](const std::string &v) { return "As[kk][rr] = (" + acc + ")" + v + ";"; });
   emitOperandSlice(ctx, elemental, problem, batch, /*isLhs=*/false, BN, BK, threads,
@@ -88,6 +145,8 @@ void cuda::emitMatmulKernel(KernelContext &ctx) {
   out.line("__syncthreads();");
   out.close();
 
+  if (slices > 1)
+    emitSplitKCombine(ctx, acc, slices, threads, TM * TN);
   out.line("// epilogue: the kernel's results from each accumulator");
   out.line("#pragma unroll");
   out.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", TM).str());

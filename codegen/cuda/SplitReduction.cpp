@@ -143,15 +143,7 @@ bool cuda::emitSplitReduction(KernelContext &ctx) {
                        .str();
     out.line("// Every slice's partial to scratch; the chunk's last block combines them.");
     out.line(llvm::formatv("if (owns) {0}[slice * {1} + o] = a;", partials, O).str());
-    out.line("__threadfence();");
-    out.line("__shared__ bool lastBlock;");
-    out.line("__syncthreads();");
-    out.line(llvm::formatv("if (threadIdx.x == 0) lastBlock = atomicAdd(&{0}[chunk], 1u) == {1};",
-                           arrivals, slices - 1)
-                 .str());
-    out.line("__syncthreads();");
-    out.line("if (!lastBlock) return;");
-    out.line("__threadfence();");
+    emitLastArrival(out, arrivals + "[chunk]", slices);
     out.open("if (owns)");
     out.line(llvm::formatv("const volatile {0} *p = {1};", acc, partials).str());
     out.line("a = p[o];");

@@ -55,6 +55,19 @@ graph f(x: f32[2, 5, 32]) -> (q: f32[2, 4, 5, 8]) {
   param w: f32[32, 32] = normal(std=0.2, seed=4)
   q = transpose(reshape(x @ w, shape=[2, 5, 4, 8]), perm=[0, 2, 1, 3])
 }""",
+    # Few tiles and a long K (a weight gradient): split-K, each slice's
+    # block storing its partial tile, the tile's last block summing them in
+    # slice order before the epilogue; a convolution likewise.
+    "contraction_split_k": """
+graph f(a: f32[5000, 70], b: f32[5000, 90], r: f32[70, 90]) -> (y: f32[70, 90]) {
+  y = relu(matmul(a, b, transpose_a=true) * 0.1 + r)
+}""",
+    "conv_implicit_gemm_split_k": """
+graph f(x: f32[9, 256, 8, 8]) -> (y: f32[9, 64, 8, 8]) {
+  param w: f32[64, 256, 3, 3] = normal(std=0.05, seed=1)
+  param b: f32[64] = normal(std=0.1, seed=2)
+  y = relu(conv2d(x, w, b, padding=1))
+}""",
     "softmax_rows": """
 graph f(x: f32[6, 300]) -> (a: f32[6, 300], b: f32[6, 300]) {
   a = softmax(x * 3.0)
