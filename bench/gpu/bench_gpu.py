@@ -137,19 +137,29 @@ else:
     else:
         rows.append(("gemm 4096^3 f32", ms, "", None, note))
 
+def compute_bound(label, module, flops):
+    """dlc's time of `module` and its TFLOP/s note for a baseline row; None,
+    with the row recorded alone, when dlc failed or no PyTorch can follow."""
+    ms, err = dlc_time(module)
+    if ms is None:
+        rows.append((label, None, "", None, err))
+        return None
+    note = f"{flops / ms / 1e9:.1f} TFLOP/s"
+    if not HAVE_TORCH:
+        rows.append((label, ms, "", None, note))
+        return None
+    return ms, note
+
+
 # 3b. Tensor cores: dlc's mma.sync GEMM against cuBLAS(Lt) at the same
 #     precision (the goal: at least 0.7x its throughput, dlc/base <= 1.43).
 for precision, module in (("tf32", "gemm_4096_tf32"), ("bf16", "gemm_4096_bf16"),
                           ("f16", "gemm_4096_f16")):
     label = f"gemm 4096^3 {precision}"
-    ms, err = dlc_time(module)
-    if ms is None:
-        rows.append((label, None, "", None, err))
+    timed = compute_bound(label, module, flop)
+    if not timed:
         continue
-    note = f"{flop / ms / 1e9:.1f} TFLOP/s"
-    if not HAVE_TORCH:
-        rows.append((label, ms, "", None, note))
-        continue
+    ms, note = timed
     dtype = {"tf32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[precision]
     a = torch.randn(4096, 4096, device="cuda", dtype=dtype)
     b = torch.randn(4096, 4096, device="cuda", dtype=dtype)
@@ -162,14 +172,10 @@ for precision, module in (("tf32", "gemm_4096_tf32"), ("bf16", "gemm_4096_bf16")
 conv_flop = 2 * 32 * 256 * 196 * 2304
 for precision in ("f32", "tf32", "bf16"):
     label = f"conv 3x3 256ch 14x14 N=32 {precision}"
-    ms, err = dlc_time(f"conv_{precision}")
-    if ms is None:
-        rows.append((label, None, "", None, err))
+    timed = compute_bound(label, f"conv_{precision}", conv_flop)
+    if not timed:
         continue
-    note = f"{conv_flop / ms / 1e9:.1f} TFLOP/s"
-    if not HAVE_TORCH:
-        rows.append((label, ms, "", None, note))
-        continue
+    ms, note = timed
     x = torch.randn(32, 256, 14, 14, device="cuda")
     w = torch.randn(256, 256, 3, 3, device="cuda") * 0.02
     b = torch.randn(256, device="cuda")

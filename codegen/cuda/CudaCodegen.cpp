@@ -51,6 +51,17 @@ Index cuda::indexThroughLayoutTail(CodeWriter &out, ArrayRef<Operation *> tail,
   return index;
 }
 
+SplitScratch cuda::declareSplitScratch(KernelContext &ctx, const std::string &type,
+                                       int64_t partials, int64_t counters) {
+  SplitScratch s{ctx.info.entry + "_partials", ctx.info.entry + "_arrivals"};
+  ctx.globals += llvm::formatv("__device__ {0} {1}[{2}];  // the blocks' partial results\n"
+                               "__device__ unsigned {3}[{4}] = {{};  // blocks arrived, reset "
+                               "by the last\n",
+                               type, s.partials, partials, s.arrivals, counters)
+                     .str();
+  return s;
+}
+
 void cuda::emitLastArrival(CodeWriter &out, const std::string &counter, int64_t blocks) {
   out.line("__threadfence();  // this block's partials before its arrival");
   out.line("__shared__ bool lastBlock;");

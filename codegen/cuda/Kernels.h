@@ -44,6 +44,16 @@ struct KernelContext {
 Index decompose(CodeWriter &out, const std::string &flat,
                 llvm::ArrayRef<int64_t> shape);
 
+/// The global scratch of a kernel whose blocks each compute part of a
+/// result (split-K, split reductions): `partials` elements of `type` for
+/// their partial results, and `counters` arrival counts (zero at load, reset
+/// by each last block). Returns the two arrays' names.
+struct SplitScratch {
+  std::string partials, arrivals;
+};
+SplitScratch declareSplitScratch(KernelContext &ctx, const std::string &type, int64_t partials,
+                                 int64_t counters);
+
 /// Emits the arrival of a block that has stored its partial results in
 /// global scratch among the `blocks` blocks counted by `counter` (a
 /// `__device__ unsigned` element, zero between launches): every block but

@@ -32,13 +32,8 @@ static void emitSplitKCombine(KernelContext &ctx, const std::string &acc, int64_
   CodeWriter &out = ctx.out;
   ArrayRef<int64_t> grid = ctx.schedule.getGrid().asArrayRef();
   int64_t tiles = grid[0] * grid[1] * (grid[2] / slices);
-  std::string partials = ctx.info.entry + "_partials", arrivals = ctx.info.entry + "_arrivals";
-  ctx.globals += llvm::formatv("__device__ {0} {1}[{2}];  // each K slice's partial tiles\n"
-                               "__device__ unsigned {3}[{4}] = {{};  // slices of each tile "
-                               "done, reset by the last\n",
-                               acc, partials, slices * tiles * threads * perThread, arrivals,
-                               tiles)
-                     .str();
+  auto [partials, arrivals] =
+      declareSplitScratch(ctx, acc, slices * tiles * threads * perThread, tiles);
   out.line("// split-K: this slice's partial tile to scratch; the tile's last block sums them");
   out.line(llvm::formatv("const int64_t tile = ((int64_t)blockIdx.z / {0} * gridDim.y + "
                          "blockIdx.y) * gridDim.x + blockIdx.x;",

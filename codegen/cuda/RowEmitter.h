@@ -67,6 +67,8 @@ struct RowEmitter {
   std::string rowReduction(llvm::StringRef what) const {
     return (warpRows ? "dlc_warp_" : "dlc_block_") + what.str();
   }
+  /// Who computes a row, in the emitted comments.
+  const char *rowGroup() const { return warpRows ? "warp" : "block"; }
   /// The barrier between stages of a row.
   std::string rowBarrier() const { return warpRows ? "__syncwarp();" : "__syncthreads();"; }
 

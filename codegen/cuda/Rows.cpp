@@ -4,10 +4,10 @@
 // KernelAnalysis) gives independent rows; a block computes one row at a
 // time (grid-stride over rows), or under `warp_rows` (short rows of
 // softmax, norms and reductions) each warp of the block its own row, with
-// shuffle-only reductions (dlc_warp_*) and __syncwarp between stages. Each stage of the row is computed by the
-// block's threads together into shared memory (global scratch when a row's
-// stages outgrow 48 KB), with a __syncthreads() between stages, then the
-// results are computed element by element from the stages and the
+// shuffle-only reductions (dlc_warp_*) and __syncwarp between stages. Each
+// stage of the row is computed by the row's threads together into shared
+// memory (global scratch when a row's stages outgrow 48 KB), with a barrier
+// between stages, then the results are computed element by element from the stages and the
 // arguments. Softmax, layer_norm, rms_norm and reductions with few outputs
 // per row reduce cooperatively (warp shuffles, then one partial per warp in
 // shared memory: dlc_block_* in the prelude); the rest give each thread
@@ -86,7 +86,7 @@ void RowEmitter::softmax(Operation *op, bool log) {
   };
   if (axis == rank - 1) {
     int64_t sub = perRow(x) / L;
-    out.line("// " + describeOp(op) + ": the " + (warpRows ? "warp" : "block") + " reduces each of " +
+    out.line("// " + describeOp(op) + ": the " + std::string(rowGroup()) + " reduces each of " +
              std::to_string(sub) + " row(s) of " + std::to_string(L));
     openSerial("s", "0", sub);
     // One pass for the max and the sum (online softmax), one to write.
@@ -142,7 +142,7 @@ void RowEmitter::norm(Operation *op, bool rms) {
   int64_t L = product(ArrayRef<int64_t>(shape).drop_front(axis));
   int64_t sub = perRow(x) / L;
   std::string Ls = std::to_string(L);
-  out.line("// " + describeOp(op) + ": the " + (warpRows ? "warp" : "block") + " reduces each of " +
+  out.line("// " + describeOp(op) + ": the " + std::string(rowGroup()) + " reduces each of " +
            std::to_string(sub) + " row(s) of " + Ls);
   openSerial("s", "0", sub);
   std::string e = "s * " + Ls + " + j";
@@ -255,7 +255,7 @@ void RowEmitter::reduce(Operation *op) {
   bool cooperative = O < threads;
   out.line("// " + describeOp(op) + ": " + std::to_string(O) +
            " output(s) per row, each over " + std::to_string(R) + " element(s)" +
-           (cooperative ? (warpRows ? ", reduced by the warp" : ", reduced by the block") : ", a thread per output"));
+           (cooperative ? ", reduced by the " + std::string(rowGroup()) : ", a thread per output"));
   if (cooperative)
     openSerial("o", "0", O);
   else
@@ -364,7 +364,6 @@ void RowEmitter::loss(Operation *op) {
     out.close();
   }
 }
-
 
 /// For a kernel whose results are all reshapes/transposes of its last
 /// stage (attention: the heads merged back; a convolution's weight

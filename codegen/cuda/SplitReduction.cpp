@@ -78,7 +78,6 @@ bool cuda::emitSplitReduction(KernelContext &ctx) {
   int64_t perSlice = (R + slices - 1) / slices;
   ctx.info.block[0] = 32 * kWarps;
   ctx.info.grid[0] = (unsigned)(chunks * slices);
-  ctx.info.dynamicSharedBytes = 0;
 
   CodeWriter &out = ctx.out;
   ElementalEmitter elemental(ctx.target, out, ctx.buffers, ctx.statics, *ctx.checks);
@@ -135,12 +134,7 @@ bool cuda::emitSplitReduction(KernelContext &ctx) {
   }
 
   if (slices > 1) {
-    std::string partials = ctx.info.entry + "_partials", arrivals = ctx.info.entry + "_arrivals";
-    ctx.globals += llvm::formatv("__device__ {0} {1}[{2}];  // each slice's partials\n"
-                                 "__device__ unsigned {3}[{4}] = {{};  // blocks of each "
-                                 "chunk done, reset by the last\n",
-                                 acc, partials, slices * O, arrivals, chunks)
-                       .str();
+    auto [partials, arrivals] = declareSplitScratch(ctx, acc, slices * O, chunks);
     out.line("// Every slice's partial to scratch; the chunk's last block combines them.");
     out.line(llvm::formatv("if (owns) {0}[slice * {1} + o] = a;", partials, O).str());
     emitLastArrival(out, arrivals + "[chunk]", slices);
