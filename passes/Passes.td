@@ -417,8 +417,9 @@ def DlcTile : Pass<"dlc-tile", "mlir::func::FuncOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cuda:sm_90\"",
            "The target the schedules are for: cuda:sm_80, cuda:sm_90 or cpu">,
-    Option<"allowLibrary", "allow-library", "bool", /*default=*/"false",
-           "Let large plain GEMMs become cuBLASLt library calls">,
+    Option<"allowLibrary", "allow-library", "bool", /*default=*/"true",
+           "Run GEMMs whose epilogue cuBLASLt applies itself as library calls "
+           "(passes/LibraryGemm.h; the generated kernel stays their fallback)">,
   ];
 }
 

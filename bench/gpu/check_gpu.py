@@ -12,7 +12,8 @@ process on one context (test/e2e_lib/dlc_runtime_ctypes.py):
    (rounded) operands, as ||c - ref|| / ||ref||, against the bound dlc
    verify states for the mode (16 unit roundoffs of its operand type).
 2. The GPT-2 block (B=8, T=512) in f32 and every --precision module against
-   PyTorch's float32 block in float64 on the same weights and input.
+   PyTorch's float32 block in float64 on the same weights and input;
+   and the convolution and memory-bound modules (1b) against float64.
 3. A per-kernel profile (torch.profiler, CUPTI: it records every kernel of
    the process, dlc's launched through the driver API included) of dlc's
    GPT-2 block modules and of PyTorch eager's block at the same precision:
@@ -39,6 +40,11 @@ D = args.dir
 
 
 runtime = Runtime(os.path.join(D, "lib", "libdlc_runtime.so"))
+# Which GEMMs cuBLASLt runs and why others run their generated code, as the
+# CUDA device logs it when it loads each module.
+library_log, loading = [], [""]
+runtime.on_log(lambda level, message: library_log.append(f"{loading[0]}: {message}")
+               if "cuBLASLt" in message or "generated GEMM" in message else None)
 TORCH_DTYPE = {(2, 32): torch.float32, (2, 16): torch.float16, (4, 16): torch.bfloat16,
                (0, 32): torch.int32, (0, 64): torch.int64}
 
@@ -49,6 +55,7 @@ class Module:
 
     def __init__(self, name):
         self.name = name
+        loading[0] = name
         self.session = Session(runtime, os.path.join(D, "modules", name + ".dlcm"), "cuda:0")
         self.inputs = [(n, shape, TORCH_DTYPE[(d.code, d.bits)])
                        for n, shape, d in self.session.inputs]
@@ -100,6 +107,49 @@ for precision, module in (("f32", "gemm_4096"), ("tf32", "gemm_4096_tf32"),
                BOUND[precision], int(torch.isnan(c).sum()))
     m.session.close()  # its device memory, before the GPT-2 modules'
 
+# 1b. The forms dlc-tile picks for these shapes: convolutions as implicit
+#     GEMMs (f32, and on tensor cores in tf32/bf16), warp rows (softmax,
+#     layer_norm), a split reduction (column sum), an element-wise kernel.
+#     Inputs drawn fresh, outputs poisoned, reference in float64.
+F = torch.nn.functional
+KERNELS = (
+    ("conv 3x3 256ch f32", "conv_f32", "f32",
+     lambda x, w, b: torch.relu(F.conv2d(x, w, b, padding=1))),
+    ("conv 3x3 256ch tf32", "conv_tf32", "tf32",
+     lambda x, w, b: torch.relu(F.conv2d(x, w, b, padding=1))),
+    ("conv 3x3 256ch bf16", "conv_bf16", "bf16",
+     lambda x, w, b: torch.relu(F.conv2d(x, w, b, padding=1))),
+    ("softmax 49152x512", "softmax", "f32", lambda x: torch.softmax(x, -1)),
+    ("layer_norm 16384x768", "layer_norm", "f32",
+     lambda x, g, b: F.layer_norm(x, (768,), g, b, 1e-5)),
+    ("column_sum 4096x3072", "column_sum", "f32", lambda x: x.sum(0)),
+    ("bias_gelu 8192x3072", "bias_gelu", "f32",
+     lambda x, b: F.gelu(x + b, approximate="tanh")),
+    # Library GEMMs (cuBLASLt unless DLC_GEMM_LIBRARY=off): the row-major to
+    # column-major mapping of each form dlc records.
+    ("lib gemm + bias + gelu", "lib_fc", "f32",
+     lambda x, w, b: F.gelu(x @ w + b, approximate="tanh")),
+    ("lib gemm^T^T + bias + relu", "lib_transposed", "f32",
+     lambda a, b, c: torch.relu(a.T @ b.T + c)),
+    ("lib batched bf16 + residual", "lib_batched", "bf16",
+     lambda a, b, r: a @ b + r),
+    ("lib bf16 gemm + bias + gelu", "lib_fc_bf16", "bf16",
+     lambda x, w, b: F.gelu(x @ w + b, approximate="tanh")),
+    ("lib --precision bf16 mlp", "lib_mlp_bf16", "bf16",
+     lambda x, w, b, w2: F.gelu(x @ w + b, approximate="tanh") @ w2),
+)
+for label, module, precision, reference in KERNELS:
+    if not os.path.exists(os.path.join(D, "modules", module + ".dlcm")):
+        continue
+    m = Module(module)
+    g = torch.Generator(device="cuda").manual_seed(len(label))
+    ins = [torch.randn(shape, generator=g, device="cuda").to(dt) for _, shape, dt in m.inputs]
+    (y,) = out = m.empty_outputs()
+    m.run(ins, out)
+    record(label, rel(y, reference(*[t.double() for t in ins])), BOUND[precision],
+           int(torch.isnan(y).sum()))
+    m.session.close()
+
 # 2. The GPT-2 block against PyTorch f32 (float64 of the same weights).
 weights = {f[:-4]: torch.from_numpy(np.load(os.path.join(D, "weights", f))).cuda()
            for f in os.listdir(os.path.join(D, "weights")) if f.endswith(".npy")}
@@ -120,7 +170,8 @@ for precision in ("f32", "tf32", "bf16", "f16"):
            int(torch.isnan(out[0]).sum()))
     blocks[precision] = (m, ins, out)
 
-table = [f"\ndlc correctness on {torch.cuda.get_device_name(0)}: ||y - ref|| / ||ref||, ref in float64",
+table = [f"\ndlc correctness on {torch.cuda.get_device_name(0)}: ||y - ref|| / ||ref||, ref in float64"
+         f" (DLC_GEMM_LIBRARY={os.environ.get('DLC_GEMM_LIBRARY', 'auto')})",
          f"| {'module':34} | {'rel err':>9} | {'bound':>8} | {'NaNs':>6} | ",
          f"|{'-' * 36}|{'-' * 11}|{'-' * 10}|{'-' * 8}|-----"] + lines
 print("\n".join(table))  # again at the end, after the profiles
@@ -165,6 +216,7 @@ for precision, (m, ins, out) in blocks.items():
     torch.backends.cuda.matmul.allow_tf32 = False
 
 print("\n".join(table))
+print("\nlibrary GEMMs as loaded:\n" + "\n".join(dict.fromkeys(library_log)))
 if failures:
     print("\nFAILED: " + ", ".join(failures))
 sys.exit(1 if failures else 0)

@@ -93,6 +93,36 @@ graph conv(x: f32[32, 256, 14, 14], w: f32[256, 256, 3, 3], b: f32[256]) -> (y: 
 }
 DLG
 
+# Library GEMMs (cuBLASLt) in the forms dlc records them: an epilogue of
+# bias + tanh-GELU (f32; bf16; an MLP's first GEMM as --precision bf16
+# makes it: a bf16 result, an f32 bias); transposed operands with bias +
+# ReLU; a batched product with a residual, in bf16.
+cat > "$OUT/src/lib_fc.dlg" <<'DLG'
+graph lib_fc(x: f32[512, 768], w: f32[768, 3072], b: f32[3072]) -> (y: f32[512, 3072]) {
+  y = gelu(x @ w + b, approximate="tanh")
+}
+DLG
+cat > "$OUT/src/lib_transposed.dlg" <<'DLG'
+graph lib_transposed(a: f32[768, 384], b: f32[640, 768], c: f32[640]) -> (y: f32[384, 640]) {
+  y = relu(matmul(a, b, transpose_a=true, transpose_b=true) + c)
+}
+DLG
+cat > "$OUT/src/lib_fc_bf16.dlg" <<'DLG'
+graph lib_fc_bf16(x: bf16[512, 768], w: bf16[768, 3072], b: bf16[3072]) -> (y: bf16[512, 3072]) {
+  y = gelu(x @ w + b, approximate="tanh")
+}
+DLG
+cat > "$OUT/src/lib_mlp.dlg" <<'DLG'
+graph lib_mlp(x: f32[512, 768], w: f32[768, 3072], b: f32[3072], w2: f32[3072, 768]) -> (y: f32[512, 768]) {
+  y = gelu(x @ w + b, approximate="tanh") @ w2
+}
+DLG
+cat > "$OUT/src/lib_batched.dlg" <<'DLG'
+graph lib_batched(a: bf16[8, 256, 64], b: bf16[8, 64, 320], r: bf16[8, 256, 320]) -> (y: bf16[8, 256, 320]) {
+  y = a @ b + r
+}
+DLG
+
 # 3. Compile (NVRTC for both architectures; the cuda-emu object too).
 compile() { "$DLC" compile "$1" --target=$ARCHS -o "$OUT/modules/$2.dlcm" "${@:3}"; }
 compile "$OUT/src/gpt2_block.dlg" gpt2_b1_t128 --dim B=1 --dim T=128
@@ -110,6 +140,10 @@ done
 for precision in f32 tf32 bf16; do
   compile "$OUT/src/conv.dlg" conv_$precision --precision $precision
 done
+for m in lib_fc lib_transposed lib_batched lib_fc_bf16; do compile "$OUT/src/$m.dlg" $m; done
+# An MLP as --precision bf16 makes it: bf16 products; the first GEMM's
+# result bf16 (the second's operand), its bias f32.
+compile "$OUT/src/lib_mlp.dlg" lib_mlp_bf16 --precision bf16
 compile "$OUT/src/bias_gelu.dlg" bias_gelu
 compile "$OUT/src/layer_norm.dlg" layer_norm
 compile "$OUT/src/softmax.dlg" softmax

@@ -7,6 +7,9 @@
 #include "codegen/cuda/CudaCodegen.h"
 #include "codegen/cuda/EmuCompile.h"
 #include "codegen/cuda/Nvrtc.h"
+#include "ir/DlcDialect.h"
+#include "ir/ParamSpec.h"
+#include "passes/LibraryGemm.h"
 #include "runtime/format/HostArch.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -35,6 +38,38 @@ bool dlc::codegen::parseCudaTarget(const std::string &target,
     archs.push_back(part.str());
   }
   return !archs.empty();
+}
+
+/// The library call of a kernel dlc-tile scheduled as `library` (module
+/// format 1.4): the same match (passes/LibraryGemm.h), in the module's terms.
+static std::optional<rt::LibraryGemmCall> libraryGemmCall(Operation *kernel) {
+  auto schedule = kernel->getAttrOfType<ScheduleAttr>("dlc.schedule");
+  if (!schedule || schedule.getImplementation() != KernelImpl::library)
+    return std::nullopt;
+  std::optional<LibraryGemm> g = matchLibraryGemm(kernel);
+  if (!g)
+    return std::nullopt;
+  rt::LibraryGemmCall call;
+  call.a = g->a, call.b = g->b, call.d = g->d;
+  call.bias = g->bias, call.c = g->c;
+  call.operandDtype = dtypeOf(g->operandType);
+  call.resultDtype = dtypeOf(g->resultType);
+  call.biasDtype = g->biasType ? dtypeOf(g->biasType) : call.resultDtype;
+  call.transposeA = g->transposeA, call.transposeB = g->transposeB, call.tf32 = g->tf32;
+  call.batch = g->batch, call.m = g->m, call.n = g->n, call.k = g->k;
+  call.strideA = g->strideA, call.strideB = g->strideB;
+  switch (g->activation) {
+  case LibraryGemm::Activation::none:
+    call.activation = rt::LibraryGemmCall::Activation::kNone;
+    break;
+  case LibraryGemm::Activation::relu:
+    call.activation = rt::LibraryGemmCall::Activation::kRelu;
+    break;
+  case LibraryGemm::Activation::geluTanh:
+    call.activation = rt::LibraryGemmCall::Activation::kGeluTanh;
+    break;
+  }
+  return call;
 }
 
 FailureOr<std::string> dlc::codegen::emitCudaSource(func::FuncOp func) {
@@ -124,6 +159,7 @@ FailureOr<CudaModule> dlc::codegen::buildCudaModule(func::FuncOp func,
     desc.grid = {e.grid[0], e.grid[1], e.grid[2]};
     desc.block = {e.block[0], e.block[1], e.block[2]};
     desc.dynamicSharedMemory = e.dynamicSharedBytes;
+    desc.libraryGemm = libraryGemmCall(e.op);
     uint32_t id = w.addKernel(desc);
     launches.push_back(format::LaunchDesc{id, std::move(refs)});
   }

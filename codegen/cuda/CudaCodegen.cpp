@@ -198,9 +198,6 @@ LogicalResult dlc::codegen::emitCudaModule(func::FuncOp func,
     if (!schedule)
       return op.emitError("CUDA codegen: kernel has no dlc.schedule (run "
                           "--dlc-tile=target=cuda:sm_XY)");
-    if (schedule.getImplementation() == KernelImpl::library)
-      return op.emitError("CUDA codegen: library calls (cuBLASLt) are not in "
-                          "module format 1.0; compile without allow-library");
 
     CudaKernelInfo info;
     info.op = &op;

@@ -209,6 +209,7 @@ Status Session::resolve() {
       ks.source = kernel->source()->str();
     ks.sourceOverridden = overrideSource(*kernel, &ks.source);
     ks.argCount = sizeOf(kernel->args());
+    ks.libraryGemm = format::libraryGemmOf(*kernel);
     if (const fb::CpuLaunch *launch = kernel->cpu()) {
       ks.parallelExtent = launch->parallel_extent();
       ks.grain = launch->grain();

@@ -106,4 +106,21 @@ uint64_t collectivesHash(const std::vector<CollectiveDesc> &collectives) {
   return h;
 }
 
+std::optional<rt::LibraryGemmCall> libraryGemmOf(const fb::Kernel &kernel) {
+  const fb::LibraryGemm *g = kernel.library_gemm();
+  if (!g)
+    return std::nullopt;
+  rt::LibraryGemmCall call;
+  call.a = g->a(), call.b = g->b(), call.d = g->d();
+  call.bias = g->bias(), call.c = g->c();
+  call.operandDtype = dtypeFromWire(g->operand_dtype()).value_or(DType::F32);
+  call.resultDtype = dtypeFromWire(g->result_dtype()).value_or(DType::F32);
+  call.biasDtype = dtypeFromWire(g->bias_dtype()).value_or(DType::F32);
+  call.transposeA = g->transpose_a(), call.transposeB = g->transpose_b(), call.tf32 = g->tf32();
+  call.batch = g->batch(), call.m = g->m(), call.n = g->n(), call.k = g->k();
+  call.strideA = g->stride_a(), call.strideB = g->stride_b();
+  call.activation = static_cast<rt::LibraryGemmCall::Activation>(g->activation());
+  return call;
+}
+
 } // namespace dlc::format

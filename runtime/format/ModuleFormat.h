@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/base/LibraryGemm.h"
 #include "runtime/base/Span.h"
 #include "runtime/format/module_generated.h"
 #include "support/DType.h"
@@ -41,7 +42,9 @@ constexpr uint16_t kFormatMajor = 1;
 /// buffer space), so no module runs without its checks being read.
 /// 1.3: dynamic dimensions (Module.dynamic_dims): a 1.2 reader runs such a
 /// module at the dimension's largest size only, which is correct.
-constexpr uint16_t kFormatMinor = 3;
+/// 1.4: library GEMMs (Kernel.library_gemm): a 1.3 reader runs the
+/// kernel's generated code, which computes the same.
+constexpr uint16_t kFormatMinor = 4;
 
 constexpr uint64_t kPreludeSize = 64;
 constexpr uint64_t kHeaderOffset = kPreludeSize;
@@ -86,6 +89,8 @@ Prelude decodePrelude(const uint8_t in[kPreludeSize]);
 /// writer back with wireDType, and everything between uses dlc::DType.
 std::optional<DType> dtypeFromWire(fb::DType wire);
 fb::DType wireDType(DType dtype);
+/// Format 1.4: the library GEMM a (checked) kernel carries, if any.
+std::optional<rt::LibraryGemmCall> libraryGemmOf(const fb::Kernel &kernel);
 /// "[2, 3]".
 std::string shapeString(const int64_t *dims, size_t rank);
 

@@ -122,6 +122,7 @@ private:
   Status checkWeights();
   Status checkState();
   Status checkKernels() const;
+  Status checkLibraryGemm(const fb::Kernel &kernel, const std::string &who) const;
   Status checkChecks() const;
   Status checkMeshAndCollectives(uint64_t *rankCount) const;
   Status checkPlan(uint32_t rank, const fb::Plan *plan) const;
@@ -419,6 +420,68 @@ Status Checker::checkState() {
   return rt::okStatus();
 }
 
+/// A library GEMM reads and writes memory by its dimensions alone: they
+/// must fit the arguments it names, which the plan's launches bind to
+/// buffers at least that large.
+Status Checker::checkLibraryGemm(const fb::Kernel &kernel, const std::string &who) const {
+  const fb::LibraryGemm *g = kernel.library_gemm();
+  std::string whoGemm = who + ".library_gemm";
+  if (kernel.target() != fb::Target::cuda)
+    return headerError(g, whoGemm, ": a library GEMM on a non-CUDA kernel");
+  const uint32_t argCount = sizeOf(kernel.args());
+  auto isFloat = [](fb::DType t) {
+    return t == fb::DType::f32 || t == fb::DType::bf16 || t == fb::DType::f16;
+  };
+  if (!isFloat(g->operand_dtype()) || !isFloat(g->result_dtype()))
+    return headerError(g, whoGemm, ": operand and result dtypes must be f32, bf16 or f16");
+  if (g->tf32() && g->operand_dtype() != fb::DType::f32)
+    return headerError(g, whoGemm, ": tf32 products of non-f32 operands");
+  if (g->activation() > fb::GemmActivation::gelu_tanh)
+    return headerError(g, whoGemm, ": unknown activation ", static_cast<int>(g->activation()));
+  constexpr int64_t kMaxDim = int64_t(1) << 31;
+  for (int64_t dim : {g->batch(), g->m(), g->n(), g->k()})
+    if (dim < 1 || dim > kMaxDim)
+      return headerError(g, whoGemm, ": batch, m, n and k must be in [1, 2^31]");
+  if (g->stride_a() < 0 || g->stride_a() > kMaxDim * kMaxDim || g->stride_b() < 0 ||
+      g->stride_b() > kMaxDim * kMaxDim)
+    return headerError(g, whoGemm, ": a batch stride outside [0, 2^62]");
+  // The bytes each operand spans, checked against its argument's.
+  auto span = [&](int64_t rows, int64_t cols, int64_t stride, fb::DType t) {
+    unsigned __int128 elements =
+        (unsigned __int128)(g->batch() - 1) * (unsigned __int128)stride +
+        (unsigned __int128)rows * (unsigned __int128)cols;
+    return elements * elementSize(*dtypeFromWire(t));
+  };
+  auto checkArg = [&](int64_t index, const char *role, unsigned __int128 bytes,
+                      bool written) -> Status {
+    if (index < 0 || index >= argCount)
+      return headerError(g, whoGemm, ": ", role, " is argument ", index, " of ", argCount);
+    const fb::KernelArg *arg = kernel.args()->Get(static_cast<uint32_t>(index));
+    if (written && arg->access() == fb::Access::read)
+      return headerError(g, whoGemm, ": ", role, " (argument ", index, ") is read-only");
+    if (bytes > arg->bytes())
+      return headerError(g, whoGemm, ": ", role, " spans more bytes than argument ", index,
+                         " (", arg->bytes(), ")");
+    return rt::okStatus();
+  };
+  const int64_t mn = g->m() * g->n();
+  DLC_RETURN_IF_ERROR(checkArg(g->a(), "A", span(g->m(), g->k(), g->stride_a(),
+                                                  g->operand_dtype()), false));
+  DLC_RETURN_IF_ERROR(checkArg(g->b(), "B", span(g->k(), g->n(), g->stride_b(),
+                                                  g->operand_dtype()), false));
+  DLC_RETURN_IF_ERROR(checkArg(g->d(), "D", span(g->m(), g->n(), mn, g->result_dtype()), true));
+  if (g->c() != -1)
+    DLC_RETURN_IF_ERROR(checkArg(g->c(), "C", span(g->m(), g->n(), mn, g->result_dtype()),
+                                 false));
+  if (g->bias() != -1) {
+    if (g->bias_dtype() != g->result_dtype() && g->bias_dtype() != fb::DType::f32)
+      return headerError(g, whoGemm, ": the bias is neither f32 nor of the result's dtype");
+    DLC_RETURN_IF_ERROR(checkArg(g->bias(), "bias", span(1, g->n(), 0, g->bias_dtype()),
+                                 false));
+  }
+  return rt::okStatus();
+}
+
 Status Checker::checkKernels() const {
   const auto *kernels = facts_->root->kernels();
   const auto *sections = facts_->root->sections();
@@ -465,6 +528,8 @@ Status Checker::checkKernels() const {
         return headerError(arg, who, ".args[", a, "]: ", arg->bytes(),
                            " bytes is over the 2^48-byte limit");
     }
+    if (k->library_gemm())
+      DLC_RETURN_IF_ERROR(checkLibraryGemm(*k, who));
     if (cpu) {
       if (const fb::CpuLaunch *launch = k->cpu()) {
         if (launch->parallel_extent() < 1)

@@ -210,8 +210,16 @@ Status ModuleWriter::layOut(std::vector<uint8_t> *out, bool verify, bool release
     auto cpu = fb::CreateCpuLaunch(b, k.parallelExtent, k.grain, k.dynamicDim);
     fb::Dim3 grid(k.grid[0], k.grid[1], k.grid[2]), block(k.block[0], k.block[1], k.block[2]);
     auto cuda = fb::CreateCudaLaunch(b, &grid, &block, k.dynamicSharedMemory);
+    flatbuffers::Offset<fb::LibraryGemm> gemm;
+    if (const std::optional<rt::LibraryGemmCall> &g = k.libraryGemm)
+      gemm = fb::CreateLibraryGemm(
+          b, g->a, g->b, g->d, g->bias, g->c, wireDType(g->operandDtype),
+          wireDType(g->resultDtype), wireDType(g->biasDtype), g->transposeA, g->transposeB,
+          g->tf32, g->batch, g->m, g->n, g->k, g->strideA, g->strideB,
+          static_cast<fb::GemmActivation>(g->activation));
     kernels.push_back(fb::CreateKernelDirect(b, k.name.c_str(), k.target, k.source.c_str(),
-                                             &binaries, k.entry.c_str(), &args, cpu, cuda));
+                                             &binaries, k.entry.c_str(), &args, cpu, cuda,
+                                             gemm));
   }
 
   std::vector<flatbuffers::Offset<fb::Plan>> plans;

@@ -75,6 +75,8 @@ struct KernelDesc {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t dynamicSharedMemory = 0;
+  /// Format 1.4: the library GEMM that may run in place of the kernel.
+  std::optional<rt::LibraryGemmCall> libraryGemm;
 };
 
 /// BufferRef is the generated struct: fb::BufferRef(space, index, offset, bytes).

@@ -10,11 +10,13 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/base/LibraryGemm.h"
 #include "runtime/base/Span.h"
 #include "runtime/base/Status.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,10 @@ struct KernelSpec {
   uint32_t grid[3] = {1, 1, 1}; ///< CUDA
   uint32_t block[3] = {1, 1, 1};
   uint32_t dynamicSharedMemory = 0;
+  /// The library call that may run instead of the kernel's code (module
+  /// format 1.4); the device decides, by gemmLibraryPolicy() and by whether
+  /// it has the library, when it loads the executable.
+  std::optional<LibraryGemmCall> libraryGemm;
 };
 
 struct BinarySpec {

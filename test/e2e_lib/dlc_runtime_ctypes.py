@@ -47,6 +47,16 @@ class Runtime:
             getattr(lib, name).restype = res
             getattr(lib, name).argtypes = args
 
+    LOG_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+
+    def on_log(self, fn):
+        """Calls fn(level, message) for each runtime log message (levels 0-3:
+        error, warning, info, debug); the callback is kept alive here."""
+        self._log = self.LOG_CALLBACK(lambda _, level, message: fn(level, message.decode()))
+        self.lib.dlc_set_log_callback.restype = None
+        self.lib.dlc_set_log_callback.argtypes = [self.LOG_CALLBACK, ctypes.c_void_p]
+        self.lib.dlc_set_log_callback(self._log, None)
+
     def check(self, status, what=""):
         if status:
             raise RuntimeError(f"{what}: {self.lib.dlc_status_message(status).decode()}")

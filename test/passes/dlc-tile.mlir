@@ -5,7 +5,7 @@
 // A GEMM with a fused bias: the tiled matmul, its grid covering M x N.
 // CHECK-LABEL: func.func @gemm_bias
 //       CHECK:   dlc.fusion
-//  CHECK-SAME:     dlc.schedule = #dlc.schedule<arch = "sm_90", strategy = matmul, implementation = generated
+//  CHECK-SAME:     dlc.schedule = #dlc.schedule<arch = "sm_90", strategy = matmul, implementation = library
 //  CHECK-SAME:     block = {{\[}}[[T:[0-9]+]], 1, 1]
 //  CHECK-SAME:     grid = {{\[}}[[GX:[0-9]+]], [[GY:[0-9]+]], 1]
 //  CHECK-SAME:     tile = {{\[}}
@@ -75,7 +75,7 @@ func.func @rows(%x: tensor<8x768xf32>, %g: tensor<768xf32>, %q: tensor<1x2x16x8x
 // CHECK-LABEL: func.func @tensor_cores
 //       CHECK:   dlc.matmul {{.*}}strategy = matmul{{.*}}tile = {{\[}}128, 128, 32]{{.*}}mma = "m16n8k16.bf16", warp_tile = {{\[}}64, 32]
 //       CHECK:   dlc.matmul {{.*}}strategy = matmul{{.*}}mma = "m16n8k16.f16", warp_tile =
-//       CHECK:   dlc.matmul {{.*}}block = {{\[}}[[T:[0-9]+]], 1, 1]{{.*}}reason = "tensor-core GEMM (mma.sync m16n8k8.tf32){{.*}}mma = "m16n8k8.tf32", warp_tile =
+//       CHECK:   dlc.matmul {{.*}}block = {{\[}}[[T:[0-9]+]], 1, 1]{{.*}}reason = "cuBLASLt GEMM (no epilogue); fallback: tensor-core GEMM (mma.sync m16n8k8.tf32){{.*}}mma = "m16n8k8.tf32", warp_tile =
 //       CHECK:   dlc.matmul {{.*}}thread_tile = {{\[}}8, 8]
 //   CHECK-NOT:     mma =
 //       SM80-LABEL: func.func @tensor_cores

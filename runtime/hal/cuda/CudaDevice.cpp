@@ -3,6 +3,7 @@
 #include "runtime/hal/cuda/CudaDevice.h"
 
 #include "runtime/base/Log.h"
+#include "runtime/hal/cuda/CublasLt.h"
 #include "runtime/hal/cuda/CudaDriver.h"
 #include "runtime/hal/cuda/NvrtcJit.h"
 
@@ -40,6 +41,8 @@ public:
   ~CudaExecutable() override {
     for (CUmodule m : modules_)
       driver_.cuModuleUnload(m);
+    if (workspace_)
+      driver_.cuMemFree(workspace_);
   }
   uint32_t kernelCount() const override { return static_cast<uint32_t>(kernels_.size()); }
 
@@ -49,10 +52,16 @@ public:
     uint32_t grid[3], block[3];
     uint32_t dynamicSharedMemory;
     uint32_t argCount;
+    /// The kernel's library GEMM when cuBLASLt runs it (module format 1.4).
+    std::unique_ptr<CublasLtGemm> library;
   };
   const CudaDriver &driver_;
   std::vector<CUmodule> modules_;
   std::vector<Kernel> kernels_;
+  /// cuBLASLt's workspace for this executable's library GEMMs, which run in
+  /// stream order (the executor queues one executable's kernels on one
+  /// stream at a time).
+  CUdeviceptr workspace_ = 0;
 };
 
 class CudaEvent final : public Event {
@@ -114,6 +123,16 @@ public:
     if (argCount != k.argCount)
       return internalError("kernel '", k.name, "' takes ", k.argCount, " buffers, got ",
                            argCount);
+    if (k.library) {
+      // cuBLASLt launches through the calling thread's current context.
+      DLC_CU_RETURN_IF_ERROR(driver_, cuCtxSetCurrent(context_));
+      bool ran = false;
+      Status s = k.library->run(args, stream_, reinterpret_cast<void *>(exe.workspace_), &ran);
+      if (!s.ok())
+        return s.prepend(strCat("kernel '", k.name, "'"));
+      if (ran)
+        return okStatus();
+    }
     // kernelParams[i] points at parameter i's value: a CUdeviceptr.
     values_.resize(argCount);
     params_.resize(argCount);
@@ -196,7 +215,10 @@ class CudaDevice final : public Device {
 public:
   CudaDevice(const CudaDriver &driver, CUdevice device, CUcontext context, std::string name)
       : driver_(driver), device_(device), context_(context), name_(std::move(name)) {}
-  ~CudaDevice() override { driver_.cuDevicePrimaryCtxRelease(device_); }
+  ~CudaDevice() override {
+    cublasLt_.reset(); // before its context goes
+    driver_.cuDevicePrimaryCtxRelease(device_);
+  }
 
   Status initialize(const DeviceOptions &options) {
     int major = 0, minor = 0, sms = 0, optin = 0, unified = 0;
@@ -325,9 +347,12 @@ public:
                                cuFuncSetAttribute(function,
                                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                   static_cast<int>(k.dynamicSharedMemory)));
-      CudaExecutable::Kernel kernel{k.name, function, {}, {}, k.dynamicSharedMemory, k.argCount};
+      CudaExecutable::Kernel kernel{k.name, function, {}, {}, k.dynamicSharedMemory, k.argCount,
+                                    nullptr};
       std::memcpy(kernel.grid, k.grid, sizeof kernel.grid);
       std::memcpy(kernel.block, k.block, sizeof kernel.block);
+      if (k.libraryGemm && gemmLibraryPolicy() != GemmLibraryPolicy::kOff)
+        DLC_RETURN_IF_ERROR(prepareLibraryGemm(k, *exe, &kernel.library));
       exe->kernels_.push_back(std::move(kernel));
     }
     *out = std::move(exe);
@@ -350,6 +375,33 @@ public:
   }
 
 private:
+  /// cuBLASLt's plan for kernel `k`'s library GEMM, or null (the kernel's
+  /// code runs) when the library or an algorithm for it is missing.
+  Status prepareLibraryGemm(const KernelSpec &k, CudaExecutable &exe,
+                            std::unique_ptr<CublasLtGemm> *out) {
+    std::string why;
+    if (!cublasLtTried_) {
+      cublasLtTried_ = true;
+      cublasLt_ = CublasLtHandle::create(&cublasLtWhy_);
+    }
+    if (cublasLt_)
+      *out = cublasLt_->prepare(*k.libraryGemm, &why);
+    else
+      why = cublasLtWhy_;
+    if (!*out) {
+      LogLevel level =
+          gemmLibraryPolicy() == GemmLibraryPolicy::kOn ? LogLevel::kWarning : LogLevel::kInfo;
+      if (logEnabled())
+        log(level, strCat(name_, ": kernel '", k.name, "' runs its generated GEMM: ", why));
+      return okStatus();
+    }
+    if (!exe.workspace_)
+      DLC_CU_RETURN_IF_ERROR(driver_, cuMemAlloc(&exe.workspace_, kCublasLtWorkspaceBytes));
+    if (logEnabled())
+      log(LogLevel::kInfo, strCat(name_, ": kernel '", k.name, "' runs as a cuBLASLt GEMM"));
+    return okStatus();
+  }
+
   /// cuModuleLoadDataEx with the JIT's error log in the message.
   Status loadModule(const std::string &what, const void *image, CUmodule *module) {
     char errorLog[8192] = {0};
@@ -372,6 +424,9 @@ private:
   uint32_t maxDynamicShared_ = kDefaultDynamicShared;
   DeviceLimits limits_;
   KernelCache cache_;
+  std::shared_ptr<CublasLtHandle> cublasLt_; ///< created at the first library GEMM
+  std::string cublasLtWhy_;                  ///< why not, when it could not be
+  bool cublasLtTried_ = false;
 };
 
 } // namespace

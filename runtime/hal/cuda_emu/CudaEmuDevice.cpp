@@ -7,6 +7,7 @@
 #include "runtime/base/Memory.h"
 #include "runtime/format/HostArch.h"
 #include "runtime/hal/cpu/CpuDevice.h"
+#include "runtime/hal/cuda_emu/EmuLibraryGemm.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -45,6 +46,8 @@ public:
     unsigned grid[3], block[3];
     uint32_t dynamicSharedMemory;
     uint32_t argCount;
+    /// Run instead of the stub (DLC_GEMM_LIBRARY=on): the library GEMM.
+    std::optional<LibraryGemmCall> library;
   };
   std::vector<void *> handles_;
   std::vector<int> fds_; ///< memfds of the loaded objects (cpu::dlopenBinary)
@@ -69,6 +72,8 @@ public:
     if (argCount != k.argCount)
       return internalError("kernel '", k.name, "' takes ", k.argCount, " buffers, got ",
                            argCount);
+    if (k.library)
+      return cuda_emu::emulateLibraryGemm(*k.library, args);
     // args[i] points at parameter i's value, as cuLaunchKernel's kernelParams.
     values_.assign(args, args + argCount);
     params_.resize(argCount);
@@ -162,7 +167,12 @@ public:
       if (!address)
         return invalidModule("kernel '", k.name, "': launch stub '", symbol,
                              "' is not in binary '", binary.name, "'");
-      EmuExecutable::Kernel kernel{k.name, nullptr, {}, {}, k.dynamicSharedMemory, k.argCount};
+      EmuExecutable::Kernel kernel{k.name, nullptr, {}, {}, k.dynamicSharedMemory, k.argCount,
+                                   std::nullopt};
+      // cuda-emu is for checking the generated kernels: it computes the
+      // library GEMM only when asked to.
+      if (k.libraryGemm && gemmLibraryPolicy() == GemmLibraryPolicy::kOn)
+        kernel.library = k.libraryGemm;
       static_assert(sizeof(kernel.stub) == sizeof(address), "function and data pointers differ");
       std::memcpy(&kernel.stub, &address, sizeof address);
       std::memcpy(kernel.grid, k.grid, sizeof kernel.grid);

@@ -373,5 +373,96 @@ TEST(ModuleReader, RefusesDynamicDimensionsItCannotRun) {
   EXPECT_EQ(w.serialize(&b).code(), rt::StatusCode::kInvalidModule);
 }
 
+
+
+// Library GEMMs (format 1.4): a CUDA kernel c = a @ b that cuBLASLt may run.
+rt::LibraryGemmCall gemmCall() {
+  rt::LibraryGemmCall g;
+  g.a = 0, g.b = 1, g.d = 3, g.bias = 2;
+  g.m = 4, g.k = 3, g.n = 5;
+  g.activation = rt::LibraryGemmCall::Activation::kGeluTanh;
+  return g;
+}
+
+Bytes libraryGemmBytes(const rt::LibraryGemmCall &g) {
+  ModuleWriter w;
+  w.setName("gemm");
+  w.addInput({"a", DType::F32, {4, 3}});
+  w.addInput({"b", DType::F32, {3, 5}});
+  w.addInput({"bias", DType::F32, {5}});
+  w.addOutput({"c", DType::F32, {4, 5}});
+  KernelDesc k;
+  k.name = k.entry = "k0_contraction";
+  k.target = fb::Target::cuda;
+  k.source = "extern \"C\" __global__ void k0_contraction() {}";
+  k.args = {{"a", fb::Access::read, 48}, {"b", fb::Access::read, 60},
+            {"bias", fb::Access::read, 20}, {"c", fb::Access::write, 80}};
+  k.libraryGemm = g;
+  uint32_t id = w.addKernel(k);
+  PlanDesc plan;
+  plan.commands.push_back(LaunchDesc{id,
+                                     {inputRef(0, 0, 48), inputRef(1, 0, 60), inputRef(2, 0, 20),
+                                      outputRef(0, 0, 80)}});
+  w.addPlan(plan);
+  Bytes bytes;
+  EXPECT_TRUE(w.serialize(&bytes, /*verify=*/false).ok());
+  return bytes;
+}
+
+TEST(ModuleReader, LibraryGemmRoundTrips) {
+  rt::LibraryGemmCall g = gemmCall();
+  Bytes b = libraryGemmBytes(g);
+  ASSERT_FALSE(b.empty());
+  std::shared_ptr<const LoadedModule> m;
+  ASSERT_TRUE(readModuleMemory(rt::ByteSpan(b.data(), b.size()), &m).ok());
+  std::optional<rt::LibraryGemmCall> read = libraryGemmOf(*m->root().kernels()->Get(0));
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->a, 0u);
+  EXPECT_EQ(read->b, 1u);
+  EXPECT_EQ(read->d, 3u);
+  EXPECT_EQ(read->bias, 2);
+  EXPECT_EQ(read->c, -1);
+  EXPECT_EQ(read->m, 4);
+  EXPECT_EQ(read->n, 5);
+  EXPECT_EQ(read->k, 3);
+  EXPECT_EQ(read->batch, 1);
+  EXPECT_EQ(read->activation, rt::LibraryGemmCall::Activation::kGeluTanh);
+  EXPECT_EQ(read->operandDtype, DType::F32);
+  // A kernel without one has none.
+  Bytes plain = mlpBytes();
+  ASSERT_TRUE(readModuleMemory(rt::ByteSpan(plain.data(), plain.size()), &m).ok());
+  EXPECT_FALSE(libraryGemmOf(*m->root().kernels()->Get(0)).has_value());
+}
+
+TEST(ModuleReader, RefusesLibraryGemmsOutsideTheirArguments) {
+  struct Case {
+    void (*edit)(rt::LibraryGemmCall &);
+    const char *message;
+  };
+  const Case cases[] = {
+      {[](rt::LibraryGemmCall &g) { g.b = 7; }, "B is argument 7 of 4"},
+      {[](rt::LibraryGemmCall &g) { g.d = 0; }, "D (argument 0) is read-only"},
+      {[](rt::LibraryGemmCall &g) { g.k = 4; }, "A spans more bytes than argument 0 (48)"},
+      {[](rt::LibraryGemmCall &g) { g.batch = 2, g.strideA = 12; },
+       "A spans more bytes than argument 0 (48)"},
+      {[](rt::LibraryGemmCall &g) { g.m = 0; }, "batch, m, n and k must be in [1, 2^31]"},
+      {[](rt::LibraryGemmCall &g) { g.tf32 = true, g.operandDtype = DType::BF16; },
+       "tf32 products of non-f32 operands"},
+      {[](rt::LibraryGemmCall &g) { g.operandDtype = DType::I32; },
+       "operand and result dtypes must be f32, bf16 or f16"},
+      {[](rt::LibraryGemmCall &g) { g.biasDtype = DType::F16; },
+       "the bias is neither f32 nor of the result's dtype"},
+  };
+  EXPECT_EQ(refusal(libraryGemmBytes(gemmCall())), "");
+  for (const Case &c : cases) {
+    rt::LibraryGemmCall g = gemmCall();
+    c.edit(g);
+    std::string message = refusal(libraryGemmBytes(g));
+    EXPECT_NE(message.find(std::string("kernels[0] ('k0_contraction').library_gemm: ") +
+                           c.message),
+              std::string::npos)
+        << message;
+  }
+}
 } // namespace
 } // namespace dlc::format

@@ -99,7 +99,7 @@ DLC_API int dlc_status_exit_code(dlc_status_t status);
 /* Accepts NULL. */
 DLC_API void dlc_status_free(dlc_status_t status);
 
-/* "0.1.0 (module format 1.3)" */
+/* "0.1.0 (module format 1.4)" */
 DLC_API const char *dlc_runtime_version(void);
 
 /*===----------------------------------------------------------------------===
