@@ -7,14 +7,13 @@
 # and the generated fallback under DLC_GEMM_LIBRARY=off. Both agree with the
 # float64 oracle; the two differ in their last bits, which shows that the
 # library path ran.
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
-from dlc_numpy import model_info, rel_error
+from dlc_numpy import load_safetensors, model_info, rel_error
 
 EXAMPLES = sys.argv[1]
 # Relative Frobenius error against the oracle: f32 results; bf16 ones
@@ -53,27 +52,6 @@ def run(cmd, library=None):
                             env=env)
     assert result.returncode == 0, f"{' '.join(cmd)} exited with {result.returncode}:\n{result.stderr}"
     return result.stdout
-
-
-def load_safetensors(path):
-    """The tensors of a .safetensors file as float32 (bf16 widened) or their
-    own dtype: .npy cannot hold bf16."""
-    with open(path, "rb") as f:
-        size = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(size))
-        data = f.read()
-    tensors = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = t["data_offsets"]
-        raw = data[begin:end]
-        if t["dtype"] == "BF16":
-            bits = np.frombuffer(raw, np.uint16).astype(np.uint32) << 16
-            tensors[name] = bits.view(np.float32).reshape(t["shape"])
-        else:
-            tensors[name] = np.frombuffer(raw, {"F32": np.float32}[t["dtype"]]).reshape(t["shape"])
-    return tensors
 
 
 def outputs_on(model, device, tmp, library=None, extra=()):
