@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
 
 using namespace dlc::rt;
@@ -18,7 +20,12 @@ GemmLibraryPolicy dlc::rt::gemmLibraryPolicy() {
     return GemmLibraryPolicy::kOff;
   if (std::strcmp(value, "on") == 0)
     return GemmLibraryPolicy::kOn;
-  log(LogLevel::kWarning, std::string("DLC_GEMM_LIBRARY='") + value +
-                              "' is not auto, on or off: taken as auto");
+  // Read once per kernel: warn once per value, not once per kernel.
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (warned.insert(value).second)
+    log(LogLevel::kWarning, std::string("DLC_GEMM_LIBRARY='") + value +
+                                "' is not auto, on or off: taken as auto");
   return GemmLibraryPolicy::kAuto;
 }

@@ -2,6 +2,7 @@
 
 #include "runtime/base/Checksum.h"
 #include "runtime/base/HostCores.h"
+#include "runtime/base/LibraryGemm.h"
 #include "runtime/base/Log.h"
 #include "runtime/base/Memory.h"
 #include "runtime/base/Span.h"
@@ -128,6 +129,28 @@ TEST(Log, CallbackReceivesMessagesUntilRemoved) {
   log(LogLevel::kError, "dropped");
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0], "1:hello");
+}
+
+TEST(LibraryGemm, PolicyFromTheEnvironmentWarnsOncePerBadValue) {
+  std::vector<std::string> seen;
+  setLogCallback(
+      [](void *user, int, const char *message) {
+        static_cast<std::vector<std::string> *>(user)->push_back(message);
+      },
+      &seen);
+  unsetenv("DLC_GEMM_LIBRARY");
+  EXPECT_EQ(gemmLibraryPolicy(), GemmLibraryPolicy::kAuto);
+  setenv("DLC_GEMM_LIBRARY", "off", 1);
+  EXPECT_EQ(gemmLibraryPolicy(), GemmLibraryPolicy::kOff);
+  setenv("DLC_GEMM_LIBRARY", "on", 1);
+  EXPECT_EQ(gemmLibraryPolicy(), GemmLibraryPolicy::kOn);
+  setenv("DLC_GEMM_LIBRARY", "cublas", 1);
+  EXPECT_EQ(gemmLibraryPolicy(), GemmLibraryPolicy::kAuto);
+  EXPECT_EQ(gemmLibraryPolicy(), GemmLibraryPolicy::kAuto);
+  unsetenv("DLC_GEMM_LIBRARY");
+  setLogCallback(nullptr, nullptr);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], "DLC_GEMM_LIBRARY='cublas' is not auto, on or off: taken as auto");
 }
 
 TEST(HostCores, RanksOnAHostShareItsCores) {
