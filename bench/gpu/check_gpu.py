@@ -112,13 +112,16 @@ for precision, module in (("f32", "gemm_4096"), ("tf32", "gemm_4096_tf32"),
 #     layer_norm), a split reduction (column sum), an element-wise kernel.
 #     Inputs drawn fresh, outputs poisoned, reference in float64.
 F = torch.nn.functional
+
+
+def conv_relu(x, w, b):
+    return torch.relu(F.conv2d(x, w, b, padding=1))
+
+
 KERNELS = (
-    ("conv 3x3 256ch f32", "conv_f32", "f32",
-     lambda x, w, b: torch.relu(F.conv2d(x, w, b, padding=1))),
-    ("conv 3x3 256ch tf32", "conv_tf32", "tf32",
-     lambda x, w, b: torch.relu(F.conv2d(x, w, b, padding=1))),
-    ("conv 3x3 256ch bf16", "conv_bf16", "bf16",
-     lambda x, w, b: torch.relu(F.conv2d(x, w, b, padding=1))),
+    ("conv 3x3 256ch f32", "conv_f32", "f32", conv_relu),
+    ("conv 3x3 256ch tf32", "conv_tf32", "tf32", conv_relu),
+    ("conv 3x3 256ch bf16", "conv_bf16", "bf16", conv_relu),
     ("softmax 49152x512", "softmax", "f32", lambda x: torch.softmax(x, -1)),
     ("layer_norm 16384x768", "layer_norm", "f32",
      lambda x, g, b: F.layer_norm(x, (768,), g, b, 1e-5)),

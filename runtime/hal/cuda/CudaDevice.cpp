@@ -302,6 +302,7 @@ public:
     DLC_CU_RETURN_IF_ERROR(driver_, cuCtxSetCurrent(context_));
     auto exe = std::make_unique<CudaExecutable>(driver_);
     std::vector<CUmodule> moduleOf(spec.binaries.size(), nullptr);
+    const GemmLibraryPolicy policy = gemmLibraryPolicy();
     for (const KernelSpec &k : spec.kernels) {
       CUmodule module = nullptr;
       if (k.binary == KernelSpec::kNoBinary || k.sourceOverridden) {
@@ -351,8 +352,8 @@ public:
                                     nullptr};
       std::memcpy(kernel.grid, k.grid, sizeof kernel.grid);
       std::memcpy(kernel.block, k.block, sizeof kernel.block);
-      if (k.libraryGemm && gemmLibraryPolicy() != GemmLibraryPolicy::kOff)
-        DLC_RETURN_IF_ERROR(prepareLibraryGemm(k, *exe, &kernel.library));
+      if (k.libraryGemm && policy != GemmLibraryPolicy::kOff)
+        DLC_RETURN_IF_ERROR(prepareLibraryGemm(k, policy, *exe, &kernel.library));
       exe->kernels_.push_back(std::move(kernel));
     }
     *out = std::move(exe);
@@ -377,7 +378,7 @@ public:
 private:
   /// cuBLASLt's plan for kernel `k`'s library GEMM, or null (the kernel's
   /// code runs) when the library or an algorithm for it is missing.
-  Status prepareLibraryGemm(const KernelSpec &k, CudaExecutable &exe,
+  Status prepareLibraryGemm(const KernelSpec &k, GemmLibraryPolicy policy, CudaExecutable &exe,
                             std::unique_ptr<CublasLtGemm> *out) {
     std::string why;
     if (!cublasLtTried_) {
@@ -389,8 +390,7 @@ private:
     else
       why = cublasLtWhy_;
     if (!*out) {
-      LogLevel level =
-          gemmLibraryPolicy() == GemmLibraryPolicy::kOn ? LogLevel::kWarning : LogLevel::kInfo;
+      LogLevel level = policy == GemmLibraryPolicy::kOn ? LogLevel::kWarning : LogLevel::kInfo;
       if (logEnabled())
         log(level, strCat(name_, ": kernel '", k.name, "' runs its generated GEMM: ", why));
       return okStatus();

@@ -138,6 +138,7 @@ public:
   Status loadExecutable(const ExecutableSpec &spec, std::unique_ptr<Executable> *out) override {
     auto exe = std::make_unique<EmuExecutable>();
     std::vector<void *> handleOf(spec.binaries.size(), nullptr);
+    const bool emulateLibrary = gemmLibraryPolicy() == GemmLibraryPolicy::kOn;
     for (const KernelSpec &k : spec.kernels) {
       if (k.sourceOverridden)
         return unavailable("kernel '", k.name, "': DLC_KERNEL_OVERRIDE_DIR holds a source for "
@@ -171,7 +172,7 @@ public:
                                    std::nullopt};
       // cuda-emu is for checking the generated kernels: it computes the
       // library GEMM only when asked to.
-      if (k.libraryGemm && gemmLibraryPolicy() == GemmLibraryPolicy::kOn)
+      if (k.libraryGemm && emulateLibrary)
         kernel.library = k.libraryGemm;
       static_assert(sizeof(kernel.stub) == sizeof(address), "function and data pointers differ");
       std::memcpy(&kernel.stub, &address, sizeof address);
