@@ -95,6 +95,11 @@ struct CompileOptions {
   std::optional<int64_t> memoryBudget;
   /// `--emit=mlir-partitioned`'s mesh and preset.
   MeshOptions mesh;
+  /// `--draw-params`: parameters with a drawn initialiser (normal, he, ...)
+  /// are recorded as that initialiser, not as values; the runtime draws
+  /// them when it loads the module (format 1.5): the same bits, a module
+  /// the size of its code (benchmarks of random-weight models).
+  bool drawParams = false;
 };
 
 /// `dlc compile M --emit=...`: prints a stage of the pipeline; with

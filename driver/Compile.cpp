@@ -10,6 +10,7 @@
 
 #include "codegen/cpu/CpuBackend.h"
 #include "codegen/common/HostCompiler.h"
+#include "codegen/common/ModuleLowering.h"
 #include "codegen/cuda/CudaBackend.h"
 #include "driver/CompiledModel.h"
 #include "driver/DriverSupport.h"
@@ -77,6 +78,8 @@ static std::optional<LoadedModel> loadForCompile(const CommonOptions &options,
   if (!model)
     return std::nullopt;
   ModuleOp module = *model->built.module;
+  if (compile.drawParams) // read by the module's lowering (codegen/common/ModuleLowering.h)
+    module->setAttr(codegen::kDrawParamsAttr, UnitAttr::get(&context));
   std::string error;
   if (!compile.params.empty() && !bindParameterFile(module, compile.params, error)) {
     code = fail(context, kExitBadInput, "--params " + compile.params + ": " + error);

@@ -165,6 +165,7 @@ std::string moduleCacheKey(mlir::ModuleOp model, const CompileOptions &compile) 
   field(hash, "environment", relevantEnvironment());
   field(hash, "target", compile.target);
   field(hash, "train", compile.train ? "1" : "0");
+  field(hash, "draw params", compile.drawParams ? "1" : "0");
   field(hash, "memory budget",
         compile.memoryBudget ? std::to_string(*compile.memoryBudget) : "none");
   field(hash, "mesh", compile.mesh.mesh);

@@ -9,7 +9,9 @@ run with PyTorch: the device-to-device copy bandwidth, cuBLAS for the GEMM
 BF16 and F16 for dlc's tensor-core GEMMs, and the same GPT-2 block (the
 weights dlc drew, loaded from weights/*.npy; the same input) in eager mode
 and under torch.compile, in f32 and with bf16 autocast against dlc's
---precision bf16, timed with CUDA events. Prints one
+--precision bf16, timed with CUDA events; then GPT-2 small whole (B=8,
+T=1024), dlc's weights drawn when its module loads and PyTorch's of the same
+distributions (times only). Prints one
 table with the device and the ratios (dlc time / baseline time: below 1 is
 faster than the baseline), and checks dlc's GPT-2 output against PyTorch's.
 """
@@ -230,6 +232,39 @@ for B, T, precision in ((1, 128, "f32"), (8, 512, "f32"), (8, 512, "bf16")):
             rows.append((label, ms, "torch.compile", cuda_time(run_compiled), check))
         except Exception as e:  # noqa: BLE001
             rows.append((label, ms, "torch.compile", None, f"failed: {str(e).splitlines()[0][:60]}"))
+
+# 5. GPT-2 small whole (B=8, T=1024): dlc's weights drawn when its module
+#    loads (--draw-params), PyTorch's drawn by torch from the same
+#    distributions, token ids 0 for both: times only (the block's rows
+#    above check values).
+for precision in ("f32", "bf16"):
+    name = "gpt2_small_b8" + ("" if precision == "f32" else f"_{precision}")
+    label = f"GPT-2 small B=8 T=1024 {precision}"
+    ms, err = dlc_time(name)
+    if ms is None or not HAVE_TORCH:
+        rows.append((label, ms, "", None, err))
+        continue
+    from torch_gpt2 import random_params, torch_gpt2_small
+    torch.backends.cuda.matmul.allow_tf32 = False
+    w = random_params(os.path.join(D, "src", "gpt2_small.dlg"))
+    ids = torch.zeros(8, 1024, dtype=torch.long, device="cuda")
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16")
+    with torch.no_grad():
+        def eager():
+            with autocast:
+                return torch_gpt2_small(w, ids)
+        rows.append((label, ms, "torch eager", cuda_time(eager, 10), "weights drawn at load"))
+        try:
+            compiled = torch.compile(lambda a: torch_gpt2_small(w, a))
+
+            def run_compiled():
+                with autocast:
+                    return compiled(ids)
+            run_compiled()
+            rows.append((label, ms, "torch.compile", cuda_time(run_compiled, 10), ""))
+        except Exception as e:  # noqa: BLE001
+            rows.append((label, ms, "torch.compile", None, f"failed: {str(e).splitlines()[0][:60]}"))
+    del w
 
 print()
 print(f"dlc GPU benchmark on {device_name()} ({platform.node()}), median of {args.iterations} runs")

@@ -148,6 +148,12 @@ compile "$OUT/src/bias_gelu.dlg" bias_gelu
 compile "$OUT/src/layer_norm.dlg" layer_norm
 compile "$OUT/src/softmax.dlg" softmax
 compile "$OUT/src/column_sum.dlg" column_sum
+# GPT-2 small whole (124M parameters, T = 1024, batch 8), f32 and with
+# bf16 products: its weights drawn by the runtime when it loads the module
+# (--draw-params, module format 1.5), so the module holds code only.
+cp "$ROOT/bench/models/gpt2_small.dlg" "$OUT/src/"
+compile "$OUT/src/gpt2_small.dlg" gpt2_small_b8 --dim B=8 --draw-params
+compile "$OUT/src/gpt2_small.dlg" gpt2_small_b8_bf16 --dim B=8 --draw-params --precision bf16
 "$DLC" compile "$OUT/src/gpt2_block.dlg" --dim B=1 --dim T=128 --target=$ARCHS --emit=cuda \
   > "$OUT/src/gpt2_b1_t128.cu"
 

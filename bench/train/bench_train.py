@@ -13,7 +13,12 @@ warm-up), steps per second, their ratio, and for the classifiers the final
 test accuracy.
 
     bench/train/bench_train.py [--build build] [--threads 2] [--epochs 5]
-        [--models mlp,cnn,gpt2] [--out bench/results/train.md]
+        [--models mlp,cnn,gpt2] [--gpt2-shape B,T,SAMPLES] [--torch-compile]
+        [--out bench/results/train.md]
+
+With --torch-compile PyTorch also trains the model wrapped in
+torch.compile (default mode; its first epoch, excluded from the median,
+holds the compilation), a third column next to eager.
 
 PyTorch comes from PyPI: `bench/train/setup_torch.sh` installs it (CPU use;
 its CUDA libraries are only loaded, never used).
@@ -91,15 +96,17 @@ def dlc_train(build, model, data, eval_data, epochs, batch, threads, extra=(), j
 
 
 def torch_train(build_model, x, y, xt, yt, epochs, batch, threads, loss_fn, lr, classify,
-                device="cpu"):
+                device="cpu", compiled=False):
     import torch
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     model = build_model().to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    if compiled:  # the parameters stay the module's: the optimizer holds them
+        model = torch.compile(model)
     x, y = x.to(device), y.to(device)
     if xt is not None:
         xt, yt = xt.to(device), yt.to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
     seconds = []
     for epoch in range(epochs):
         start = time.perf_counter()
@@ -139,12 +146,12 @@ def fashion_tensors(shape, folder=FASHION):
             torch.tensor(idx(f"{folder}/t10k-labels-idx1-ubyte.gz")).long())
 
 
-GPT2_SHAPE = (8, 32, 256)  # batch, T, samples
+GPT2_SHAPE = (8, 32, 256)  # batch, T, samples: --gpt2-shape's default
 
 
-def gpt2_data(folder):
+def gpt2_data(folder, shape=GPT2_SHAPE):
     """The GPT-2 block's model file and random data (the same on every machine)."""
-    b, t_len, samples = GPT2_SHAPE
+    b, t_len, samples = shape
     rng = np.random.default_rng(0)
     data = os.path.join(folder, "gpt2.npz")
     xs = rng.standard_normal((samples, t_len, 768)).astype(np.float32)
@@ -156,7 +163,7 @@ def gpt2_data(folder):
     return model, data, xs, ts
 
 
-def prepare_jobs(build, out, models, device):
+def prepare_jobs(build, out, models, device, gpt2_shape=GPT2_SHAPE):
     """Training jobs for `device` (dlc train --compile-only) in out/<model>."""
     with tempfile.TemporaryDirectory(prefix="dlc-bench-train-") as tmp:
         for name in models:
@@ -164,8 +171,8 @@ def prepare_jobs(build, out, models, device):
                 model = os.path.join(ROOT, "examples", "fashion_mnist", name + ".dlg")
                 extra, data, batch = [], FASHION, 64
             else:
-                model, data, _, _ = gpt2_data(tmp)
-                extra, batch = ["--dim", f"T={GPT2_SHAPE[1]}"], GPT2_SHAPE[0]
+                model, data, _, _ = gpt2_data(tmp, gpt2_shape)
+                extra, batch = ["--dim", f"T={gpt2_shape[1]}"], gpt2_shape[0]
             subprocess.run([os.path.join(build, "bin", "dlc"), "train", model, "--data", data,
                             "--batch-size", str(batch), "--device", device,
                             "--compile-only", os.path.join(out, name)] + extra, check=True)
@@ -233,9 +240,18 @@ def main():
     parser.add_argument("--prepare-jobs", metavar="OUT",
                         help="write the models' training jobs for --device to OUT, and stop")
     parser.add_argument("--fashion", default=FASHION, help="the Fashion-MNIST IDX folder")
+    parser.add_argument("--gpt2-shape", default=",".join(map(str, GPT2_SHAPE)),
+                        metavar="B,T,SAMPLES",
+                        help="the GPT-2 block's batch, sequence length and samples an epoch")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also time PyTorch with the model under torch.compile")
     args = parser.parse_args()
+    gpt2_shape = tuple(int(v) for v in args.gpt2_shape.split(","))
+    if len(gpt2_shape) != 3 or min(gpt2_shape) < 1 or gpt2_shape[2] % gpt2_shape[0]:
+        parser.error("--gpt2-shape: three positive numbers, SAMPLES a multiple of B")
     if args.prepare_jobs:
-        prepare_jobs(args.build, args.prepare_jobs, args.models.split(","), args.device)
+        prepare_jobs(args.build, args.prepare_jobs, args.models.split(","), args.device,
+                     gpt2_shape)
         return
     import torch
     torch.set_num_threads(args.threads)
@@ -251,39 +267,51 @@ def main():
                 x, y, xt, yt = fashion_tensors(shape, args.fashion)
                 d = dlc_train(args.build, model, args.fashion, None, args.epochs, batch,
                               args.threads, job=job(name), device=args.device)
-                t = torch_train(torch_mlp if name == "mlp" else torch_cnn, x, y, xt, yt,
-                                args.epochs, batch, args.threads,
-                                torch.nn.functional.cross_entropy, lr, True, tdev)
+                run_torch = lambda compiled: torch_train(
+                    torch_mlp if name == "mlp" else torch_cnn, x, y, xt, yt, args.epochs, batch,
+                    args.threads, torch.nn.functional.cross_entropy, lr, True, tdev, compiled)
                 steps = (len(x) + batch - 1) // batch
                 label = ("MLP 784-128-10" if name == "mlp" else "LeNet-style CNN") + \
                     ", Fashion-MNIST, Adam"
             else:
-                b, t_len, samples = GPT2_SHAPE
-                model, data, xs, ts = gpt2_data(tmp)
+                b, t_len, samples = gpt2_shape
+                model, data, xs, ts = gpt2_data(tmp, gpt2_shape)
                 d = dlc_train(args.build, model, data, None, args.epochs, b, args.threads,
                               ["--dim", f"T={t_len}"], job=job(name), device=args.device)
-                t = torch_train(lambda: TorchGpt2Block(t_len), torch.tensor(xs), torch.tensor(ts),
-                                None, None, args.epochs, b, args.threads,
-                                torch.nn.functional.mse_loss, 1e-4, False, tdev)
+                run_torch = lambda compiled: torch_train(
+                    lambda: TorchGpt2Block(t_len), torch.tensor(xs), torch.tensor(ts), None,
+                    None, args.epochs, b, args.threads, torch.nn.functional.mse_loss, 1e-4,
+                    False, tdev, compiled)
                 steps = samples // b
                 label = f"GPT-2 block (B={b}, T={t_len}), MSE, Adam"
-            dm, tm = statistics.median(d[0][1:] or d[0]), statistics.median(t[0][1:] or t[0])
-            rows.append((label, dm, tm, steps, d[1], t[1]))
-            print(f"{label}: dlc {dm:.3f} s/epoch, PyTorch {tm:.3f} s/epoch, ratio {dm / tm:.2f}",
-                  file=sys.stderr)
+            t = run_torch(False)
+            c = run_torch(True) if args.torch_compile else None
+            median = lambda run: statistics.median(run[0][1:] or run[0])
+            dm, tm = median(d), median(t)
+            cm = median(c) if c else None
+            rows.append((label, dm, tm, cm, steps, d[1], t[1]))
+            compiled = f", torch.compile {cm:.3f} s/epoch (ratio {dm / cm:.2f})" if c else ""
+            print(f"{label}: dlc {dm:.3f} s/epoch, PyTorch {tm:.3f} s/epoch, ratio {dm / tm:.2f}"
+                  f"{compiled}", file=sys.stderr)
     where = "CPU"
     if tdev == "cuda":
         where = f"{torch.cuda.get_device_name()}, dlc-train-job" if args.jobs else torch.cuda.get_device_name()
-    lines = [f"# Training speed: dlc vs PyTorch {torch.__version__} eager ({where})", "",
+    peers = "eager and torch.compile" if args.torch_compile else "eager"
+    lines = [f"# Training speed: dlc vs PyTorch {torch.__version__} {peers} ({where})", "",
              f"Machine: {machine()}; {args.threads} threads for both; {args.epochs} epochs each,",
              "median epoch time over epochs 2.. (epoch 1 includes compilation and warm-up).",
-             "Measured by `bench/train/bench_train.py`, both in one run.", "",
-             "| model | dlc s/epoch | PyTorch s/epoch | dlc / PyTorch | dlc steps/s | PyTorch steps/s | dlc accuracy | PyTorch accuracy |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for label, dm, tm, steps, da, ta in rows:
+             "Measured by `bench/train/bench_train.py`, all in one run.", ""]
+    compile_head = (" torch.compile s/epoch | dlc / torch.compile |" if args.torch_compile
+                    else "")
+    lines += ["| model | dlc s/epoch | PyTorch s/epoch | dlc / PyTorch |" + compile_head +
+              " dlc steps/s | PyTorch steps/s | dlc accuracy | PyTorch accuracy |",
+              "|---|---:|---:|---:|" + ("---:|---:|" if args.torch_compile else "") +
+              "---:|---:|---:|---:|"]
+    for label, dm, tm, cm, steps, da, ta in rows:
         acc = lambda a: f"{a:.4f}" if a is not None else "—"
-        lines.append(f"| {label} | {dm:.3f} | {tm:.3f} | {dm / tm:.2f} | {steps / dm:.0f} | "
-                     f"{steps / tm:.0f} | {acc(da)} | {acc(ta)} |")
+        compiled = f" {cm:.3f} | {dm / cm:.2f} |" if cm else ""
+        lines.append(f"| {label} | {dm:.3f} | {tm:.3f} | {dm / tm:.2f} |{compiled} "
+                     f"{steps / dm:.0f} | {steps / tm:.0f} | {acc(da)} | {acc(ta)} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -16,4 +16,5 @@ JOBS=$(mktemp -d)
 trap 'rm -rf "$JOBS"' EXIT
 xz -dc "$OUT/jobs.tar.xz" | tar -C "$JOBS" -xf -
 python3 "$ROOT/bench/train/bench_train.py" --device cuda --jobs "$JOBS/jobs" \
-  --build "$OUT" --fashion "$OUT/fashion-mnist" --models "$(cat "$OUT/models")" "$@"
+  --build "$OUT" --fashion "$OUT/fashion-mnist" --models "$(cat "$OUT/models")" \
+  --gpt2-shape "$(cat "$OUT/gpt2-shape" 2>/dev/null || echo 8,32,256)" "$@"

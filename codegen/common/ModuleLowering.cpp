@@ -10,6 +10,7 @@
 #include "support/Mesh.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -123,8 +124,8 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
   if (auto range = dynamicDimOf(func))
     m.dynamicDim = format::DynamicDimDesc{range->name, range->min, range->max};
 
-  // Arguments: inputs, or state (with its initial value as a weight unless
-  // it starts at zero). Results: outputs, or new state.
+  // Arguments: inputs, or state (zeros, drawn by the session, or with its
+  // initial value as a weight). Results: outputs, or new state.
   llvm::DenseMap<Value, format::BufferRef> refs;
   llvm::DenseMap<Value, std::string> names;
   llvm::StringMap<uint32_t> stateIndex;
@@ -146,15 +147,27 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
     auto init = func.getArgAttrOfType<DictionaryAttr>(i, "dlc.init");
     auto kind = init ? init.getAs<StringAttr>("kind") : StringAttr();
     if (init && !(kind && kind.getValue() == "zeros")) {
-      auto value = initialValue(init, cast<RankedTensorType>(arg.getType()),
-                                state, func);
-      if (failed(value))
+      auto spec = paramSpecOf(init, func);
+      if (failed(spec))
         return failure();
-      desc.initialWeight = m.weights.size();
-      m.weights.push_back(describe(state.str() + " (initial)", arg.getType()));
-      if (keepParams)
-        m.params[state.str()] = *value;
-      m.weightBytes.push_back(std::move(*value).takeBytes());
+      // An initialiser's value is drawn by the session that creates the
+      // state (format 1.5), not stored: the module stays the size of its
+      // code, and the compile does not draw millions of values it would
+      // only write out. Data and files are stored as weights.
+      if (spec->source == ParamSpec::Source::Initialiser) {
+        desc.draw = format::Draw{spec->init, spec->options};
+      } else {
+        auto value = initialValue(init, cast<RankedTensorType>(arg.getType()),
+                                  state, func);
+        if (failed(value))
+          return failure();
+        desc.initialWeight = m.weights.size();
+        m.weights.push_back(describe(state.str() + " (initial)", arg.getType()));
+        if (keepParams)
+          m.params[state.str()] = *value;
+        m.weightBytes.push_back(std::move(*value).takeBytes());
+        m.weightDraws.emplace_back();
+      }
     }
     stateIndex[state] = m.state.size();
     refs[arg] = format::stateRef(m.state.size(), 0, bytes);
@@ -208,8 +221,24 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
       m.mesh.push_back({name, static_cast<uint32_t>(size)});
   }
 
+  auto module = func->getParentOfType<ModuleOp>();
+  const bool drawParams = module && module->hasAttr(kDrawParamsAttr);
   unsigned kernelIndex = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
+    if (auto param = dyn_cast<ParamOp>(op); param && drawParams) {
+      auto spec = paramSpecOf(param);
+      if (failed(spec))
+        return failure();
+      if (spec->source == ParamSpec::Source::Initialiser && spec->init != InitKind::Zeros) {
+        Value result = param.getResult();
+        refs[result] = format::weightRef(m.weights.size(), 0, byteSize(result.getType()));
+        names[result] = param.getName().str() + " (param)";
+        m.weights.push_back(describe(param.getName().str(), result.getType()));
+        m.weightBytes.emplace_back();
+        m.weightDraws.push_back(format::Draw{spec->init, spec->options});
+        continue;
+      }
+    }
     if (isa<ParamOp, ConstantOp>(op)) {
       auto param = dyn_cast<ParamOp>(op);
       auto value = param ? paramValue(param)
@@ -231,6 +260,7 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
       names[result] = name + (isa<ParamOp>(op) ? " (param)" : " (constant)");
       m.weights.push_back(describe(name, result.getType()));
       m.weightBytes.push_back(std::move(*value).takeBytes());
+      m.weightDraws.emplace_back();
       continue;
     }
     auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("dlc.offsets");
@@ -326,8 +356,12 @@ void dlc::codegen::describeModule(LoweredModule &m,
     w.addInput(t);
   for (const auto &t : m.outputs)
     w.addOutput(t);
-  for (auto [i, t] : llvm::enumerate(m.weights))
-    w.addWeight(t, std::move(m.weightBytes[i])); // a model's weights are copied once
+  for (auto [i, t] : llvm::enumerate(m.weights)) {
+    if (m.weightDraws[i])
+      w.addDrawnWeight(t, *m.weightDraws[i]);
+    else
+      w.addWeight(t, std::move(m.weightBytes[i])); // a model's weights are copied once
+  }
   for (const auto &s : m.state)
     w.addState(s);
   if (m.dynamicDim)

@@ -65,6 +65,11 @@ struct LoweredCollective {
   format::BufferRef send, recv;
 };
 
+/// A module attribute (`dlc compile --draw-params`): each parameter drawn
+/// by an initialiser other than zeros becomes a drawn weight (format 1.5),
+/// recorded as its initialiser instead of its values.
+constexpr llvm::StringLiteral kDrawParamsAttr = "dlc.draw_params";
+
 struct LoweredModule {
   std::string name;
   std::vector<format::TensorDesc> inputs, outputs;
@@ -73,6 +78,9 @@ struct LoweredModule {
   /// step counter): arguments and results marked `dlc.state`.
   std::vector<format::StateDesc> state;
   std::vector<std::vector<uint8_t>> weightBytes;
+  /// Per weight: its initialiser when the runtime draws it (kDrawParamsAttr;
+  /// its `weightBytes` are then empty).
+  std::vector<std::optional<format::Draw>> weightDraws;
   std::vector<LoweredKernel> kernels;
   std::vector<format::CopyDesc> copies;
   /// In program order; with `mesh`, the module has one plan per rank.
@@ -82,7 +90,8 @@ struct LoweredModule {
   /// What every arena offset is a multiple of: the memory planner's
   /// kArenaAlignment (passes/analysis/Liveness.h).
   uint32_t arenaAlignment = 0;
-  /// Every parameter's value, by name (for `--save-params`).
+  /// Every parameter's value, by name (for `--save-params`); a drawn state
+  /// or weight (format 1.5) has none here.
   ParamStore params;
   /// `dlc compile --dim N=MIN..MAX`: the dimension each run chooses; the
   /// inputs, outputs and kernels whose rows grow with it say so.

@@ -410,7 +410,15 @@ Status Session::resetState() {
   for (uint32_t i = 0; i < m.state().size(); ++i) {
     const auto &s = m.state()[i];
     const void *initial;
-    if (s.initialWeight >= 0) {
+    std::vector<uint8_t> drawn;
+    if (s.draw) {
+      // The compiler's initialiser, run here instead of stored: the same bits.
+      drawn.resize(s.bytes);
+      Status status = format::drawInto(*s.draw, s.dtype, s.shape, drawn.data(), s.bytes);
+      if (!status.ok())
+        return internalError("state '", s.name, "': ", status.message());
+      initial = drawn.data();
+    } else if (s.initialWeight >= 0) {
       initial = m.weightData(static_cast<uint32_t>(s.initialWeight)).data();
     } else {
       if (zeros.size() < s.bytes)
@@ -419,6 +427,9 @@ Status Session::resetState() {
     }
     if (s.bytes)
       DLC_RETURN_IF_ERROR(stream_->copy(statePointers_[i], initial, s.bytes));
+    // A device's copy may still read `drawn`, which this iteration frees.
+    if (s.draw)
+      DLC_RETURN_IF_ERROR(stream_->synchronize());
   }
   return stream_->synchronize();
 }

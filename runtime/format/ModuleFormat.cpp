@@ -4,6 +4,7 @@
 
 #include "runtime/base/Checksum.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace dlc::format {
@@ -121,6 +122,50 @@ std::optional<rt::LibraryGemmCall> libraryGemmOf(const fb::Kernel &kernel) {
   call.strideA = g->stride_a(), call.strideB = g->stride_b();
   call.activation = static_cast<rt::LibraryGemmCall::Activation>(g->activation());
   return call;
+}
+
+std::optional<Draw> drawFromWire(const fb::Draw &wire) {
+  Draw draw;
+  switch (wire.kind()) {
+  case fb::DrawKind::ones: draw.kind = InitKind::Ones; break;
+  case fb::DrawKind::normal: draw.kind = InitKind::Normal; break;
+  case fb::DrawKind::uniform: draw.kind = InitKind::Uniform; break;
+  case fb::DrawKind::xavier: draw.kind = InitKind::Xavier; break;
+  case fb::DrawKind::he: draw.kind = InitKind::He; break;
+  default: return std::nullopt;
+  }
+  draw.options.mean = wire.mean(), draw.options.std = wire.std();
+  draw.options.low = wire.low(), draw.options.high = wire.high();
+  draw.options.seed = wire.seed();
+  for (double v : {draw.options.mean, draw.options.std, draw.options.low, draw.options.high})
+    if (!std::isfinite(v))
+      return std::nullopt;
+  return draw;
+}
+
+fb::DrawKind wireDrawKind(InitKind kind) {
+  switch (kind) {
+  case InitKind::Normal: return fb::DrawKind::normal;
+  case InitKind::Uniform: return fb::DrawKind::uniform;
+  case InitKind::Xavier: return fb::DrawKind::xavier;
+  case InitKind::He: return fb::DrawKind::he;
+  default: return fb::DrawKind::ones;
+  }
+}
+
+rt::Status drawInto(const Draw &draw, DType dtype, const std::vector<int64_t> &shape,
+                    uint8_t *out, uint64_t bytes) {
+  HostTensor value;
+  try {
+    value = initParam(draw.kind, draw.options, dtype, shape);
+  } catch (const std::exception &e) { // an invalid shape: the reader checked it
+    return rt::internalError("drawing a tensor failed: ", e.what());
+  }
+  if (value.byteSize() != bytes)
+    return rt::internalError("a drawn tensor of ", value.byteSize(), " bytes, ", bytes,
+                             " expected");
+  std::memcpy(out, value.data(), bytes);
+  return rt::okStatus();
 }
 
 } // namespace dlc::format

@@ -20,8 +20,10 @@
 
 #include "runtime/base/LibraryGemm.h"
 #include "runtime/base/Span.h"
+#include "runtime/base/Status.h"
 #include "runtime/format/module_generated.h"
 #include "support/DType.h"
+#include "support/Init.h"
 
 #include <cstdint>
 #include <optional>
@@ -44,12 +46,17 @@ constexpr uint16_t kFormatMajor = 1;
 /// module at the dimension's largest size only, which is correct.
 /// 1.4: library GEMMs (Kernel.library_gemm): a 1.3 reader runs the
 /// kernel's generated code, which computes the same.
-constexpr uint16_t kFormatMinor = 4;
+/// 1.5: state tensors drawn at session creation (StateInit drawn): a 1.4
+/// reader refuses such a module (an unknown initialiser), naming the state.
+constexpr uint16_t kFormatMinor = 5;
 
 constexpr uint64_t kPreludeSize = 64;
 constexpr uint64_t kHeaderOffset = kPreludeSize;
 /// Sections, weights inside the weights section, and arenas are aligned to this.
 constexpr uint64_t kSectionAlignment = 64;
+/// Format 1.5: the offset of a drawn weight (Weight.draw), which has no
+/// place in the file; a 1.4 reader refuses it as misaligned.
+constexpr uint64_t kDrawnWeightOffset = ~uint64_t(0);
 
 /// Limits a valid module stays under (checked before anything is allocated).
 constexpr uint64_t kMaxHeaderSize = uint64_t(1) << 31;  ///< FlatBuffers' own limit
@@ -91,6 +98,24 @@ std::optional<DType> dtypeFromWire(fb::DType wire);
 fb::DType wireDType(DType dtype);
 /// Format 1.4: the library GEMM a (checked) kernel carries, if any.
 std::optional<rt::LibraryGemmCall> libraryGemmOf(const fb::Kernel &kernel);
+/// Format 1.5: a tensor's value drawn by the runtime (a state tensor's
+/// initial value when a session creates it, a weight's when the module is
+/// loaded): initParam(kind, options, the tensor's dtype and shape).
+struct Draw {
+  InitKind kind = InitKind::Normal;
+  InitOptions options;
+};
+/// The draw a wire Draw names; nullopt for an unknown kind or a
+/// non-finite option.
+std::optional<Draw> drawFromWire(const fb::Draw &wire);
+/// The wire kind of an initialiser other than Zeros (a zero state is
+/// StateInit zeros, with no draw).
+fb::DrawKind wireDrawKind(InitKind kind);
+/// Writes the `bytes` bytes of the `dtype` tensor of `shape` that `draw`
+/// gives to `out`: the runtime's side of a drawn weight or state tensor.
+rt::Status drawInto(const Draw &draw, DType dtype, const std::vector<int64_t> &shape,
+                    uint8_t *out, uint64_t bytes);
+
 /// "[2, 3]".
 std::string shapeString(const int64_t *dims, size_t rank);
 

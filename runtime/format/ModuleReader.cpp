@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iomanip>
@@ -121,6 +122,7 @@ private:
                       const char *list, std::vector<TensorInfo> *out) const;
   Status checkWeights();
   Status checkState();
+  Status checkDraw(const fb::Draw &d, const std::string &who, std::optional<Draw> *out) const;
   Status checkKernels() const;
   Status checkLibraryGemm(const fb::Kernel &kernel, const std::string &who) const;
   Status checkChecks() const;
@@ -368,11 +370,19 @@ Status Checker::checkWeights() {
     if (info.name.empty())
       return headerError(w, who, ": empty name");
     DLC_RETURN_IF_ERROR(checkShape(w, who, w->dtype(), w->shape(), &info));
-    if (facts_->weightSection < 0)
-      return headerError(w, who, ": the module has no weights section");
     if (w->size() != info.bytes)
       return headerError(w, who, ": size ", w->size(), " is not the ", info.bytes,
                          " bytes of its shape");
+    if (w->draw()) { // format 1.5: drawn when loaded, nothing in the file
+      std::optional<Draw> draw;
+      DLC_RETURN_IF_ERROR(checkDraw(*w->draw(), who, &draw));
+      if (w->offset() != kDrawnWeightOffset)
+        return headerError(w, who, ": a drawn weight at offset ", w->offset(), ", not 2^64 - 1");
+      facts_->weights.push_back(std::move(info));
+      continue;
+    }
+    if (facts_->weightSection < 0)
+      return headerError(w, who, ": the module has no weights section");
     if (w->offset() % kSectionAlignment != 0)
       return headerError(w, who, ": offset ", w->offset(), " is not a multiple of 64");
     if (!rangeInside(sectionSize, w->offset(), w->size()))
@@ -381,6 +391,18 @@ Status Checker::checkWeights() {
     facts_->weights.push_back(std::move(info));
   }
   return rt::okStatus();
+}
+
+/// A draw (format 1.5) the runtime can make: a known kind, finite options.
+Status Checker::checkDraw(const fb::Draw &d, const std::string &who,
+                          std::optional<Draw> *out) const {
+  *out = drawFromWire(d);
+  if (*out)
+    return rt::okStatus();
+  if (d.kind() > fb::DrawKind::MAX)
+    return headerError(&d, who, ": unknown draw kind ", static_cast<int>(d.kind()));
+  return headerError(&d, who, ": a draw option is not finite (mean ", d.mean(), ", std ",
+                     d.std(), ", low ", d.low(), ", high ", d.high(), ")");
 }
 
 Status Checker::checkState() {
@@ -412,6 +434,11 @@ Status Checker::checkState() {
       info.initialWeight = static_cast<int64_t>(s->weight());
       break;
     }
+    case fb::StateInit::drawn:
+      if (!s->draw())
+        return headerError(s, who, ": drawn with no draw");
+      DLC_RETURN_IF_ERROR(checkDraw(*s->draw(), who, &info.draw));
+      break;
     default:
       return headerError(s, who, ": unknown initialiser ", static_cast<int>(s->init()));
     }
@@ -850,6 +877,17 @@ Status LoadedModule::init() {
   dynamicDims_ = std::move(facts.dynamicDims);
   if (facts.weightSection >= 0)
     weightSection_ = sectionData(static_cast<uint32_t>(facts.weightSection));
+  drawnWeights_.resize(weights_.size());
+  for (uint32_t i = 0; i < weights_.size(); ++i) {
+    const fb::Draw *draw = root_->weights()->Get(i)->draw();
+    if (!draw)
+      continue;
+    const TensorInfo &w = weights_[i];
+    DLC_RETURN_IF_ERROR(rt::AlignedBuffer::allocate(std::max<uint64_t>(w.bytes, 1),
+                                                    kSectionAlignment, &drawnWeights_[i]));
+    DLC_RETURN_IF_ERROR(
+        drawInto(*drawFromWire(*draw), w.dtype, w.shape, drawnWeights_[i].data(), w.bytes));
+  }
   if (rt::logEnabled())
     rt::log(rt::LogLevel::kInfo,
             strCat("loaded module '", root_->name() ? root_->name()->str() : "", "' from ",
@@ -860,6 +898,8 @@ Status LoadedModule::init() {
 
 ByteSpan LoadedModule::weightData(uint32_t i) const {
   const fb::Weight *w = root_->weights()->Get(i);
+  if (w->draw())
+    return ByteSpan(drawnWeights_[i].data(), w->size());
   return weightSection_.subspan(w->offset(), w->size());
 }
 

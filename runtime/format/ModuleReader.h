@@ -66,10 +66,11 @@ struct DynamicDimInfo {
   int64_t min = 1, max = 1;
 };
 
-/// A state tensor (format 1.1): its initial value is zeros, or the weight
-/// `initialWeight` (>= 0).
+/// A state tensor (format 1.1): its initial value is zeros, the weight
+/// `initialWeight` (>= 0), or drawn by `draw` (format 1.5).
 struct StateInfo : TensorInfo {
   int64_t initialWeight = -1;
+  std::optional<Draw> draw;
 };
 
 /// A module that passed every check against its file. Immutable and
@@ -93,7 +94,8 @@ public:
   /// Format 1.3: the dimensions a run chooses (at most one in this
   /// runtime); empty for a module of static shapes.
   const std::vector<DynamicDimInfo> &dynamicDims() const { return dynamicDims_; }
-  /// The bytes of weight `i` (64-byte aligned in memory).
+  /// The bytes of weight `i` (64-byte aligned in memory): in the file, or
+  /// drawn when the module was loaded (format 1.5, Weight.draw).
   ByteSpan weightData(uint32_t i) const;
   /// The bytes of Module.sections[i].
   ByteSpan sectionData(uint32_t i) const;
@@ -116,6 +118,8 @@ private:
   std::vector<StateInfo> state_;
   std::vector<DynamicDimInfo> dynamicDims_;
   ByteSpan weightSection_;
+  /// Per weight, its drawn bytes (empty for a weight in the file).
+  std::vector<rt::AlignedBuffer> drawnWeights_;
 };
 
 /// Maps the file read-only (weights are used in place) and checks it. The

@@ -57,6 +57,11 @@ uint32_t ModuleWriter::addWeight(TensorDesc tensor, std::vector<uint8_t> bytes) 
   return static_cast<uint32_t>(weights_.size() - 1);
 }
 
+uint32_t ModuleWriter::addDrawnWeight(TensorDesc tensor, Draw draw) {
+  weights_.push_back({std::move(tensor), {}, draw});
+  return static_cast<uint32_t>(weights_.size() - 1);
+}
+
 uint32_t ModuleWriter::addBinary(std::string name, fb::BinaryFormat format, std::string arch,
                                  std::vector<uint8_t> bytes) {
   binaries_.push_back({std::move(name), format, std::move(arch), std::move(bytes)});
@@ -81,6 +86,14 @@ uint32_t ModuleWriter::addCollective(CollectiveDesc collective) {
 namespace {
 
 using Builder = flatbuffers::FlatBufferBuilder;
+
+/// Format 1.5: a drawn tensor's initialiser, or nothing.
+flatbuffers::Offset<fb::Draw> buildDraw(Builder &b, const std::optional<Draw> &draw) {
+  if (!draw)
+    return {};
+  const InitOptions &o = draw->options;
+  return fb::CreateDraw(b, wireDrawKind(draw->kind), o.mean, o.std, o.low, o.high, o.seed);
+}
 
 flatbuffers::Offset<fb::TensorSpec> buildTensor(Builder &b, const TensorDesc &t) {
   return fb::CreateTensorSpecDirect(b, t.name.c_str(), wireDType(t.dtype), &t.shape,
@@ -156,14 +169,20 @@ Status ModuleWriter::layOut(std::vector<uint8_t> *out, bool verify, bool release
   };
   std::vector<uint64_t> weightOffsets;
   SectionContent weightSection{"weights", fb::SectionKind::weights, 0, {}};
+  bool storesWeights = false;
   for (Weight &w : weights_) {
+    if (w.draw) { // drawn by the reader: nothing in the section
+      weightOffsets.push_back(kDrawnWeightOffset);
+      continue;
+    }
     uint64_t offset = alignUp(weightSection.size, kSectionAlignment);
     weightSection.pieces.push_back({offset, &w.bytes});
     weightSection.size = offset + w.bytes.size();
     weightOffsets.push_back(offset);
+    storesWeights = true;
   }
   std::vector<SectionContent> sections;
-  if (!weights_.empty())
+  if (storesWeights)
     sections.push_back(std::move(weightSection));
   const uint32_t firstBinarySection = static_cast<uint32_t>(sections.size());
   for (Binary &bin : binaries_)
@@ -181,17 +200,27 @@ Status ModuleWriter::layOut(std::vector<uint8_t> *out, bool verify, bool release
   std::vector<flatbuffers::Offset<fb::Weight>> weights;
   for (size_t i = 0; i < weights_.size(); ++i) {
     const Weight &w = weights_[i];
+    uint64_t size = w.bytes.size();
+    if (w.draw) {
+      size = elementSize(w.tensor.dtype);
+      for (int64_t d : w.tensor.shape)
+        size *= static_cast<uint64_t>(d);
+    }
     weights.push_back(fb::CreateWeightDirect(b, w.tensor.name.c_str(),
                                              wireDType(w.tensor.dtype), &w.tensor.shape,
-                                             weightOffsets[i], w.bytes.size()));
+                                             weightOffsets[i], size, buildDraw(b, w.draw)));
   }
 
   std::vector<flatbuffers::Offset<fb::StateSpec>> state;
-  for (const StateDesc &s : state_)
+  for (const StateDesc &s : state_) {
+    fb::StateInit init = s.draw                 ? fb::StateInit::drawn
+                         : s.initialWeight >= 0 ? fb::StateInit::weight
+                                                : fb::StateInit::zeros;
     state.push_back(fb::CreateStateSpecDirect(
-        b, s.tensor.name.c_str(), wireDType(s.tensor.dtype), &s.tensor.shape,
-        s.initialWeight >= 0 ? fb::StateInit::weight : fb::StateInit::zeros,
-        s.initialWeight >= 0 ? static_cast<uint32_t>(s.initialWeight) : 0));
+        b, s.tensor.name.c_str(), wireDType(s.tensor.dtype), &s.tensor.shape, init,
+        init == fb::StateInit::weight ? static_cast<uint32_t>(s.initialWeight) : 0,
+        buildDraw(b, s.draw)));
+  }
 
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   for (const KernelDesc &k : kernels_) {

@@ -111,11 +111,13 @@ struct CheckDesc {
   int64_t axis = 0;
 };
 
-/// A state tensor: zeros at first, or the weight `initialWeight` (an id
-/// from addWeight, of the same dtype and shape).
+/// A state tensor: zeros at first, the weight `initialWeight` (an id from
+/// addWeight, of the same dtype and shape), or drawn by `draw` when a
+/// session creates it (format 1.5; `draw` wins over a weight).
 struct StateDesc {
   TensorDesc tensor;
   int64_t initialWeight = -1;
+  std::optional<Draw> draw;
 };
 
 struct LaunchDesc {
@@ -167,6 +169,9 @@ public:
   uint32_t addState(StateDesc state);
   /// `bytes` are the weight's contents, row-major (placed 64-aligned).
   uint32_t addWeight(TensorDesc tensor, std::vector<uint8_t> bytes);
+  /// A weight the reader draws when it loads the module (format 1.5): no
+  /// bytes in the file. `draw.kind` is not Zeros.
+  uint32_t addDrawnWeight(TensorDesc tensor, Draw draw);
   /// Compiled code stored in its own section named `name`; returns the id a
   /// KernelDesc lists in `binaries`.
   uint32_t addBinary(std::string name, fb::BinaryFormat format, std::string arch,
@@ -206,6 +211,7 @@ private:
   struct Weight {
     TensorDesc tensor;
     std::vector<uint8_t> bytes;
+    std::optional<Draw> draw; ///< then `bytes` is empty
   };
   struct Binary {
     std::string name;

@@ -42,6 +42,10 @@ class Runtime:
                 ("dlc_module_output_info", p, [p, size, ctypes.POINTER(TensorInfo)]),
                 ("dlc_session_create", p, [p, ctypes.c_char_p, p, ctypes.POINTER(p)]),
                 ("dlc_session_run", p, [p, p, size, p, size]),
+                ("dlc_module_state_count", size, [p]),
+                ("dlc_module_state_info", p, [p, size, ctypes.POINTER(TensorInfo)]),
+                ("dlc_session_read_state", p, [p, size, ctypes.POINTER(DLTensor)]),
+                ("dlc_session_reset_state", p, [p]),
                 ("dlc_session_destroy", None, [p]),
                 ("dlc_status_message", ctypes.c_char_p, [p])):
             getattr(lib, name).restype = res
@@ -84,6 +88,19 @@ class Session:
             return out
         self.inputs = infos(lib.dlc_module_input_count, lib.dlc_module_input_info)
         self.outputs = infos(lib.dlc_module_output_count, lib.dlc_module_output_info)
+        self.state = infos(lib.dlc_module_state_count, lib.dlc_module_state_info)
+
+    def read_state(self, index, address):
+        """Copies state tensor `index` into host memory at `address` (compact,
+        the module's shape and dtype)."""
+        _, shape, dtype = self.state[index]
+        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        t = DLTensor(address, DLDevice(KDL_CPU, 0), len(shape), dtype, dims, None, 0)
+        self.runtime.check(self.runtime.lib.dlc_session_read_state(
+            self.session, index, ctypes.byref(t)), self.path)
+
+    def reset_state(self):
+        self.runtime.check(self.runtime.lib.dlc_session_reset_state(self.session), self.path)
 
     def run(self, inputs, outputs, device_type=KDL_CPU):
         """One run; `inputs` and `outputs` are data addresses, in the

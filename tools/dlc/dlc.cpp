@@ -107,6 +107,12 @@ static cl::opt<std::string>
                   "fused (after dlc-fuse), cpp (the CPU kernels' source), "
                   "mlir-partitioned (with --mesh)"),
          cl::value_desc("STAGE"), cl::cat(compileCategory), cl::sub(compileVerb));
+static cl::opt<bool> drawParams(
+    "draw-params",
+    cl::desc("Record each parameter drawn by an initialiser (normal, uniform, xavier, he, "
+             "ones) as that initialiser instead of its values: the runtime draws the same "
+             "values when it loads the module, which stays the size of its code"),
+    cl::cat(compileCategory), cl::sub(compileVerb));
 static cl::opt<std::string> outputPath("o", cl::desc("Where to write the module (default: standard output)"),
                                        cl::value_desc("FILE.dlcm"), cl::init("-"),
                                        cl::cat(compileCategory), cl::sub(compileVerb));
@@ -592,6 +598,7 @@ int main(int argc, char **argv) {
                            {meshSpec, parallel, 0, zeroStage, microbatches, pipelineSchedule}};
     if (memoryBudget.getNumOccurrences())
       compile.memoryBudget = memoryBudget;
+    compile.drawParams = drawParams;
     return runCompile(common, compile, context, sourceMgr);
   }
   if (verb == &planVerb) {

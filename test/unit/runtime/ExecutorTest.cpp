@@ -6,11 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/executor/Session.h"
+#include "support/Init.h"
 #include "test/unit/runtime/TestModules.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <new>
 #include <thread>
@@ -129,6 +131,40 @@ TEST(Executor, ManySessionsShareOneModuleAcrossThreads) {
   for (std::thread &t : threads)
     t.join();
   EXPECT_EQ(failures, std::vector<int>(4, 0));
+}
+
+TEST(Executor, DrawnStateHoldsTheInitialisersValuesAfterCreateAndReset) {
+  format::ModuleWriter w;
+  ASSERT_TRUE(testing::buildDrawnStateModule(&w).ok());
+  Bytes b;
+  ASSERT_TRUE(w.serialize(&b).ok());
+  std::shared_ptr<const format::LoadedModule> m;
+  ASSERT_TRUE(format::readModuleMemory(ByteSpan(b.data(), b.size()), &m).ok());
+  auto s = session(m);
+  ASSERT_TRUE(s);
+  InitOptions normal;
+  normal.std = 0.02, normal.seed = 7;
+  InitOptions he;
+  he.seed = 3;
+  const HostTensor expected[] = {initParam(InitKind::Normal, normal, DType::F32, {3, 4}),
+                                 initParam(InitKind::Zeros, {}, DType::F32, {2}),
+                                 initParam(InitKind::He, he, DType::F32, {4, 2})};
+  auto expectInitial = [&] {
+    for (uint32_t i = 0; i < 3; ++i) {
+      std::vector<uint8_t> state(expected[i].byteSize(), 0xff);
+      ASSERT_TRUE(s->readState(i, state.data()).ok());
+      EXPECT_EQ(0, std::memcmp(state.data(), expected[i].data(), state.size())) << "state " << i;
+    }
+  };
+  expectInitial();
+  // Overwrite the drawn state, then reset: drawn again, the same bits.
+  std::vector<float> junk(12, 5.0f);
+  ASSERT_TRUE(s->writeState(0, junk.data()).ok());
+  ASSERT_TRUE(s->resetState().ok());
+  expectInitial();
+  // The He draw's scale is sqrt(2 / fan_in) (fan_in 4): not all zero.
+  const float *h = reinterpret_cast<const float *>(expected[2].data());
+  EXPECT_NE(h[0], 0.0f);
 }
 
 TEST(Executor, WrongArgumentCountsAreRefused) {

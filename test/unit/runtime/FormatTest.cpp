@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace dlc::format {
@@ -464,5 +465,116 @@ TEST(ModuleReader, RefusesLibraryGemmsOutsideTheirArguments) {
         << message;
   }
 }
+
+Bytes drawnStateBytes() {
+  ModuleWriter w;
+  EXPECT_TRUE(testing::buildDrawnStateModule(&w).ok());
+  Bytes bytes;
+  Status s = w.serialize(&bytes);
+  EXPECT_TRUE(s.ok()) << s.toString();
+  return bytes;
+}
+
+TEST(ModuleReader, DrawnStateRoundTrips) {
+  Bytes b = drawnStateBytes();
+  std::shared_ptr<const LoadedModule> m;
+  Status s = readModuleMemory(rt::ByteSpan(b.data(), b.size()), &m);
+  ASSERT_TRUE(s.ok()) << s.toString();
+  EXPECT_EQ(m->minorVersion(), kFormatMinor);
+  ASSERT_EQ(m->state().size(), 3u);
+  const StateInfo &w = m->state()[0], &zeros = m->state()[1], &he = m->state()[2];
+  ASSERT_TRUE(w.draw.has_value());
+  EXPECT_EQ(w.draw->kind, InitKind::Normal);
+  EXPECT_EQ(w.draw->options.mean, 0.0);
+  EXPECT_EQ(w.draw->options.std, 0.02);
+  EXPECT_EQ(w.draw->options.seed, 7u);
+  EXPECT_EQ(w.initialWeight, -1);
+  EXPECT_FALSE(zeros.draw.has_value());
+  EXPECT_EQ(zeros.initialWeight, -1);
+  ASSERT_TRUE(he.draw.has_value());
+  EXPECT_EQ(he.draw->kind, InitKind::He);
+  EXPECT_EQ(he.draw->options.seed, 3u);
+  EXPECT_TRUE(m->weights().empty()); // nothing of the states is stored
+}
+
+TEST(ModuleReader, RefusesDrawsItCannotMake) {
+  auto edited = [](auto edit) {
+    Bytes b = drawnStateBytes();
+    edit(fb::GetMutableModule(b.data() + kHeaderOffset));
+    testing::resealHeader(b);
+    return b;
+  };
+  auto state = [](fb::Module *m, uint32_t i) {
+    return const_cast<fb::StateSpec *>(m->state()->Get(i));
+  };
+  EXPECT_EQ(refusal(drawnStateBytes()), "");
+  std::string message = refusal(edited([&](fb::Module *m) {
+    EXPECT_TRUE(state(m, 0)->mutable_draw()->mutate_kind(static_cast<fb::DrawKind>(9)));
+  }));
+  EXPECT_NE(message.find("state[0] ('w'): unknown draw kind 9"), std::string::npos) << message;
+  message = refusal(edited([&](fb::Module *m) {
+    EXPECT_TRUE(state(m, 2)->mutable_draw()->mutate_std(std::nan("")));
+  }));
+  EXPECT_NE(message.find("state[2] ('h'): a draw option is not finite (mean 0, std nan"),
+            std::string::npos)
+      << message;
+  message = refusal(edited([&](fb::Module *m) {
+    EXPECT_TRUE(state(m, 1)->mutate_init(fb::StateInit::drawn));
+  }));
+  EXPECT_NE(message.find("state[1] ('m'): drawn with no draw"), std::string::npos) << message;
+}
+
+/// The add module with a weight drawn when loaded (`dw` f32[5], uniform in
+/// [-1, 1), seed 2) and one stored (`sw` f32[2] = {1.5, -2}).
+Bytes drawnWeightBytes() {
+  ModuleWriter w;
+  EXPECT_TRUE(testing::buildAddModule(6, &w).ok());
+  Draw uniform{InitKind::Uniform, {}};
+  uniform.options.low = -1, uniform.options.seed = 2;
+  w.addDrawnWeight({"dw", DType::F32, {5}}, uniform);
+  const float stored[2] = {1.5f, -2.0f};
+  w.addWeight({"sw", DType::F32, {2}},
+              std::vector<uint8_t>(reinterpret_cast<const uint8_t *>(stored),
+                                   reinterpret_cast<const uint8_t *>(stored) + 8));
+  Bytes bytes;
+  Status s = w.serialize(&bytes);
+  EXPECT_TRUE(s.ok()) << s.toString();
+  return bytes;
+}
+
+TEST(ModuleReader, DrawsADrawnWeightWhenItLoadsTheModule) {
+  Bytes b = drawnWeightBytes();
+  std::shared_ptr<const LoadedModule> m;
+  Status s = readModuleMemory(rt::ByteSpan(b.data(), b.size()), &m);
+  ASSERT_TRUE(s.ok()) << s.toString();
+  ASSERT_EQ(m->weights().size(), 2u);
+  InitOptions uniform;
+  uniform.low = -1, uniform.seed = 2;
+  HostTensor want = initParam(InitKind::Uniform, uniform, DType::F32, {5});
+  rt::ByteSpan drawn = m->weightData(0), stored = m->weightData(1);
+  ASSERT_EQ(drawn.size(), 20u);
+  EXPECT_EQ(0, std::memcmp(drawn.data(), want.data(), 20));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(drawn.data()) % kSectionAlignment, 0u);
+  float got[2];
+  ASSERT_EQ(stored.size(), 8u);
+  std::memcpy(got, stored.data(), 8);
+  EXPECT_EQ(got[0], 1.5f);
+  EXPECT_EQ(got[1], -2.0f);
+  // The file holds the stored weight's bytes only: its section is 8 bytes.
+  for (uint32_t i = 0; i < m->root().sections()->size(); ++i)
+    if (m->root().sections()->Get(i)->kind() == fb::SectionKind::weights)
+      EXPECT_EQ(m->root().sections()->Get(i)->size(), 8u);
+  // A drawn weight placed in the section is refused.
+  Bytes moved = b;
+  auto *weight = const_cast<fb::Weight *>(
+      fb::GetMutableModule(moved.data() + kHeaderOffset)->weights()->Get(0));
+  ASSERT_TRUE(weight->mutate_offset(64));
+  testing::resealHeader(moved);
+  std::string message = refusal(moved);
+  EXPECT_NE(message.find("weights[0] ('dw'): a drawn weight at offset 64, not 2^64 - 1"),
+            std::string::npos)
+      << message;
+}
+
 } // namespace
 } // namespace dlc::format

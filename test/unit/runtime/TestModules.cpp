@@ -219,6 +219,20 @@ Status buildAdd(int64_t n, ModuleWriter *w, const AddTweaks &t) {
 
 Status buildAddModule(int64_t n, ModuleWriter *w) { return buildAdd(n, w, AddTweaks()); }
 
+Status buildDrawnStateModule(ModuleWriter *w) {
+  DLC_RETURN_IF_ERROR(buildAddModule(6, w));
+  format::StateDesc normal{{"w", DType::F32, {3, 4}}};
+  normal.draw = format::Draw{InitKind::Normal, {}};
+  normal.draw->options.std = 0.02, normal.draw->options.seed = 7;
+  w->addState(normal);
+  w->addState(format::StateDesc{{"m", DType::F32, {2}}});
+  format::StateDesc he{{"h", DType::F32, {4, 2}}};
+  he.draw = format::Draw{InitKind::He, {}};
+  he.draw->options.seed = 3;
+  w->addState(he);
+  return rt::okStatus();
+}
+
 Status buildGatherModule(int64_t n, ModuleWriter *w) {
   Bytes so;
   const std::string source = testKernelSource(1, 1);

@@ -33,6 +33,11 @@ std::string testKernelSource(int64_t k, int64_t n);
 /// c = a + b over f32[n]: inputs a, b; output c; one kernel, extent n, grain 1.
 Status buildAddModule(int64_t n, format::ModuleWriter *writer);
 
+/// The add module (n = 6) with three state tensors (format 1.5): `w` f32[3,
+/// 4] drawn normal (std 0.02, seed 7), `m` f32[2] zeros, `h` f32[4, 2]
+/// drawn He (seed 3).
+Status buildDrawnStateModule(format::ModuleWriter *writer);
+
 /// y = relu(x @ w + b), h = x @ w: input x f32[m, k]; weights w f32[k, n]
 /// (value (3i mod 7) - 3 at flat index i) and b f32[n] ((j mod 3) - 1);
 /// outputs y and h, both f32[m, n]. Plan: matmul into the arena, bias+relu
