@@ -314,7 +314,7 @@ void dlc_status_free(dlc_status_t status) {
     delete status;
 }
 
-const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.4)"; }
+const char *dlc_runtime_version(void) { return "0.1.0 (module format 1.5)"; }
 
 namespace {
 /// The embedder's callback, called through a trampoline (the C type takes a

@@ -255,7 +255,7 @@ TEST(ApiLoad, StatusHelpersAcceptNull) {
   dlc_status_free(nullptr);
   dlc_module_release(nullptr);
   dlc_session_destroy(nullptr);
-  EXPECT_NE(std::string(dlc_runtime_version()).find("module format 1.4"), std::string::npos);
+  EXPECT_NE(std::string(dlc_runtime_version()).find("module format 1.5"), std::string::npos);
 }
 
 TEST(ApiLoad, LogCallbackHearsLoads) {

@@ -99,7 +99,7 @@ DLC_API int dlc_status_exit_code(dlc_status_t status);
 /* Accepts NULL. */
 DLC_API void dlc_status_free(dlc_status_t status);
 
-/* "0.1.0 (module format 1.4)" */
+/* "0.1.0 (module format 1.5)" */
 DLC_API const char *dlc_runtime_version(void);
 
 /*===----------------------------------------------------------------------===
@@ -231,8 +231,9 @@ DLC_API dlc_status_t dlc_session_run(dlc_session_t *session, const DLTensor *con
  * parameters and optimizer moments of a training module (`dlc train`
  * compiles one; each run is one train step). A session owns one buffer per
  * state tensor on its device, initialised when the session is created (to
- * the compiled initial values: the parameters' initialisers, zeros for
- * moments and counters); every run reads and updates them in place, with no
+ * the compiled initial values: the parameters' initialisers, drawn by the
+ * session since module format 1.5, zeros for moments and counters); every
+ * run reads and updates them in place, with no
  * copy to the host. Read them to save a checkpoint, write them to resume
  * one. Tensors are passed as for dlc_session_run (compact, host memory, or
  * on a "cuda:N" session also device memory of device N); the state is copied.
