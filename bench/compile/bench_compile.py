@@ -25,6 +25,11 @@ MODELS = [
     ("MNIST MLP (N=64)", "examples/mnist_mlp.dlg", ["--dim", "N=64"]),
     ("GPT-2 block (B=1, T=128)", "examples/gpt2_block.dlg", ["--dim", "B=1", "--dim", "T=128"]),
     ("GPT-2 small (B=1, T=1024)", "bench/models/gpt2_small.dlg", ["--dim", "B=1"]),
+    # Its weights drawn at load (module format 1.5), and its train step,
+    # whose parameters the session draws: modules of code, no weights.
+    ("GPT-2 small, --draw-params", "bench/models/gpt2_small.dlg",
+     ["--dim", "B=1", "--draw-params"]),
+    ("GPT-2 small train step (B=1)", "bench/models/gpt2_small.dlg", ["--dim", "B=1", "--train"]),
 ]
 
 

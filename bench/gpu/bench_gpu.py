@@ -179,6 +179,25 @@ for precision in ("f32", "tf32", "bf16"):
         rows.append((label, ms, f"cuDNN {precision}", cuda_time(conv), note))
     torch.backends.cudnn.allow_tf32 = False
 
+def torch_rows(label, ms, model, x, autocast, note, iterations=None):
+    """Rows of PyTorch running model(x) under `autocast`, eager and under
+    torch.compile (its first call, which compiles, untimed)."""
+    def eager():
+        with autocast:
+            return model(x)
+    rows.append((label, ms, "torch eager", cuda_time(eager, iterations), note))
+    try:
+        compiled = torch.compile(model)
+
+        def run_compiled():
+            with autocast:
+                return compiled(x)
+        run_compiled()
+        rows.append((label, ms, "torch.compile", cuda_time(run_compiled, iterations), note))
+    except Exception as e:  # noqa: BLE001
+        rows.append((label, ms, "torch.compile", None, f"failed: {str(e).splitlines()[0][:60]}"))
+
+
 # 4. The GPT-2 block: same weights, same input, eager and torch.compile.
 if HAVE_TORCH:
     from torch_gpt2 import torch_block
@@ -217,21 +236,7 @@ for B, T, precision in ((1, 128, "f32"), (8, 512, "f32"), (8, 512, "bf16")):
         y_ref = torch_block(w, xt)
         err = float(np.linalg.norm(y_dlc - y_ref.cpu().numpy()) / np.linalg.norm(y_ref.cpu().numpy()))
         check = f"rel. error vs torch f32 {err:.1e}"
-
-        def eager():
-            with autocast:
-                return torch_block(w, xt)
-        rows.append((label, ms, "torch eager", cuda_time(eager), check))
-        try:
-            compiled = torch.compile(lambda a: torch_block(w, a))
-
-            def run_compiled():
-                with autocast:
-                    return compiled(xt)
-            run_compiled()
-            rows.append((label, ms, "torch.compile", cuda_time(run_compiled), check))
-        except Exception as e:  # noqa: BLE001
-            rows.append((label, ms, "torch.compile", None, f"failed: {str(e).splitlines()[0][:60]}"))
+        torch_rows(label, ms, lambda a: torch_block(w, a), xt, autocast, check)
 
 # 5. GPT-2 small whole (B=8, T=1024): dlc's weights drawn when its module
 #    loads (--draw-params), PyTorch's drawn by torch from the same
@@ -250,20 +255,8 @@ for precision in ("f32", "bf16"):
     ids = torch.zeros(8, 1024, dtype=torch.long, device="cuda")
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16")
     with torch.no_grad():
-        def eager():
-            with autocast:
-                return torch_gpt2_small(w, ids)
-        rows.append((label, ms, "torch eager", cuda_time(eager, 10), "weights drawn at load"))
-        try:
-            compiled = torch.compile(lambda a: torch_gpt2_small(w, a))
-
-            def run_compiled():
-                with autocast:
-                    return compiled(ids)
-            run_compiled()
-            rows.append((label, ms, "torch.compile", cuda_time(run_compiled, 10), ""))
-        except Exception as e:  # noqa: BLE001
-            rows.append((label, ms, "torch.compile", None, f"failed: {str(e).splitlines()[0][:60]}"))
+        torch_rows(label, ms, lambda a: torch_gpt2_small(w, a), ids, autocast,
+                   "weights drawn at load", 10)
     del w
 
 print()

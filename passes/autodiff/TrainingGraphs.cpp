@@ -83,7 +83,12 @@ func::FuncOp buildEvalGraph(func::FuncOp loss) {
     graph = name.str();
   eval.setSymName(graph + "_eval");
   eval->removeAttr("dlc.optimizer");
-  paramsToState(eval);
+  // The loop copies the train step's parameters into the evaluator before
+  // each evaluation (driver/train's Evaluator::loadParameters), so the
+  // evaluator's own initial values are never read: zeros, rather than
+  // drawing every parameter again when its session is created.
+  for (const StateArgument &s : paramsToState(eval))
+    eval.removeArgAttr(s.arg.getArgNumber(), "dlc.init");
   Operation *ret = eval.getBody().front().getTerminator();
   auto ce = ret->getOperand(0).getDefiningOp<CrossEntropyOp>();
   if (!ce || ce.getReduction() == LossReduction::none)

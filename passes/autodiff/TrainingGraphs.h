@@ -28,7 +28,8 @@ struct StateArgument {
 llvm::SmallVector<StateArgument> paramsToState(mlir::func::FuncOp func);
 
 /// A copy of the loss graph `loss` named `<graph>_eval`, without the
-/// optimizer, whose parameters are (read-only) state, and which returns the
+/// optimizer, whose parameters are (read-only) state starting at zero (the
+/// training loop loads the train step's values into it), and which returns the
 /// loss and, when the loss is a `cross_entropy` over class logits, the
 /// number of examples whose label has the largest logit (`correct`, f32).
 mlir::func::FuncOp buildEvalGraph(mlir::func::FuncOp loss);

@@ -466,13 +466,17 @@ TEST(ModuleReader, RefusesLibraryGemmsOutsideTheirArguments) {
   }
 }
 
-Bytes drawnStateBytes() {
-  ModuleWriter w;
-  EXPECT_TRUE(testing::buildDrawnStateModule(&w).ok());
+Bytes serialized(ModuleWriter &w) {
   Bytes bytes;
   Status s = w.serialize(&bytes);
   EXPECT_TRUE(s.ok()) << s.toString();
   return bytes;
+}
+
+Bytes drawnStateBytes() {
+  ModuleWriter w;
+  EXPECT_TRUE(testing::buildDrawnStateModule(&w).ok());
+  return serialized(w);
 }
 
 TEST(ModuleReader, DrawnStateRoundTrips) {
@@ -536,10 +540,7 @@ Bytes drawnWeightBytes() {
   w.addWeight({"sw", DType::F32, {2}},
               std::vector<uint8_t>(reinterpret_cast<const uint8_t *>(stored),
                                    reinterpret_cast<const uint8_t *>(stored) + 8));
-  Bytes bytes;
-  Status s = w.serialize(&bytes);
-  EXPECT_TRUE(s.ok()) << s.toString();
-  return bytes;
+  return serialized(w);
 }
 
 TEST(ModuleReader, DrawsADrawnWeightWhenItLoadsTheModule) {
