@@ -28,7 +28,14 @@ p = argparse.ArgumentParser()
 p.add_argument("--dir", required=True)
 p.add_argument("--iterations", type=int, default=50)
 p.add_argument("--device", default="cuda:0")
+SECTIONS = ("memory", "gemm", "conv", "gpt2_block", "gpt2_small")
+p.add_argument("--only", default="memory,gemm,conv,gpt2_block",
+               help=f"the sections to run, of {','.join(SECTIONS)} (GPT-2 small, whose "
+               "torch.compile takes minutes, only when named)")
 args = p.parse_args()
+ONLY = set(args.only.split(","))
+if ONLY - set(SECTIONS):
+    p.error(f"--only: unknown sections {sorted(ONLY - set(SECTIONS))}")
 D = args.dir
 RUNNER = os.path.join(D, "dlc-bench-gpu")
 
@@ -84,7 +91,7 @@ def device_name():
 
 # 1. Copy bandwidth (the memory-bound kernels' roofline).
 copy_gbs = None
-if HAVE_TORCH:
+if HAVE_TORCH and "memory" in ONLY:
     src = torch.empty(256 * 2**20, dtype=torch.float32, device="cuda")
     dst = torch.empty_like(src)
     ms = cuda_time(lambda: dst.copy_(src), 20)
@@ -98,7 +105,7 @@ MEMORY_BOUND = {
     "softmax": 49152 * 512 * 2 * 4,
     "column_sum": (4096 * 3072 + 3072) * 4,
 }
-for name, nbytes in MEMORY_BOUND.items():
+for name, nbytes in (MEMORY_BOUND.items() if "memory" in ONLY else ()):
     ms, err = dlc_time(name)
     if ms is None:
         rows.append((name, None, "", None, err))
@@ -142,8 +149,9 @@ def compute_bound(label, module, flops, library=True):
 #    generated kernel (DLC_GEMM_LIBRARY=off: the goal, at least 0.7x
 #    cuBLAS's throughput, dlc/base <= 1.43).
 flop = 2 * 4096**3
-for precision, module in (("f32", "gemm_4096"), ("tf32", "gemm_4096_tf32"),
-                          ("bf16", "gemm_4096_bf16"), ("f16", "gemm_4096_f16")):
+for precision, module in ((("f32", "gemm_4096"), ("tf32", "gemm_4096_tf32"),
+                           ("bf16", "gemm_4096_bf16"), ("f16", "gemm_4096_f16"))
+                          if "gemm" in ONLY else ()):
     for library in (True, False):
         label = f"gemm 4096^3 {precision} {'cuBLASLt' if library else 'generated'}"
         timed = compute_bound(label, module, flop, library)
@@ -160,7 +168,7 @@ for precision, module in (("f32", "gemm_4096"), ("tf32", "gemm_4096_tf32"),
 # 3c. A convolution as an implicit GEMM (3x3, 256 -> 256, 14x14, N=32, bias
 #     and ReLU fused) against cuDNN through torch at the same precision.
 conv_flop = 2 * 32 * 256 * 196 * 2304
-for precision in ("f32", "tf32", "bf16"):
+for precision in (("f32", "tf32", "bf16") if "conv" in ONLY else ()):
     label = f"conv 3x3 256ch 14x14 N=32 {precision}"
     timed = compute_bound(label, f"conv_{precision}", conv_flop)
     if not timed:
@@ -205,7 +213,8 @@ weights = {f[:-4]: np.load(os.path.join(D, "weights", f))
            for f in os.listdir(os.path.join(D, "weights")) if f.endswith(".npy")}
 
 
-for B, T, precision in ((1, 128, "f32"), (8, 512, "f32"), (8, 512, "bf16")):
+for B, T, precision in (((1, 128, "f32"), (8, 512, "f32"), (8, 512, "bf16"))
+                        if "gpt2_block" in ONLY else ()):
     name = f"gpt2_b{B}_t{T}" + ("" if precision == "f32" else f"_{precision}")
     rng = np.random.default_rng(B * 1000 + T)
     x = rng.standard_normal((B, T, 768), dtype=np.float32)
@@ -242,7 +251,7 @@ for B, T, precision in ((1, 128, "f32"), (8, 512, "f32"), (8, 512, "bf16")):
 #    loads (--draw-params), PyTorch's drawn by torch from the same
 #    distributions, token ids 0 for both: times only (the block's rows
 #    above check values).
-for precision in ("f32", "bf16"):
+for precision in (("f32", "bf16") if "gpt2_small" in ONLY else ()):
     name = "gpt2_small_b8" + ("" if precision == "f32" else f"_{precision}")
     label = f"GPT-2 small B=8 T=1024 {precision}"
     ms, err = dlc_time(name)

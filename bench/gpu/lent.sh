@@ -50,6 +50,8 @@ run)
   TAIL=30 step gemms 120 sh -c 'for m in modules/gemm_*.dlcm; do
     echo "$(basename "$m" .dlcm): $(./dlc-bench-gpu "$m" cuda:0 20) (median p10 p90 ms)"; done'
   TAIL=25 step bench 300 ./run.sh 50
+  # GPT-2 small whole (its torch.compile takes minutes): a step of its own.
+  TAIL=8 step gpt2_small 240 python3 bench_gpu.py --dir . --iterations 10 --only gpt2_small
   if [ -d "$WORK/gpu-train" ]; then
     TAIL=12 step train 180 bash "$ROOT/bench/train/run_gpu.sh" "$WORK/gpu-train" --epochs 3
   fi

@@ -65,14 +65,28 @@ std::string kernelFileName(const fb::Kernel &kernel) {
   return name + (kernel.target() == fb::Target::cuda ? ".cu" : ".cpp");
 }
 
+/// The source `kernel` was compiled from: its own, or, where it has none,
+/// the first kernel's of its target that has one (a module's kernels of a
+/// target share one source, which the compiler stores once), or null.
+const flatbuffers::String *sourceOf(const fb::Module &root, const fb::Kernel &kernel) {
+  if (kernel.source() && kernel.source()->size() > 0)
+    return kernel.source();
+  for (uint32_t k = 0; k < sizeOf(root.kernels()); ++k) {
+    const fb::Kernel *other = root.kernels()->Get(k);
+    if (other->target() == kernel.target() && other->source() && other->source()->size() > 0)
+      return other->source();
+  }
+  return nullptr;
+}
+
 /// Writes the kernel's source into DLC_KERNEL_DUMP_DIR when it is set.
-void dumpSource(const fb::Kernel &kernel) {
+void dumpSource(const fb::Kernel &kernel, const flatbuffers::String *source) {
   const char *dir = env("DLC_KERNEL_DUMP_DIR");
-  if (!dir || !kernel.source() || kernel.source()->size() == 0)
+  if (!dir || !source)
     return;
   const std::string path = std::string(dir) + "/" + kernelFileName(kernel);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(kernel.source()->data(), kernel.source()->size());
+  f.write(source->data(), source->size());
   if (!f && logEnabled())
     log(LogLevel::kWarning, strCat("DLC_KERNEL_DUMP_DIR: cannot write '", path, "'"));
 }
@@ -196,17 +210,18 @@ Status Session::resolve() {
         chosenRank = rank;
       }
     }
-    const bool hasSource = kernel->source() && kernel->source()->size() > 0;
+    const flatbuffers::String *source = sourceOf(root, *kernel);
+    const bool hasSource = source != nullptr;
     if (!chosen && !(hasSource && device_->compilesSource()))
       return unavailable(label, ": kernel '", kernel->name()->str(),
                          "' has no binary that device '", deviceName, "' can load");
-    dumpSource(*kernel);
+    dumpSource(*kernel, source);
     hal::KernelSpec ks;
     ks.name = kernel->name()->str();
     ks.entry = kernel->entry()->str();
     ks.binary = hal::KernelSpec::kNoBinary;
     if (hasSource)
-      ks.source = kernel->source()->str();
+      ks.source = source->str();
     ks.sourceOverridden = overrideSource(*kernel, &ks.source);
     ks.argCount = sizeOf(kernel->args());
     ks.libraryGemm = format::libraryGemmOf(*kernel);
