@@ -225,42 +225,37 @@ FailureOr<LoweredModule> dlc::codegen::lowerModule(func::FuncOp func, bool keepP
   const bool drawParams = module && module->hasAttr(kDrawParamsAttr);
   unsigned kernelIndex = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
-    if (auto param = dyn_cast<ParamOp>(op); param && drawParams) {
-      auto spec = paramSpecOf(param);
-      if (failed(spec))
-        return failure();
-      if (spec->source == ParamSpec::Source::Initialiser && spec->init != InitKind::Zeros) {
-        Value result = param.getResult();
-        refs[result] = format::weightRef(m.weights.size(), 0, byteSize(result.getType()));
-        names[result] = param.getName().str() + " (param)";
-        m.weights.push_back(describe(param.getName().str(), result.getType()));
-        m.weightBytes.emplace_back();
-        m.weightDraws.push_back(format::Draw{spec->init, spec->options});
-        continue;
-      }
-    }
     if (isa<ParamOp, ConstantOp>(op)) {
       auto param = dyn_cast<ParamOp>(op);
-      auto value = param ? paramValue(param)
-                         : hostTensorOf(cast<ElementsAttr>(
-                                            cast<ConstantOp>(op).getValue()),
-                                        &op);
-      if (failed(value))
-        return failure();
-      std::string name;
-      if (param) {
-        name = param.getName().str();
-        if (keepParams)
-          m.params[name] = *value;
-      } else {
-        name = "constant" + std::to_string(m.weights.size());
+      // --draw-params: a drawn parameter is recorded as its initialiser,
+      // and the reader draws its bytes (format 1.5).
+      std::optional<format::Draw> draw;
+      if (param && drawParams) {
+        auto spec = paramSpecOf(param);
+        if (failed(spec))
+          return failure();
+        if (spec->source == ParamSpec::Source::Initialiser && spec->init != InitKind::Zeros)
+          draw = format::Draw{spec->init, spec->options};
       }
+      std::vector<uint8_t> bytes;
+      if (!draw) {
+        auto value = param ? paramValue(param)
+                           : hostTensorOf(cast<ElementsAttr>(cast<ConstantOp>(op).getValue()),
+                                          &op);
+        if (failed(value))
+          return failure();
+        if (param && keepParams)
+          m.params[param.getName().str()] = *value;
+        bytes = std::move(*value).takeBytes();
+      }
+      std::string name =
+          param ? param.getName().str() : "constant" + std::to_string(m.weights.size());
       Value result = op.getResult(0);
       refs[result] = format::weightRef(m.weights.size(), 0, byteSize(result.getType()));
-      names[result] = name + (isa<ParamOp>(op) ? " (param)" : " (constant)");
+      names[result] = name + (param ? " (param)" : " (constant)");
       m.weights.push_back(describe(name, result.getType()));
-      m.weightBytes.push_back(std::move(*value).takeBytes());
-      m.weightDraws.emplace_back();
+      m.weightBytes.push_back(std::move(bytes));
+      m.weightDraws.push_back(draw);
       continue;
     }
     auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("dlc.offsets");

@@ -425,11 +425,10 @@ Status Session::resetState() {
   for (uint32_t i = 0; i < m.state().size(); ++i) {
     const auto &s = m.state()[i];
     const void *initial;
-    std::vector<uint8_t> drawn;
+    HostTensor drawn;
     if (s.draw) {
       // The compiler's initialiser, run here instead of stored: the same bits.
-      drawn.resize(s.bytes);
-      Status status = format::drawInto(*s.draw, s.dtype, s.shape, drawn.data(), s.bytes);
+      Status status = format::drawTensor(*s.draw, s.dtype, s.shape, &drawn);
       if (!status.ok())
         return internalError("state '", s.name, "': ", status.message());
       initial = drawn.data();

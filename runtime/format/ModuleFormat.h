@@ -111,10 +111,10 @@ std::optional<Draw> drawFromWire(const fb::Draw &wire);
 /// The wire kind of an initialiser other than Zeros (a zero state is
 /// StateInit zeros, with no draw).
 fb::DrawKind wireDrawKind(InitKind kind);
-/// Writes the `bytes` bytes of the `dtype` tensor of `shape` that `draw`
-/// gives to `out`: the runtime's side of a drawn weight or state tensor.
-rt::Status drawInto(const Draw &draw, DType dtype, const std::vector<int64_t> &shape,
-                    uint8_t *out, uint64_t bytes);
+/// The `dtype` tensor of `shape` that `draw` gives, in `out`: the runtime's
+/// side of a drawn weight or state tensor.
+rt::Status drawTensor(const Draw &draw, DType dtype, const std::vector<int64_t> &shape,
+                      HostTensor *out);
 
 /// "[2, 3]".
 std::string shapeString(const int64_t *dims, size_t rank);

@@ -883,10 +883,12 @@ Status LoadedModule::init() {
     if (!draw)
       continue;
     const TensorInfo &w = weights_[i];
+    HostTensor value;
+    DLC_RETURN_IF_ERROR(drawTensor(*drawFromWire(*draw), w.dtype, w.shape, &value));
+    // Copied once into memory aligned as the file's weights are.
     DLC_RETURN_IF_ERROR(rt::AlignedBuffer::allocate(std::max<uint64_t>(w.bytes, 1),
                                                     kSectionAlignment, &drawnWeights_[i]));
-    DLC_RETURN_IF_ERROR(
-        drawInto(*drawFromWire(*draw), w.dtype, w.shape, drawnWeights_[i].data(), w.bytes));
+    std::memcpy(drawnWeights_[i].data(), value.data(), w.bytes);
   }
   if (rt::logEnabled())
     rt::log(rt::LogLevel::kInfo,
